@@ -37,8 +37,6 @@ override with_llvm = no
 
 include $(PGXS)
 
-# C++ objects need -fPIC and our flags; PGXS's implicit rule uses CXXFLAGS, which has them.
-override CXXFLAGS += $(PG_CXXFLAGS)
 
 $(DATA_built): $(SQL_PARTS) spotsigs.control
 	cat $(SQL_PARTS) > $@

@@ -15,17 +15,17 @@ Multiset Multiset::from_pairs(std::vector<std::pair<uint64_t, uint64_t>> pairs) 
     m.hashes.reserve(pairs.size());
     m.freqs.reserve(pairs.size());
     uint64_t total = 0;
-    constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+    constexpr uint64_t kMax = kMaxLength;
     for (size_t i = 0; i < pairs.size();) {
         uint64_t h = pairs[i].first;
         uint64_t f = 0;
         for (; i < pairs.size() && pairs[i].first == h; ++i) {
             f += pairs[i].second;
-            if (f > kMax) throw Error(ErrorKind::ProgramLimit, "signature frequency exceeds 4294967295");
+            if (f > kMax) throw Error(ErrorKind::ProgramLimit, "signature frequency exceeds 2147483647");
         }
         if (f == 0) continue;
         total += f;
-        if (total > kMax) throw Error(ErrorKind::ProgramLimit, "spotsig length exceeds 4294967295");
+        if (total > kMax) throw Error(ErrorKind::ProgramLimit, "spotsig length exceeds 2147483647");
         m.hashes.push_back(h);
         m.freqs.push_back(static_cast<uint32_t>(f));
     }

@@ -25,6 +25,10 @@ struct FreqView {
     }
 };
 
+// The largest length (sum of frequencies) and so the largest frequency a value may have: 2^31-1,
+// so that both fit SQL's int.
+constexpr uint64_t kMaxLength = 0x7fffffffULL;
+
 // A read-only multiset: hashes strictly ascending (unsigned order), every frequency >= 1.
 struct MultisetView {
     const uint64_t* hashes = nullptr;
@@ -53,7 +57,7 @@ struct Multiset {
     }
 
     // Builds a multiset from (hash, count) pairs in any order; equal hashes are summed.
-    // Throws Error(ProgramLimit) if a frequency or the length does not fit in 32 bits.
+    // Throws Error(ProgramLimit) if the length would exceed kMaxLength.
     static Multiset from_pairs(std::vector<std::pair<uint64_t, uint64_t>> pairs);
 
     // Copies a view into an owning multiset.

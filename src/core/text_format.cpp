@@ -80,7 +80,7 @@ Multiset parse_text(std::string_view text) {
                 int fd = 0;
                 for (; c.i < text.size() && text[c.i] >= '0' && text[c.i] <= '9'; ++c.i) {
                     f = f * 10 + uint64_t(text[c.i] - '0');
-                    if (++fd > 10 || f > 0xffffffffULL) c.fail("frequency out of range");
+                    if (++fd > 10 || f > kMaxLength) c.fail("frequency out of range");
                 }
                 if (fd == 0) c.fail("expected a frequency");
                 if (f == 0) c.fail("frequency must be at least 1");

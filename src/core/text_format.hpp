@@ -14,7 +14,7 @@ std::string to_text(const MultisetView& m);
 
 // Parses a literal. Accepts blanks around tokens, 1 to 16 hex digits of either case, and
 // hashes in any order; a hash given twice has its frequencies summed. Frequencies are decimal
-// integers from 1 to 4294967295. Throws Error(InvalidText) naming the problem and its position.
+// integers from 1 to 2147483647. Throws Error(InvalidText) naming the problem and its position.
 Multiset parse_text(std::string_view text);
 
 }  // namespace spotsigs

@@ -1,0 +1,12 @@
+// The extension's configuration parameters (GUCs); each feature registers its own.
+#pragma once
+
+namespace spotsigs::pg {
+
+// spotsigs.similarity_threshold: the threshold of the % operator.
+extern double similarity_threshold;
+
+// Registers the similarity GUCs (called from _PG_init).
+void register_similarity_gucs();
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,15 @@
+// The shared library's magic block and _PG_init, which registers every GUC.
+#include "pg.hpp"
+
+#include "gucs.hpp"
+
+extern "C" {
+PG_MODULE_MAGIC;
+
+void _PG_init(void);
+}
+
+// Called once when the library is loaded into a backend.
+void _PG_init(void) {
+    spotsigs::pg::register_similarity_gucs();
+}

@@ -1,0 +1,119 @@
+// The spotsig type's input/output, binary send/receive, equality and hash support functions.
+#include "pg.hpp"
+
+extern "C" {
+#include "common/hashfn.h"
+#include "libpq/pqformat.h"
+}
+
+#include <cstring>
+#include <string>
+
+#include "boundary.hpp"
+#include "datum.hpp"
+#include "packed.hpp"
+#include "text_format.hpp"
+
+using namespace spotsigs;
+using namespace spotsigs::pg;
+
+// spotsig_in(cstring): parses the text form.
+SPOTSIGS_FUNCTION(spotsig_in) {
+    const char* str = PG_GETARG_CSTRING(0);
+    return pg_entry([&] {
+        Multiset m = parse_text(str);
+        return make_spotsig(m.view());
+    });
+}
+
+// spotsig_out(spotsig): prints the canonical text form.
+SPOTSIGS_FUNCTION(spotsig_out) {
+    struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
+    char* out = nullptr;
+    pg_entry([&] {
+        std::string s = to_text(view_of(v));
+        pg_guard([&] { out = pnstrdup(s.data(), s.size()); });
+        return Datum(0);
+    });
+    PG_RETURN_CSTRING(out);
+}
+
+// spotsig_send(spotsig): int32 count, then per signature int64 hash and int32 frequency.
+SPOTSIGS_FUNCTION(spotsig_send) {
+    struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
+    MultisetView m;
+    pg_entry([&] {
+        m = view_of(v);
+        return Datum(0);
+    });
+    StringInfoData buf;
+    pq_begintypsend(&buf);
+    pq_sendint32(&buf, m.size);
+    for (uint32_t i = 0; i < m.size; ++i) {
+        pq_sendint64(&buf, static_cast<int64>(m.hashes[i]));
+        pq_sendint32(&buf, m.freqs[i]);
+    }
+    PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+// spotsig_recv(internal): reads the send format; hashes must ascend and frequencies be >= 1.
+SPOTSIGS_FUNCTION(spotsig_recv) {
+    StringInfo buf = reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
+    int32 n = pq_getmsgint(buf, 4);
+    if (n < 0 || static_cast<uint32>(n) > kMaxDistinct || n > (buf->len - buf->cursor) / 12)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                        errmsg("invalid number of signatures in external spotsig value: %d", n)));
+    uint64* hashes = static_cast<uint64*>(palloc(sizeof(uint64) * (n > 0 ? n : 1)));
+    uint32* freqs = static_cast<uint32*>(palloc(sizeof(uint32) * (n > 0 ? n : 1)));
+    uint64 length = 0;
+    for (int32 i = 0; i < n; ++i) {
+        hashes[i] = static_cast<uint64>(pq_getmsgint64(buf));
+        freqs[i] = static_cast<uint32>(pq_getmsgint(buf, 4));
+        if (freqs[i] == 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                            errmsg("invalid frequency 0 in external spotsig value")));
+        if (i > 0 && !(hashes[i - 1] < hashes[i]))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                            errmsg("signature hashes in external spotsig value are not strictly ascending")));
+        length += freqs[i];
+        if (length > kMaxLength)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("spotsig length exceeds 2147483647")));
+    }
+    MultisetView m;
+    m.hashes = hashes;
+    m.freqs.data = reinterpret_cast<const unsigned char*>(freqs);
+    m.freqs.width = 4;
+    m.size = static_cast<uint32_t>(n);
+    m.length = length;
+    return pg_entry([&] { return make_spotsig(m); });
+}
+
+// True when two detoasted spotsigs are equal: canonical packing makes this a byte comparison.
+static bool bytes_equal(const struct varlena* a, const struct varlena* b) {
+    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+           std::memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+// spotsig_eq(a, b): the same signatures with the same frequencies.
+SPOTSIGS_FUNCTION(spotsig_eq) {
+    PG_RETURN_BOOL(bytes_equal(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))));
+}
+
+// spotsig_ne(a, b): not spotsig_eq.
+SPOTSIGS_FUNCTION(spotsig_ne) {
+    PG_RETURN_BOOL(!bytes_equal(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))));
+}
+
+// spotsig_hash(a): a 32-bit hash of the canonical bytes, for hash joins and hash aggregation.
+SPOTSIGS_FUNCTION(spotsig_hash) {
+    struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
+    return hash_any(reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)), VARSIZE_ANY_EXHDR(v));
+}
+
+// spotsig_hash_extended(a, seed): the 64-bit seeded variant.
+SPOTSIGS_FUNCTION(spotsig_hash_extended) {
+    struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
+    return hash_any_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)),
+                             VARSIZE_ANY_EXHDR(v), PG_GETARG_INT64(1));
+}
