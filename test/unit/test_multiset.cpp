@@ -1,0 +1,144 @@
+// Unit tests of multisets, similarity, the packed layout and the text form.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "error.hpp"
+#include "multiset.hpp"
+#include "packed.hpp"
+#include "text_format.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+// A multiset from (hash, freq) pairs.
+Multiset ms(std::vector<std::pair<uint64_t, uint64_t>> p) {
+    return Multiset::from_pairs(std::move(p));
+}
+
+// The paper's section 4.3.2 documents.
+const Multiset d1 = ms({{1, 5}, {2, 4}, {3, 4}});
+const Multiset d2 = ms({{1, 8}, {2, 4}});
+const Multiset d3 = ms({{1, 4}, {2, 5}, {3, 5}});
+
+}  // namespace
+
+TEST(Multiset, FromPairsSortsAndSums) {
+    Multiset m = ms({{9, 1}, {3, 2}, {9, 4}, {5, 0}});
+    EXPECT_EQ(m.hashes, (std::vector<uint64_t>{3, 9}));
+    EXPECT_EQ(m.freqs, (std::vector<uint32_t>{2, 5}));
+    EXPECT_EQ(m.length, 7u);
+}
+
+TEST(Multiset, UnsignedOrder) {
+    Multiset m = ms({{0x8000000000000000ULL, 1}, {1, 1}});
+    EXPECT_EQ(m.hashes[0], 1u);
+    EXPECT_EQ(m.hashes[1], 0x8000000000000000ULL);
+}
+
+TEST(Multiset, LengthLimit) {
+    EXPECT_NO_THROW(ms({{1, kMaxLength}}));
+    EXPECT_THROW(ms({{1, kMaxLength}, {2, 1}}), Error);
+    EXPECT_THROW(ms({{1, kMaxLength}, {1, 1}}), Error);
+}
+
+TEST(Similarity, PaperExample) {
+    EXPECT_EQ(d1.length, 13u);
+    EXPECT_EQ(d2.length, 12u);
+    EXPECT_EQ(d3.length, 14u);
+    EXPECT_DOUBLE_EQ(similarity(d1.view(), d3.view()), 0.8);
+    EXPECT_EQ(similarity(d1.view(), d3.view()), 12.0 / 15.0);
+    EXPECT_EQ(similarity(d1.view(), d2.view()), 9.0 / 16.0);
+    EXPECT_EQ(similarity(d2.view(), d3.view()), 8.0 / 18.0);
+    EXPECT_EQ(similarity(d3.view(), d1.view()), similarity(d1.view(), d3.view()));
+}
+
+TEST(Similarity, EmptyIsZero) {
+    Multiset e;
+    EXPECT_EQ(similarity(e.view(), e.view()), 0.0);
+    EXPECT_EQ(similarity(e.view(), d1.view()), 0.0);
+    EXPECT_EQ(set_similarity(e.view(), d1.view()), 0.0);
+}
+
+TEST(Similarity, SetSimilarityIgnoresFrequencies) {
+    EXPECT_EQ(set_similarity(d1.view(), d2.view()), 2.0 / 3.0);
+    EXPECT_EQ(set_similarity(d1.view(), d3.view()), 1.0);
+}
+
+TEST(Similarity, IdenticalIsOne) {
+    EXPECT_EQ(similarity(d1.view(), d1.view()), 1.0);
+    EXPECT_TRUE(equal(d1.view(), Multiset::from_view(d1.view()).view()));
+    EXPECT_FALSE(equal(d1.view(), d3.view()));
+}
+
+// Packs m into a buffer whose hashes are 8-byte aligned, as in a MAXALIGNed datum.
+static std::vector<uint64_t> packed(const Multiset& m, size_t& len) {
+    len = packed_size(m.view());
+    std::vector<uint64_t> buf(len / 8 + 2);
+    pack(m.view(), reinterpret_cast<unsigned char*>(buf.data()) + 4);
+    return buf;
+}
+
+TEST(Packed, WidthsAndRoundTrip) {
+    std::vector<std::pair<Multiset, unsigned>> cases = {
+        {ms({}), 0}, {ms({{7, 1}, {8, 1}}), 0}, {ms({{7, 255}}), 1},
+        {ms({{7, 256}, {9, 1}}), 2}, {ms({{7, 65536}}), 4}};
+    for (auto& [m, width] : cases) {
+        EXPECT_EQ(freq_width_for(m.view()), width);
+        size_t len;
+        auto buf = packed(m, len);
+        EXPECT_EQ(len, kPackedHeaderSize + m.hashes.size() * (8 + width));
+        MultisetView v = unpack_checked(reinterpret_cast<unsigned char*>(buf.data()) + 4, len);
+        EXPECT_TRUE(equal(v, m.view()));
+    }
+}
+
+TEST(Packed, RejectsCorruptBytes) {
+    Multiset m = ms({{1, 2}, {5, 3}});
+    size_t len;
+    auto buf = packed(m, len);
+    unsigned char* p = reinterpret_cast<unsigned char*>(buf.data()) + 4;
+    EXPECT_THROW(unpack(p, len - 1), Error);
+    EXPECT_THROW(unpack(p, 3), Error);
+    p[0] = 9;
+    EXPECT_THROW(unpack(p, len), Error);
+    p[0] = kPackedVersion;
+    p[kPackedHeaderSize + 16] = 0;  // first frequency
+    EXPECT_THROW(unpack_checked(p, len), Error);
+    p[kPackedHeaderSize + 16] = 2;
+    std::swap(p[kPackedHeaderSize], p[kPackedHeaderSize + 8]);  // hashes out of order
+    EXPECT_THROW(unpack_checked(p, len), Error);
+}
+
+TEST(TextFormat, Canonical) {
+    EXPECT_EQ(to_text(ms({}).view()), "{}");
+    EXPECT_EQ(to_text(parse_text("{ff:2, 1, 0A}").view()),
+              "{0000000000000001,000000000000000a,00000000000000ff:2}");
+    EXPECT_EQ(to_text(parse_text(" { 1 : 3 , 1 } ").view()), "{0000000000000001:4}");
+}
+
+TEST(TextFormat, Errors) {
+    for (const char* bad : {"", "x", "{", "{1,}", "{1:0}", "{1:}", "{1:-2}", "{12345678901234567}",
+                            "{1:2147483648}", "{1} x", "{1 2}", "{,}", "{1:2147483647,2}"}) {
+        try {
+            parse_text(bad);
+            ADD_FAILURE() << "accepted " << bad;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidText) << bad;
+        }
+    }
+}
+
+TEST(TextFormat, RandomRoundTrip) {
+    std::mt19937_64 rng(42);
+    for (int t = 0; t < 200; ++t) {
+        std::vector<std::pair<uint64_t, uint64_t>> p;
+        int n = int(rng() % 50);
+        for (int i = 0; i < n; ++i) p.emplace_back(rng(), 1 + rng() % 1000);
+        Multiset m = ms(p);
+        Multiset back = parse_text(to_text(m.view()));
+        EXPECT_TRUE(equal(m.view(), back.view()));
+    }
+}
