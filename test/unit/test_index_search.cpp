@@ -1,0 +1,240 @@
+// Unit tests of the index search logic against a brute-force reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "error.hpp"
+#include "index_search.hpp"
+#include "multiset.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+// Posting lists held in memory, built from a set of documents (id = position).
+class MemorySource : public PostingSource {
+public:
+    // Indexes docs; the query's hashes are bound later with bind().
+    explicit MemorySource(const std::vector<Multiset>& docs) {
+        for (size_t d = 0; d < docs.size(); ++d)
+            for (size_t i = 0; i < docs[d].hashes.size(); ++i)
+                lists_[docs[d].hashes[i]].push_back(
+                    Posting{d, static_cast<uint32_t>(docs[d].length), docs[d].freqs[i]});
+        for (auto& [h, l] : lists_) std::sort(l.begin(), l.end(), posting_before);
+    }
+    // Sets the query whose signature indexes count() and scan() refer to.
+    void bind(const Multiset& q) { q_ = &q; }
+    // Number of postings in the length range.
+    uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) override {
+        uint64_t n = 0;
+        for (const Posting& p : list(i))
+            if (p.length >= lo && p.length <= hi) ++n;
+        return n;
+    }
+    // Delivers the postings in the length range, by descending length.
+    void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) override {
+        for (const Posting& p : list(i)) {
+            if (p.length > hi) continue;
+            if (p.length < lo) break;
+            if (!fn(p)) break;
+        }
+    }
+
+private:
+    // The list of the query's i-th signature (empty when absent).
+    const std::vector<Posting>& list(uint32_t i) {
+        static const std::vector<Posting> none;
+        auto it = lists_.find(q_->hashes[i]);
+        return it == lists_.end() ? none : it->second;
+    }
+    std::map<uint64_t, std::vector<Posting>> lists_;
+    const Multiset* q_ = nullptr;
+};
+
+// A random multiset over a small hash universe, so documents overlap.
+Multiset random_doc(std::mt19937_64& rng, int universe, int max_distinct) {
+    std::uniform_int_distribution<int> nd(0, max_distinct), h(0, universe - 1), f(1, 4);
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    int n = nd(rng);
+    for (int i = 0; i < n; ++i) pairs.emplace_back(uint64_t(h(rng)) * 0x9e3779b97f4a7c15ULL, f(rng) > 3 ? f(rng) : 1);
+    return Multiset::from_pairs(pairs);
+}
+
+// A near duplicate of d: a few signatures dropped, added or changed in frequency.
+Multiset mutate(std::mt19937_64& rng, const Multiset& d, int universe) {
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    std::uniform_int_distribution<int> coin(0, 9), h(0, universe - 1);
+    for (size_t i = 0; i < d.hashes.size(); ++i) {
+        int c = coin(rng);
+        if (c == 0) continue;
+        pairs.emplace_back(d.hashes[i], c == 1 ? d.freqs[i] + 1 : d.freqs[i]);
+    }
+    if (coin(rng) < 5) pairs.emplace_back(uint64_t(h(rng)) * 0x9e3779b97f4a7c15ULL, 1);
+    return Multiset::from_pairs(pairs);
+}
+
+// A collection mixing random documents and clusters of near duplicates.
+std::vector<Multiset> corpus(uint64_t seed, size_t n, int universe) {
+    std::mt19937_64 rng(seed);
+    std::vector<Multiset> docs;
+    while (docs.size() < n) {
+        Multiset d = random_doc(rng, universe, 40);
+        docs.push_back(d);
+        int copies = int(rng() % 4);
+        for (int c = 0; c < copies && docs.size() < n; ++c) docs.push_back(mutate(rng, d, universe));
+    }
+    return docs;
+}
+
+// Sorted ids of the brute-force matches at tau.
+std::vector<uint64_t> brute(const std::vector<Multiset>& docs, const Multiset& q, double tau) {
+    std::vector<uint64_t> ids;
+    for (size_t d = 0; d < docs.size(); ++d)
+        if (similarity(q.view(), docs[d].view()) >= tau) ids.push_back(d);
+    return ids;
+}
+
+// Sorted ids of a search result.
+std::vector<uint64_t> ids_of(const std::vector<Match>& m) {
+    std::vector<uint64_t> ids;
+    for (const Match& x : m) ids.push_back(x.id);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+}  // namespace
+
+TEST(IndexSearch, LengthRangeMatchesDefinition) {
+    for (uint64_t q = 1; q < 300; ++q)
+        for (double tau : {0.05, 0.3, 0.44, 0.5, 0.8, 0.9, 0.99, 1.0}) {
+            LengthRange r = length_range(q, tau);
+            for (uint64_t y = 1; y < 700; ++y) {
+                bool in = y >= r.lo && y <= r.hi;
+                bool ok = double(std::min(q, y)) / double(std::max(q, y)) >= tau;
+                ASSERT_EQ(in, ok) << "q=" << q << " y=" << y << " tau=" << tau;
+            }
+        }
+    EXPECT_TRUE(length_range(0, 0.5).empty());
+}
+
+TEST(IndexSearch, PartitioningIsMonotoneAndCovering) {
+    for (uint32_t g : {1u, 10u, 25u, 100u}) {
+        Partitioning p(g);
+        EXPECT_EQ(p.partition_of(0), 0u);
+        EXPECT_EQ(p.upper(p.count() - 1), kMaxLength);
+        for (uint32_t k = 0; k + 1 < p.count(); ++k) EXPECT_EQ(p.upper(k) + 1, p.lower(k + 1));
+        for (uint64_t len : std::vector<uint64_t>{1, 2, 17, 1000, 123456, kMaxLength}) {
+            uint32_t k = p.partition_of(len);
+            EXPECT_LE(p.lower(k), len);
+            EXPECT_GE(p.upper(k), len);
+        }
+    }
+    EXPECT_LT(Partitioning(10).count(), 300u);
+}
+
+TEST(IndexSearch, PaperExampleExactBoundary) {
+    // Paper 4.3.2: d1 = {s1:5,s2:4,s3:4}, d3 = {s1:4,s2:5,s3:5}: similarity exactly 0.8.
+    std::vector<Multiset> docs = {
+        Multiset::from_pairs({{1, 5}, {2, 4}, {3, 4}}),
+        Multiset::from_pairs({{1, 8}, {2, 4}}),
+        Multiset::from_pairs({{1, 4}, {2, 5}, {3, 5}}),
+    };
+    MemorySource src(docs);
+    src.bind(docs[0]);
+    EXPECT_EQ(ids_of(threshold_search(docs[0].view(), 0.8, src)), (std::vector<uint64_t>{0, 2}));
+    EXPECT_EQ(ids_of(threshold_search(docs[0].view(), 0.8, src)), brute(docs, docs[0], 0.8));
+}
+
+TEST(IndexSearch, ThresholdEqualsBruteForce) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+        std::vector<Multiset> docs = corpus(seed, 400, seed % 2 ? 60 : 400);
+        MemorySource src(docs);
+        for (size_t qi = 0; qi < docs.size(); qi += 7) {
+            src.bind(docs[qi]);
+            for (double tau : {1e-12, 0.1, 0.3, 0.44, 0.5, 0.7, 0.8, 0.9, 1.0}) {
+                SearchStats st;
+                auto got = threshold_search(docs[qi].view(), tau, src, &st);
+                ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau)) << "seed " << seed << " q " << qi << " tau " << tau;
+                for (const Match& m : got)
+                    ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
+            }
+        }
+    }
+}
+
+TEST(IndexSearch, HighThresholdReadsFewerPostings) {
+    std::vector<Multiset> docs = corpus(42, 2000, 3000);
+    MemorySource src(docs);
+    uint64_t low = 0, high = 0;
+    for (size_t qi = 0; qi < docs.size(); qi += 50) {
+        src.bind(docs[qi]);
+        SearchStats a, b;
+        threshold_search(docs[qi].view(), 1e-12, src, &a);
+        threshold_search(docs[qi].view(), 0.8, src, &b);
+        low += a.postings_read;
+        high += b.postings_read;
+    }
+    EXPECT_LT(high * 2, low);
+}
+
+TEST(IndexSearch, TopKEqualsFullSort) {
+    std::vector<Multiset> docs = corpus(7, 500, 200);
+    MemorySource src(docs);
+    for (size_t qi = 0; qi < docs.size(); qi += 11) {
+        src.bind(docs[qi]);
+        std::vector<Match> all;
+        for (size_t d = 0; d < docs.size(); ++d) {
+            double s = similarity(docs[qi].view(), docs[d].view());
+            if (s > 0) all.push_back(Match{d, s});
+        }
+        std::sort(all.begin(), all.end(), [](const Match& a, const Match& b) {
+            return a.similarity != b.similarity ? a.similarity > b.similarity : a.id < b.id;
+        });
+        for (size_t k : {1u, 10u, 50u}) {
+            auto got = top_k(docs[qi].view(), k, src);
+            size_t n = std::min(k, all.size());
+            ASSERT_EQ(got.size(), n);
+            for (size_t i = 0; i < n; ++i) {
+                ASSERT_EQ(got[i].id, all[i].id);
+                ASSERT_EQ(got[i].similarity, all[i].similarity);
+            }
+        }
+    }
+}
+
+TEST(IndexSearch, EmptyQueryAndBadTau) {
+    std::vector<Multiset> docs = corpus(3, 50, 100);
+    MemorySource src(docs);
+    Multiset empty;
+    src.bind(empty);
+    EXPECT_TRUE(threshold_search(empty.view(), 0.5, src).empty());
+    EXPECT_THROW(threshold_search(empty.view(), 0.0, src), Error);
+    EXPECT_THROW(threshold_search(empty.view(), 1.5, src), Error);
+}
+
+TEST(IndexSearch, PostingCodecRoundTrip) {
+    std::mt19937_64 rng(9);
+    std::vector<Posting> ps;
+    for (int i = 0; i < 1000; ++i)
+        ps.push_back(Posting{rng() >> 16, uint32_t(1 + rng() % 5000), 1});
+    for (auto& p : ps) p.freq = uint32_t(1 + rng() % p.length);
+    ps.push_back(Posting{UINT64_MAX, uint32_t(kMaxLength), uint32_t(kMaxLength)});
+    std::sort(ps.begin(), ps.end(), posting_before);
+    ps.erase(std::unique(ps.begin(), ps.end(), [](const Posting& a, const Posting& b) {
+                 return a.id == b.id && a.length == b.length;
+             }), ps.end());
+    std::vector<unsigned char> buf(ps.size() * kMaxPostingBytes);
+    size_t n = 0;
+    for (size_t i = 0; i < ps.size(); ++i) n += encode_posting(buf.data() + n, ps[i], i ? &ps[i - 1] : nullptr);
+    auto back = decode_run(buf.data(), n, uint32_t(ps.size()));
+    ASSERT_EQ(back.size(), ps.size());
+    for (size_t i = 0; i < ps.size(); ++i) {
+        EXPECT_EQ(back[i].id, ps[i].id);
+        EXPECT_EQ(back[i].length, ps[i].length);
+        EXPECT_EQ(back[i].freq, ps[i].freq);
+    }
+    EXPECT_THROW(decode_run(buf.data(), n - 1, uint32_t(ps.size())), Error);
+    EXPECT_THROW(decode_run(buf.data(), n, uint32_t(ps.size()) - 1), Error);
+}
