@@ -1,0 +1,37 @@
+// Resolving a (relation, id column, signature column) argument triple and reading its rows into
+// a core Collection, for spotsigs_join(), spotsigs_join_rs() and spotsigs_clusters().
+#pragma once
+
+#include "pg.hpp"
+
+#include <cstddef>
+
+#include "join.hpp"
+
+namespace spotsigs::pg {
+
+class Progress;
+
+// A checked join input: everything needed to read it, in palloc'd / plain storage only.
+struct JoinSource {
+    Oid relid = InvalidOid;
+    const char* relname = nullptr;  // qualified and quoted, for messages and the query
+    const char* query = nullptr;    // SELECT id::bigint, sig FROM rel WHERE both are NOT NULL
+};
+
+// Looks up and checks the relation and its two columns (existence, types, SELECT privilege);
+// raises PostgreSQL errors directly, so call it outside pg_entry. spotsig_type is the type OID.
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type);
+
+// The OID of the spotsig type in the schema of the function being called (outside pg_entry).
+Oid spotsig_type_oid(FunctionCallInfo fcinfo);
+
+// Reads every row with a non-NULL id and signature into out (inside pg_entry; PostgreSQL is
+// reached through pg_guard). Throws Error(OutOfMemory) once out exceeds memory_limit bytes and
+// Error(InvalidParameter) on a duplicate id.
+void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Progress& progress);
+
+// Throws Error(InvalidParameter) naming the relation if two documents share an id.
+void check_unique_ids(const Collection& docs, const char* relname);
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,50 @@
+// Running a core join on a background thread while the backend's main thread keeps serving
+// interrupts, and showing the join's progress in pg_stat_activity.
+#pragma once
+
+#include "pg.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "join.hpp"
+
+namespace spotsigs::pg {
+
+// Progress shown in pg_stat_activity.query of the joining backend, updated about once a second
+// once the call has run for a second, as "<fn>: reading N rows | <query>" and
+// "<fn>: matching D of N documents (P%) | <query>". Main thread only.
+class Progress {
+public:
+    explicit Progress(const char* fn_name);
+    // Called while rows are read.
+    void reading(size_t rows);
+    // Called while matching; done counts probe documents finished.
+    void matching(uint64_t done, uint64_t total);
+    // Puts the original query text back (call on success; an error resets it anyway).
+    void finish();
+
+private:
+    // True when a second has passed since the last report.
+    bool due();
+    // Publishes text followed by the original query.
+    void publish(const char* text);
+
+    const char* fn_;
+    int64_t start_us_;
+    int64_t last_us_;
+    bool changed_ = false;
+};
+
+// Runs work(opt) on a new thread with every signal blocked (its own workers inherit that mask).
+// The calling (main) thread polls CHECK_FOR_INTERRUPTS every 10 ms; on a cancel, timeout or any
+// other interrupt it sets the cancel token, joins the thread and rethrows the PostgreSQL error.
+// Exceptions of work are rethrown on the main thread.
+std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(const JoinOptions&)>& work,
+                                    JoinOptions opt, Progress& progress, uint64_t total);
+
+// Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out.
+[[noreturn]] void throw_memory_limit(const char* what);
+
+}  // namespace spotsigs::pg
