@@ -1,0 +1,173 @@
+// spotsigs_flag_duplicates(): a BEFORE ROW trigger that flags a new row as a near duplicate of a
+// row already in the table (the technical report's incremental matching, best or first guess).
+//
+// Written in C-style PostgreSQL code: no C++ object with a destructor lives across a PostgreSQL
+// call, so errors may longjmp through it (see boundary.hpp). The only C++ call is the O(1) header
+// read of the new spotsig's length, made through pg_entry.
+#include "pg.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+}
+
+#include "boundary.hpp"
+#include "datum.hpp"
+#include "trigger_config.hpp"
+#include "trigger_locks.hpp"
+
+using namespace spotsigs::pg;
+
+namespace {
+
+// Evaluates the column's generation expression against the new row (PostgreSQL computes stored
+// generated columns only after BEFORE triggers, so NEW holds NULL there).
+Datum evaluate_generated(const TriggerConfig* c, Relation rel, HeapTuple tuple, bool* isnull) {
+    EState* estate = CreateExecutorState();
+    ExprState* state = ExecPrepareExpr(c->gen_expr, estate);
+    ExprContext* econtext = GetPerTupleExprContext(estate);
+    TupleTableSlot* slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
+    ExecStoreHeapTuple(tuple, slot, false);
+    econtext->ecxt_scantuple = slot;
+    Datum value = ExecEvalExprSwitchContext(state, econtext, isnull);
+    // The result lives in the executor state's memory: copy it out before freeing that.
+    Datum result = *isnull ? (Datum)0 : datumCopy(value, false, -1);
+    ExecDropSingleTupleTableSlot(slot);
+    FreeExecutorState(estate);
+    return result;
+}
+
+// The length |d| of a detoasted spotsig (checked header).
+uint64 spotsig_length_of(struct varlena* v) {
+    uint64 length = 0;
+    pg_entry([&] {
+        length = view_of(v).length;
+        return Datum(0);
+    });
+    return length;
+}
+
+// The result of one candidate search.
+struct Match {
+    bool found;
+    int64 id;
+    double similarity;
+};
+
+// Runs the prepared candidate query with spotsigs.similarity_threshold set to the trigger's tau
+// for its duration (as a function's SET clause would); an ERROR unwinds the setting with the
+// (sub)transaction.
+Match find_match(const TriggerConfig* c, Datum sig, Datum id) {
+    Datum values[2] = {sig, id};
+    int nest = NewGUCNestLevel();
+    (void)set_config_option("spotsigs.similarity_threshold", c->threshold_text, PGC_USERSET, PGC_S_SESSION,
+                            GUC_ACTION_SAVE, true, 0, false);
+    int rc = SPI_execute_plan(c->plan, values, nullptr, false, 1);
+    AtEOXact_GUC(true, nest);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs_flag_duplicates: candidate query failed: %s", SPI_result_code_string(rc));
+    Match m = {false, 0, 0.0};
+    if (SPI_processed == 0) return m;
+    bool null_id = false, null_sim = false;
+    Datum found_id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null_id);
+    Datum found_sim = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null_sim);
+    if (null_id || null_sim) return m;
+    m.found = true;
+    switch (c->id_type) {
+        case INT2OID: m.id = DatumGetInt16(found_id); break;
+        case INT4OID: m.id = DatumGetInt32(found_id); break;
+        default: m.id = DatumGetInt64(found_id); break;
+    }
+    m.similarity = DatumGetFloat8(found_sim);
+    return m;
+}
+
+// An id as a datum of an integer column type; ERROR 22003 if it does not fit.
+Datum integer_datum(Oid type, int64 v, const char* what) {
+    if ((type == INT2OID && (v < PG_INT16_MIN || v > PG_INT16_MAX)) ||
+        (type == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)))
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("spotsigs_flag_duplicates: id " INT64_FORMAT " does not fit the %s column", v, what)));
+    switch (type) {
+        case INT2OID: return Int16GetDatum(int16(v));
+        case INT4OID: return Int32GetDatum(int32(v));
+        default: return Int64GetDatum(v);
+    }
+}
+
+// A similarity as a datum of the similarity column's type.
+Datum similarity_datum(Oid type, double s) {
+    switch (type) {
+        case FLOAT4OID: return Float4GetDatum(float4(s));
+        case NUMERICOID: return DirectFunctionCall1(float8_numeric, Float8GetDatum(s));
+        default: return Float8GetDatum(s);
+    }
+}
+
+// The new row's id (the primary key) as a datum of the id type; ERROR if NULL.
+Datum row_id(const TriggerConfig* c, Relation rel, HeapTuple tuple) {
+    bool isnull = false;
+    Datum id = heap_getattr(tuple, c->id_att, RelationGetDescr(rel), &isnull);
+    if (isnull)
+        ereport(ERROR, (errcode(ERRCODE_NOT_NULL_VIOLATION),
+                        errmsg("spotsigs_flag_duplicates: the new row of \"%s\" has a NULL primary key",
+                               RelationGetRelationName(rel))));
+    return id;
+}
+
+}  // namespace
+
+// The trigger: sets the duplicate and similarity columns of the new row from the best (or
+// first) row already in the table with similarity >= tau, or to NULL when there is none.
+SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
+    check_trigger_context(fcinfo);
+    TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+    Relation rel = td->tg_relation;
+    HeapTuple tuple = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
+
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+    const TriggerConfig* c = trigger_config(fcinfo, td);
+    if (c->locked && XactIsoLevel != XACT_READ_COMMITTED)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("spotsigs_flag_duplicates: the 'locked' mode needs READ COMMITTED isolation"),
+                        errdetail("Under a transaction snapshot a row committed by a concurrent session stays "
+                                  "invisible after its lock is released, so the guarantee cannot hold."),
+                        errhint("Insert in READ COMMITTED transactions, or use the 'unlocked' mode.")));
+
+    bool sig_null = false;
+    Datum sig;
+    if (c->sig_generated)
+        sig = evaluate_generated(c, rel, tuple, &sig_null);
+    else
+        sig = heap_getattr(tuple, c->sig_att, RelationGetDescr(rel), &sig_null);
+
+    Match m = {false, 0, 0.0};
+    if (!sig_null) {
+        struct varlena* v = fetch_spotsig(sig);
+        uint64 length = spotsig_length_of(v);
+        // An empty spotsig has similarity 0 with everything: it never matches.
+        if (length > 0) {
+            Datum id = row_id(c, rel, tuple);
+            if (c->locked) lock_length_buckets(c->relid, length, c->threshold);
+            m = find_match(c, PointerGetDatum(v), id);
+        }
+    }
+    // Copy what the new tuple needs before SPI_finish frees the SPI memory.
+    Oid dup_type = c->dup_type, sim_type = c->sim_type;
+    int natts = c->sim_att != 0 ? 2 : 1;
+    int cols[2] = {c->dup_att, c->sim_att};
+    if (SPI_finish() != SPI_OK_FINISH) elog(ERROR, "spotsigs_flag_duplicates: SPI_finish failed");
+
+    Datum values[2] = {0, 0};
+    bool nulls[2] = {!m.found, !m.found};
+    if (m.found) {
+        values[0] = integer_datum(dup_type, m.id, "duplicate");
+        if (natts == 2) values[1] = similarity_datum(sim_type, m.similarity);
+    }
+    HeapTuple result = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), natts, cols, values, nulls);
+    return PointerGetDatum(result);
+}
