@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""eval.py: quality evaluation of spotsigs and the paper's baselines on NewsFrames dev.
+
+Run by test/eval/run-eval inside a pg_virtualenv cluster (PG* variables set). Every method runs
+in SQL; pairs with similarity >= 0.05 are scored by score-pairs --sweep (tau 0.05 .. 1.00).
+Writes to $EVAL_OUT: table1.md, figure6.md, heldout.md, sweeps.tsv, data/*.dat, *.png.
+
+Held-out split: clusters with an even id form half A (used for tuning), odd ids half B (held
+out); singletons have cluster ids of their own and so fall into both halves alike.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+DATA = os.environ.get('EVAL_DATA', '../shared/data/newsframes-dev')
+SCORER = os.environ.get('EVAL_SCORER', '../shared/tools/score-pairs')
+OUT = os.environ.get('EVAL_OUT', 'test/eval/results')
+TMP = tempfile.mkdtemp(prefix='spotsigs-eval-')
+STOPFILE = '/usr/share/postgresql/15/tsearch_data/english.stop'
+
+# The paper's best antecedent set (extract.cpp's default_antecedents()) and other sets of Fig. 6.
+ANTECEDENT_SETS = {
+    'articles': ['a', 'an', 'the'],
+    'articles+is': ['a', 'an', 'the', 'is'],
+    'be': ['is', 'are', 'was', 'were', 'be', 'been', 'being', 'am'],
+    'be+have+do': ['is', 'are', 'was', 'were', 'be', 'been', 'being', 'am', 'have', 'has', 'had',
+                   'having', 'do', 'does', 'did'],
+}
+
+
+def log(*a):
+    """Prints a progress line to stderr."""
+    print(*a, file=sys.stderr, flush=True)
+
+
+def psql(sql):
+    """Runs SQL through psql and returns the rows of its last result as lists of strings."""
+    r = subprocess.run(['psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-F', '\t', '-f', '-'],
+                       input=sql, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit('psql failed: %s\n--- SQL:\n%s' % (r.stderr, sql[:2000]))
+    return [ln.split('\t') for ln in r.stdout.splitlines() if ln != '']
+
+
+def one(sql):
+    """The single value of a one-row, one-column query."""
+    return psql(sql)[0][0]
+
+
+def setup():
+    """Creates the extension, the timing helper and the pages table; writes the truth files."""
+    psql(r"""
+CREATE EXTENSION IF NOT EXISTS spotsigs;
+CREATE OR REPLACE FUNCTION eval_ms(q text) RETURNS double precision LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+  EXECUTE q;
+  RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+DROP TABLE IF EXISTS pages;
+CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text);
+\copy pages FROM PROGRAM 'zcat %s/pages.tsv.gz'
+ANALYZE pages;
+""" % DATA)
+    rows = psql('SELECT id, cluster FROM pages ORDER BY id')
+    halves = {}
+    for name, keep in (('all', lambda c: True), ('A', lambda c: c % 2 == 0),
+                       ('B', lambda c: c % 2 == 1)):
+        path = os.path.join(TMP, 'truth-%s.txt' % name)
+        with open(path, 'w') as f:
+            f.write('id cluster\n')
+            for i, c in rows:
+                if keep(int(c)):
+                    f.write('%s %s\n' % (i, c))
+                    halves.setdefault(name, set()).add(int(i))
+    return halves
+
+
+def sql_array(words):
+    """A SQL text[] literal of words."""
+    return "ARRAY[%s]::text[]" % ','.join("'%s'" % w.replace("'", "''") for w in words)
+
+
+def extract(name, expr, idf=None):
+    """Builds table sig_<name>(id, sig) from expr over pages.html, optionally IDF-filtered;
+    returns the extraction time in ms (extraction + statistics + filter)."""
+    ms = float(one("""
+DROP TABLE IF EXISTS raw_{n}, stats_{n}, sig_{n};
+SELECT eval_ms($q$CREATE TABLE raw_{n} AS SELECT id, {e} AS sig FROM pages$q$);
+""".format(n=name, e=expr)))
+    if idf is None:
+        psql('ALTER TABLE raw_{n} RENAME TO sig_{n}'.format(n=name))
+    else:
+        ms += float(one("""
+SELECT eval_ms($q$CREATE TABLE stats_{n} AS SELECT count(sig) AS n, spotsig_df_agg(sig) AS df FROM raw_{n}$q$)
+     + eval_ms($q$CREATE TABLE sig_{n} AS SELECT r.id, spotsig_filter(r.sig, s.df, s.n, {lo}, {hi}) AS sig
+                   FROM raw_{n} r, stats_{n} s$q$);
+""".format(n=name, lo=idf[0], hi=idf[1])))
+    psql('ALTER TABLE sig_{n} ADD PRIMARY KEY (id); ANALYZE sig_{n};'.format(n=name))
+    return ms
+
+
+def sig_stats(name):
+    """(distinct signatures over the collection, stored MB) of sig_<name>."""
+    r = psql("""SELECT (SELECT count(DISTINCT h.hash) FROM sig_{n}, spotsig_hashes(sig) h),
+                       (SELECT sum(pg_column_size(sig)) / 1048576.0 FROM sig_{n})""".format(n=name))[0]
+    return int(r[0]), float(r[1])
+
+
+def match_sql(name, kind, tau, k=6, l=32):
+    """The SQL that writes pairs_<name>(a, b, s) of a method at threshold tau."""
+    if kind == 'jaccard':
+        return """CREATE TABLE pairs_{n} AS SELECT x.id AS a, y.id AS b, s FROM sig_{n} x JOIN sig_{n} y
+            ON x.id < y.id AND least(length(x.sig), length(y.sig)) >= {t} * greatest(length(x.sig), length(y.sig)),
+            LATERAL similarity(x.sig, y.sig) s WHERE s >= {t}""".format(n=name, t=tau)
+    if kind == 'cosine':
+        return """CREATE TABLE pairs_{n} AS SELECT x.id AS a, y.id AS b, s FROM sig_{n} x JOIN sig_{n} y
+            ON x.id < y.id, LATERAL cosine_similarity(x.sig, y.sig) s WHERE s >= {t}""".format(n=name, t=tau)
+    if kind == 'imatch':
+        return """CREATE TABLE pairs_{n} AS WITH f AS (SELECT id, imatch(sig) AS fp FROM sig_{n})
+            SELECT x.id AS a, y.id AS b, 1.0::float8 AS s FROM f x JOIN f y ON x.fp = y.fp AND x.id < y.id""".format(n=name)
+    if kind == 'lsh':
+        return """CREATE TABLE pairs_{n} AS SELECT id1 AS a, id2 AS b, similarity AS s
+            FROM spotsigs_lsh_pairs('sig_{n}', 'id', 'sig', {t}, {k}, {l})""".format(n=name, t=tau, k=k, l=l)
+    raise ValueError(kind)
+
+
+def match(name, kind, tau, k=6, l=32):
+    """Runs the matching of a method at tau into pairs_<name>; returns its time in ms."""
+    return float(one("DROP TABLE IF EXISTS pairs_{n}; SELECT eval_ms($q${s}$q$);".format(
+        n=name, s=match_sql(name, kind, tau, k, l))))
+
+
+def score(name, halves):
+    """Exports pairs_<name> and scores it on all pages and on halves A and B: {half: sweep json}."""
+    path = os.path.join(TMP, 'pairs-%s.txt' % name)
+    psql("\\copy (SELECT a, b, s FROM pairs_%s) TO '%s'" % (name, path))
+    out = {}
+    for half in ('all', 'A', 'B'):
+        src = path
+        if half != 'all':
+            ids = halves[half]
+            src = os.path.join(TMP, 'pairs-%s-%s.txt' % (name, half))
+            with open(path) as f, open(src, 'w') as g:
+                for ln in f:
+                    p = ln.split('\t')
+                    if int(p[0]) in ids and int(p[1]) in ids:
+                        g.write(ln)
+        r = subprocess.run([sys.executable, SCORER, os.path.join(TMP, 'truth-%s.txt' % half), src,
+                            '--sweep', '--json'], capture_output=True, text=True, check=True)
+        out[half] = json.loads(r.stdout)
+    return out
+
+
+def at_tau(sweep, tau):
+    """The sweep row of threshold tau."""
+    return min(sweep['sweep'], key=lambda row: abs(row['threshold'] - tau))
+
+
+def best_on(sweep):
+    """The sweep row with the best F1 (ties: highest threshold)."""
+    return max(sweep['sweep'], key=lambda row: (row['f1'], row['threshold']))
+
+
+def write_dat(label, sweeps):
+    """Writes data/<label>.dat: tau, P, R, F1 for all pages, then for halves A and B."""
+    os.makedirs(os.path.join(OUT, 'data'), exist_ok=True)
+    with open(os.path.join(OUT, 'data', label + '.dat'), 'w') as f:
+        f.write('# tau P R F1 P_A R_A F1_A P_B R_B F1_B\n')
+        for i, row in enumerate(sweeps['all']['sweep']):
+            a, b = sweeps['A']['sweep'][i], sweeps['B']['sweep'][i]
+            f.write('%.2f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n' % (
+                row['threshold'], row['precision'], row['recall'], row['f1'],
+                a['precision'], a['recall'], a['f1'], b['precision'], b['recall'], b['f1']))
+
+
+def append_sweeps(label, sweeps):
+    """Appends the sweeps of one run to sweeps.tsv."""
+    with open(os.path.join(OUT, 'sweeps.tsv'), 'a') as f:
+        for half in ('all', 'A', 'B'):
+            for row in sweeps[half]['sweep']:
+                f.write('%s\t%s\t%.2f\t%.4f\t%.4f\t%.4f\t%d\t%d\n' % (
+                    label, half, row['threshold'], row['precision'], row['recall'], row['f1'],
+                    row['tp'], row['fp']))
+
+
+def run_method(m, halves):
+    """Extracts, matches at 0.05 and scores one method; then times the matching at its best tau."""
+    log('method', m['label'])
+    ext_ms = extract(m['name'], m['expr'], m.get('idf'))
+    nsig, mb = sig_stats(m['name'])
+    match(m['name'], m['kind'], 0.05, m.get('k', 6), m.get('l', 32))
+    sweeps = score(m['name'], halves)
+    best = best_on(sweeps['all'])
+    match_ms = match(m['name'], m['kind'], best['threshold'], m.get('k', 6), m.get('l', 32))
+    write_dat(m['name'], sweeps)
+    append_sweeps(m['name'], sweeps)
+    return dict(m, ext_ms=ext_ms, nsig=nsig, mb=mb, match_ms=match_ms, sweeps=sweeps, best=best)
+
+
+def methods(default_words):
+    """The methods of Table 1 (and the cosine variants of Figure 5)."""
+    sp = 'spotsigs(html)'
+    idf = (0.2, 0.85)
+    im = (0.4, 0.75)
+    return [
+        dict(name='spotsigs', label='SpotSigs (defaults, no IDF)', expr=sp, kind='jaccard'),
+        dict(name='spotsigs_idf', label='SpotSigs', expr=sp, idf=idf, kind='jaccard'),
+        dict(name='shingle1', label='1-Shingles', expr='shingles(html, 1)', idf=idf, kind='jaccard'),
+        dict(name='shingle3', label='3-Shingles', expr='shingles(html, 3)', idf=idf, kind='jaccard'),
+        dict(name='lsh', label='LSH-S', expr=sp, idf=idf, kind='lsh', k=6, l=32),
+        dict(name='imatch', label='I-Match', expr='shingles(html, 1)', idf=im, kind='imatch'),
+        dict(name='imatch_s', label='I-Match-S', expr=sp, idf=im, kind='imatch'),
+        dict(name='spotsigs_cos', label='SpotSigs, cosine', expr=sp, idf=idf, kind='cosine'),
+        dict(name='shingle1_cos', label='1-Shingles, cosine', expr='shingles(html, 1)', idf=idf, kind='cosine'),
+    ]
+
+
+def fmt_idf(m):
+    """The IDF range column."""
+    return '[%.2f, %.2f]' % m['idf'] if m.get('idf') else 'none'
+
+
+def table1(results):
+    """Writes table1.md: the paper's Table 1 columns, at each method's best tau on all pages."""
+    ref = next(r for r in results if r['name'] == 'spotsigs')
+    lines = ['| method | IDF | tau | k | l | #spots | MB | extraction ms | matching ms | P | R | F1 | SpotSigs F1 gain |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for r in results:
+        b = r['best']
+        tau = 'n/a' if r['kind'] == 'imatch' else '%.2f' % b['threshold']
+        gain = (ref['best']['f1'] / b['f1'] - 1) * 100 if b['f1'] > 0 else float('inf')
+        lines.append('| %s | %s | %s | %s | %s | %d | %.2f | %.0f | %.0f | %.3f | %.3f | %.3f | %s |' % (
+            r['label'], fmt_idf(r), tau, r.get('k', 'n/a') if r['kind'] == 'lsh' else 'n/a',
+            r.get('l', 'n/a') if r['kind'] == 'lsh' else 'n/a', r['nsig'], r['mb'], r['ext_ms'],
+            r['match_ms'], b['precision'], b['recall'], b['f1'],
+            '—' if r is ref else '%+.1f%%' % gain))
+    lsh = next((r for r in results if r['name'] == 'lsh'), None)
+    sidf = next((r for r in results if r['name'] == 'spotsigs_idf'), None)
+    notes = []
+    if lsh and sidf:
+        notes.append('\nLSH-S recall relative to SpotSigs (same IDF-filtered signatures) at the same tau:\n')
+        notes.append('| tau | SpotSigs R | LSH-S R | ratio |\n|---|---|---|---|')
+        for tau in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            a, b = at_tau(sidf['sweeps']['all'], tau), at_tau(lsh['sweeps']['all'], tau)
+            notes.append('| %.2f | %.3f | %.3f | %.3f |' % (tau, a['recall'], b['recall'],
+                                                          b['recall'] / a['recall'] if a['recall'] else 0))
+    with open(os.path.join(OUT, 'table1.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n' + '\n'.join(notes) + '\n')
+    return '\n'.join(lines)
+
+
+def figure6(default_words, halves, quick):
+    """Runs SpotSigs (no IDF) over antecedent sets, distances and chains; returns the runs."""
+    sets = dict(ANTECEDENT_SETS)
+    sets['default'] = default_words
+    with open(STOPFILE) as f:
+        sets['stopwords'] = [w.strip() for w in f if w.strip()]
+    d0, c0 = DEFAULTS
+    configs = [(s, d0, c0) for s in sets]
+    if not quick:
+        for d in (1, 2, 3, 4):
+            for c in (1, 2, 3, 4):
+                if (d, c) != (d0, c0):
+                    configs.append(('default', d, c))
+    runs = []
+    for s, d, c in configs:
+        name = 'f6_%s_%d_%d' % (s.replace('+', '_'), d, c)
+        log('figure 6', s, d, c)
+        expr = 'spotsigs(html, %s, %d, %d)' % (sql_array(sets[s]), d, c)
+        extract(name, expr)
+        match(name, 'jaccard', 0.05)
+        sw = score(name, halves)
+        write_dat(name, sw)
+        append_sweeps(name, sw)
+        psql('DROP TABLE sig_{n}, pairs_{n}'.format(n=name))
+        runs.append(dict(name=name, set=s, d=d, c=c, sweeps=sw))
+    return runs
+
+
+def write_figure6(runs):
+    """Writes figure6.md (best F1 per configuration, all pages and both halves) and heldout.md."""
+    lines = ['| antecedents | d | c | best tau (all) | F1 (all) | best tau (A) | F1 (A) | F1 (B) at A\'s tau | best F1 (B) |',
+             '|---|---|---|---|---|---|---|---|---|']
+    for r in runs:
+        ba, bA, bB = best_on(r['sweeps']['all']), best_on(r['sweeps']['A']), best_on(r['sweeps']['B'])
+        lines.append('| %s | %d | %d | %.2f | %.4f | %.2f | %.4f | %.4f | %.4f |' % (
+            r['set'], r['d'], r['c'], ba['threshold'], ba['f1'], bA['threshold'], bA['f1'],
+            at_tau(r['sweeps']['B'], bA['threshold'])['f1'], bB['f1']))
+    with open(os.path.join(OUT, 'figure6.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    # tuning on half A: best (set, d, c, tau) by A's F1, then its F1 on held-out half B
+    tuned = max(runs, key=lambda r: (best_on(r['sweeps']['A'])['f1'], -r['d'], -r['c']))
+    bA = best_on(tuned['sweeps']['A'])
+    bB = at_tau(tuned['sweeps']['B'], bA['threshold'])
+    txt = ('Tuned on half A (even cluster ids): antecedents %s, d=%d, c=%d, tau=%.2f: '
+           'A F1 %.4f (P %.4f R %.4f); held-out half B at the same settings: F1 %.4f (P %.4f R %.4f)\n'
+           % (tuned['set'], tuned['d'], tuned['c'], bA['threshold'], bA['f1'], bA['precision'],
+              bA['recall'], bB['f1'], bB['precision'], bB['recall']))
+    with open(os.path.join(OUT, 'heldout.md'), 'w') as f:
+        f.write(txt)
+    return '\n'.join(lines) + '\n\n' + txt
+
+
+def write_heldout_methods(results):
+    """Appends per-method held-out figures: tau tuned on half A, F1 reported on half B."""
+    lines = ['\n| method | tau tuned on A | F1 on A | P on B | R on B | F1 on B | best F1 on B |',
+             '|---|---|---|---|---|---|---|']
+    for r in results:
+        bA = best_on(r['sweeps']['A'])
+        bB = at_tau(r['sweeps']['B'], bA['threshold'])
+        lines.append('| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f |' % (
+            r['label'], 'n/a' if r['kind'] == 'imatch' else '%.2f' % bA['threshold'], bA['f1'],
+            bB['precision'], bB['recall'], bB['f1'], best_on(r['sweeps']['B'])['f1']))
+    with open(os.path.join(OUT, 'heldout.md'), 'a') as f:
+        f.write('\n'.join(lines) + '\n')
+    return '\n'.join(lines)
+
+
+def plot(results, runs):
+    """Draws the Figure 5 and Figure 6 PNGs with gnuplot."""
+    d = os.path.join(OUT, 'data')
+    gp = ['set terminal pngcairo size 900,600 noenhanced' if has_cairo() else 'set terminal png size 900,600',
+          'set xlabel "tau"', 'set yrange [0:1.02]', 'set xrange [0:1]', 'set key bottom left', 'set grid']
+    # Figure 5: F1 against tau for every method
+    gp.append('set output "%s/fig5-f1.png"' % OUT)
+    gp.append('set title "F1 against tau (NewsFrames dev, all pages)"; set ylabel "F1"')
+    gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], r['label'])
+                                  for r in results))
+    for r in results:
+        gp.append('set output "%s/fig5-%s.png"' % (OUT, r['name']))
+        gp.append('set title "%s: precision, recall and F1 against tau"; set ylabel ""' % r['label'])
+        gp.append('plot "{f}" using 1:2 w lp t "precision", "{f}" using 1:3 w lp t "recall", '
+                  '"{f}" using 1:4 w lp t "F1"'.format(f='%s/%s.dat' % (d, r['name'])))
+    if runs:
+        d0, c0 = DEFAULTS
+        groups = [('fig6-antecedents', 'antecedent sets (d=%d, c=%d)' % (d0, c0),
+                   [r for r in runs if r['d'] == d0 and r['c'] == c0], lambda r: r['set']),
+                  ('fig6-distance', 'spot distance (default antecedents, c=%d)' % c0,
+                   [r for r in runs if r['set'] == 'default' and r['c'] == c0], lambda r: 'd=%d' % r['d']),
+                  ('fig6-chain', 'chain length (default antecedents, d=%d)' % d0,
+                   [r for r in runs if r['set'] == 'default' and r['d'] == d0], lambda r: 'c=%d' % r['c'])]
+        for fname, title, rs, lab in groups:
+            if not rs:
+                continue
+            gp.append('set output "%s/%s.png"' % (OUT, fname))
+            gp.append('set title "SpotSigs F1 against tau: %s"; set ylabel "F1"' % title)
+            gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], lab(r))
+                                          for r in sorted(rs, key=lambda r: (r['d'], r['c'], r['set']))))
+    subprocess.run(['gnuplot'], input='\n'.join(gp) + '\n', text=True, check=True)
+
+
+def has_cairo():
+    """True when gnuplot offers the pngcairo terminal."""
+    r = subprocess.run(['gnuplot', '-e', 'set terminal'], capture_output=True, text=True)
+    return 'pngcairo' in (r.stdout + r.stderr)
+
+
+DEFAULTS = (0, 0)
+
+
+def main():
+    """Runs the whole evaluation."""
+    global DEFAULTS
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--quick', action='store_true', help='Table 1 and antecedent sets only')
+    ap.add_argument('--only', help='comma-separated method names of Table 1 to run')
+    ap.add_argument('--no-figure6', action='store_true')
+    a = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    open(os.path.join(OUT, 'sweeps.tsv'), 'w').write('run\thalf\ttau\tP\tR\tF1\tTP\tFP\n')
+    halves = setup()
+    info = psql("SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'")
+    log('spotsigs', info)
+    default_words = [w for w in os.environ.get('EVAL_DEFAULT_ANTECEDENTS', '').split(',') if w]
+    if not default_words:
+        default_words = read_default_antecedents()
+    DEFAULTS = read_default_dc()
+    log('default antecedents', default_words, 'd, c =', DEFAULTS)
+    same = one("SELECT count(*) FILTER (WHERE spotsigs(html) <> spotsigs(html, %s, %d, %d)) FROM pages"
+               % (sql_array(default_words), DEFAULTS[0], DEFAULTS[1]))
+    if same != '0':
+        sys.exit('the default antecedents in eval.py differ from the extension\'s (%s pages)' % same)
+    ms = methods(default_words)
+    if a.only:
+        keep = a.only.split(',')
+        ms = [m for m in ms if m['name'] in keep]
+    results = [run_method(m, halves) for m in ms]
+    print(table1(results))
+    runs = [] if a.no_figure6 else figure6(default_words, halves, a.quick)
+    if runs:
+        print(write_figure6(runs))
+    print(write_heldout_methods(results))
+    plot(results, runs)
+    log('results in', OUT)
+
+
+def read_default_antecedents():
+    """The default antecedent set (mirrors default_antecedents() in src/core/stopwords.cpp;
+    main() checks that spotsigs(html) equals the explicit call with it)."""
+    return ['a', 'an', 'the', 'is', 'are', 'was', 'were', 'be', 'been', 'being', 'am',
+            'can', 'could', 'will', 'would', 'have', 'has', 'had', 'having',
+            'do', 'does', 'did', 'doing']
+
+
+def read_default_dc():
+    """kDefaultDistance and kDefaultChain from extract.hpp."""
+    src = os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'core', 'extract.hpp')
+    vals = {}
+    for ln in open(src):
+        for key in ('kDefaultDistance', 'kDefaultChain'):
+            if 'constexpr int %s' % key in ln:
+                vals[key] = int(ln.split('=')[1].split(';')[0])
+    return vals['kDefaultDistance'], vals['kDefaultChain']
+
+
+if __name__ == '__main__':
+    main()
