@@ -128,8 +128,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
             const bool admit = admitting;
             src.scan(i, lo, hi, [&](const Posting& p) {
                 if (stats) stats->postings_read++;
-                if (p.length < lo) return false;
-                if (p.length > hi) return true;
+                if (p.length < lo || p.length > hi) return true;  // outside the range: ignore
                 uint64_t o = std::min<uint64_t>(fq, p.freq);
                 auto it = cands.find(p.id);
                 if (it != cands.end()) {
@@ -210,28 +209,45 @@ size_t encode_posting(unsigned char* out, const Posting& p, const Posting* prev)
     return n;
 }
 
-void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
-                    const Posting* prev) {
-    auto bad = [](const char* why) { return Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", why); };
-    uint64_t a = get_varint(pos, end);
-    uint64_t b = get_varint(pos, end);
-    uint64_t f = get_varint(pos, end);
+bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end, Posting& out,
+                            const Posting* prev) noexcept {
+    uint64_t v[3];
+    for (int k = 0; k < 3; ++k) {
+        uint64_t x = 0;
+        unsigned shift = 0;
+        for (;;) {
+            if (pos >= end || shift >= 64) return false;
+            unsigned char b = *pos++;
+            x |= static_cast<uint64_t>(b & 0x7f) << shift;
+            shift += 7;
+            if (!(b & 0x80)) break;
+        }
+        v[k] = x;
+    }
+    uint64_t a = v[0], b = v[1], f = v[2];
     if (prev == nullptr) {
+        if (a > kMaxLength) return false;
         out.length = static_cast<uint32_t>(a);
         out.id = b;
-        if (a > kMaxLength) throw bad("posting length out of range");
     } else {
-        if (a > prev->length) throw bad("posting lengths not descending");
+        if (a > prev->length) return false;
         out.length = static_cast<uint32_t>(prev->length - a);
         if (a == 0) {
-            if (b == 0 || b > UINT64_MAX - prev->id) throw bad("posting ids not ascending");
+            if (b == 0 || b > UINT64_MAX - prev->id) return false;
             out.id = prev->id + b;
         } else {
             out.id = b;
         }
     }
-    if (f == 0 || f > out.length) throw bad("posting frequency out of range");
+    if (f > out.length) return false;
     out.freq = static_cast<uint32_t>(f);
+    return true;
+}
+
+void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
+                    const Posting* prev) {
+    if (!decode_posting_nothrow(pos, end, out, prev))
+        throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed posting");
 }
 
 std::vector<Posting> decode_run(const unsigned char* data, size_t len, uint32_t n) {

@@ -74,8 +74,8 @@ public:
     virtual ~PostingSource() = default;
     // Number of postings of query signature i with length in [lo, hi] (may over-estimate).
     virtual uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) = 0;
-    // Calls fn on every posting of query signature i with length in [lo, hi], in descending
-    // length order; stops early when fn returns false.
+    // Calls fn on the postings of query signature i with length in [lo, hi] (postings outside the
+    // range may be delivered too and are ignored), in any order; stops early when fn returns false.
     virtual void scan(uint32_t i, uint64_t lo, uint64_t hi,
                       const std::function<bool(const Posting&)>& fn) = 0;
 };
@@ -115,6 +115,11 @@ constexpr size_t kMaxPostingBytes = 20;
 
 // Appends p (after prev, or first in a run when prev is null) to out; returns bytes written.
 size_t encode_posting(unsigned char* out, const Posting& p, const Posting* prev) noexcept;
+
+// Decodes one posting at *pos (< end) into out; false on malformed bytes (frequency 0 is allowed:
+// document lists store the distinct count, 0 for an empty value).
+bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end, Posting& out,
+                            const Posting* prev) noexcept;
 
 // Decodes one posting at *pos (< end) into out; throws Error(DataCorrupted) on malformed bytes.
 void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,

@@ -1,0 +1,130 @@
+// amcostestimate: pages and postings a search would touch, from the metapage statistics.
+//
+// A threshold query reads, for each of its distinct signatures, the lists of the partitions its
+// length range can reach: about distinct(q) * E[list length] * (share of rows in those
+// partitions) postings, plus one root-to-leaf descent per signature and segment, plus the whole
+// pending list. An ordered scan pays the first tier (0.9) before its first row and up to a full
+// pass over the index in total.
+#include "index.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/selfuncs.h"
+}
+
+#include <cmath>
+
+#include "../boundary.hpp"
+#include "../datum.hpp"
+#include "../gucs.hpp"
+
+namespace spotsigs::pg::index {
+
+namespace {
+
+// Length and distinct count of the query if it is a constant, else the index averages.
+void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* qlen, double* qdistinct) {
+    *qlen = avg_len;
+    *qdistinct = avg_distinct;
+    List* lists[2] = {nullptr, path->indexorderbys};
+    ListCell* lc;
+    foreach (lc, path->indexclauses) {
+        IndexClause* ic = (IndexClause*)lfirst(lc);
+        lists[0] = lappend(lists[0], ic->rinfo->clause);
+    }
+    for (List* l : lists) {
+        foreach (lc, l) {
+            Node* clause = (Node*)lfirst(lc);
+            if (!IsA(clause, OpExpr)) continue;
+            Node* arg = (Node*)lsecond(((OpExpr*)clause)->args);
+            if (!IsA(arg, Const) || ((Const*)arg)->constisnull) continue;
+            struct varlena* v = fetch_spotsig(((Const*)arg)->constvalue);
+            MultisetView m;
+            bool ok = true;
+            try {
+                m = view_of(v);
+            } catch (...) {
+                ok = false;
+            }
+            if (!ok) continue;
+            *qlen = (double)m.length;
+            *qdistinct = (double)m.size;
+            return;
+        }
+    }
+}
+
+// Share of rows whose length partition a query of length qlen at tau can reach.
+double reachable_share(const MetaData& m, double qlen, double tau) {
+    if (m.total_docs == 0) return 0.0;
+    uint64 ql = (uint64)(qlen < 1 ? 1 : qlen);
+    LengthRange r = length_range(ql, tau);
+    if (r.empty()) return 0.0;
+    const Partitioning& parts = partitioning_for(m.growth);
+    uint32 lo = parts.partition_of(r.lo), hi = parts.partition_of(r.hi);
+    double n = 0;
+    for (uint32 p = lo; p <= hi && p < (uint32)kMaxPartitions; ++p) n += m.part_docs[p];
+    double share = n / (double)m.total_docs;
+    return share > 1.0 ? 1.0 : share;
+}
+
+}  // namespace
+
+void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost* startup, Cost* total,
+                    Selectivity* selectivity, double* correlation, double* pages) {
+    GenericCosts costs;
+    memset(&costs, 0, sizeof(costs));
+    genericcostestimate(root, path, loop_count, &costs);
+
+    Relation index = index_open(path->indexinfo->indexoid, NoLock);
+    MetaData m;
+    read_meta(index, &m);
+    index_close(index, NoLock);
+
+    double docs = (double)m.total_docs, postings = 0, sum_df2 = 0, nkeys = 0, height = 0;
+    for (uint32 s = 0; s < m.nsegments; ++s) {
+        postings += (double)m.seg[s].npostings;
+        sum_df2 += m.seg[s].sum_df2;
+        nkeys += (double)m.seg[s].nkeys;
+        height += m.seg[s].height + 1;
+    }
+    double seg_docs = docs - (double)m.pending_count;
+    double avg_distinct = seg_docs > 0 ? postings / seg_docs : 50;
+    double avg_len = avg_distinct;  // frequencies are mostly 1
+    double e_list = postings > 0 ? sum_df2 / postings : 1;  // expected length of a query's list
+    double qlen, qdistinct;
+    query_shape(path, avg_len, avg_distinct, &qlen, &qdistinct);
+
+    double spc = costs.spc_random_page_cost > 0 ? costs.spc_random_page_cost : random_page_cost;
+    // Cost of one threshold search at tau.
+    auto search_cost = [&](double tau, double* npages) {
+        double share = reachable_share(m, qlen, tau);
+        double read = qdistinct * e_list * share;
+        double pg = 1 + m.pending_pages + qdistinct * height * 0.25 + read * 6.0 / BLCKSZ;
+        *npages = pg;
+        return pg * spc + read * cpu_operator_cost * 2 + (double)m.pending_count * qdistinct * cpu_operator_cost +
+               qdistinct * height * cpu_operator_cost * 50;
+    };
+    double npages;
+    if (path->indexorderbys == NIL) {
+        double c = search_cost(similarity_threshold, &npages);
+        costs.indexStartupCost = c;
+        costs.indexTotalCost = c + costs.numIndexTuples * cpu_index_tuple_cost;
+    } else {
+        double first = search_cost(0.9, &npages);
+        double full = search_cost(1e-12, &npages) * 2 + docs * cpu_index_tuple_cost;
+        costs.indexStartupCost = first;
+        costs.indexTotalCost = first + full;
+    }
+    costs.numIndexPages = npages;
+    *startup = costs.indexStartupCost;
+    *total = costs.indexTotalCost;
+    *selectivity = costs.indexSelectivity;
+    *correlation = 0;
+    *pages = costs.numIndexPages;
+}
+
+}  // namespace spotsigs::pg::index

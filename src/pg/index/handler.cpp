@@ -1,0 +1,87 @@
+// The access method handler (spotsigs_handler) and the index's reloptions.
+#include "index.hpp"
+
+extern "C" {
+#include "access/reloptions.h"
+#include "commands/vacuum.h"
+}
+
+namespace spotsigs::pg::index {
+
+namespace {
+
+relopt_kind options_kind;
+bool options_registered = false;
+
+// Registers the reloptions once per backend (the handler always runs before amoptions).
+void register_options() {
+    if (options_registered) return;
+    options_kind = add_reloption_kind();
+    add_int_reloption(options_kind, "partition_growth",
+                      "Width of each length partition over the previous one, in percent",
+                      10, 5, 100, AccessExclusiveLock);
+    options_registered = true;
+}
+
+}  // namespace
+
+bytea* amoptions(Datum reloptions, bool validate) {
+    register_options();
+    static const relopt_parse_elt tab[] = {
+        {"partition_growth", RELOPT_TYPE_INT, offsetof(Options, growth)},
+    };
+    return (bytea*)build_reloptions(reloptions, validate, options_kind, sizeof(Options), tab, lengthof(tab));
+}
+
+}  // namespace spotsigs::pg::index
+
+using namespace spotsigs::pg::index;
+
+// spotsigs_handler(internal): the IndexAmRoutine of the spotsigs access method.
+SPOTSIGS_FUNCTION(spotsigs_handler) {
+    register_options();
+    IndexAmRoutine* am = makeNode(IndexAmRoutine);
+    am->amstrategies = 2;
+    am->amsupport = 0;
+    am->amoptsprocnum = 0;
+    am->amcanorder = false;
+    am->amcanorderbyop = true;
+    am->amcanbackward = false;
+    am->amcanunique = false;
+    am->amcanmulticol = false;
+    am->amoptionalkey = true;
+    am->amsearcharray = false;
+    am->amsearchnulls = false;
+    am->amstorage = false;
+    am->amclusterable = false;
+    am->ampredlocks = false;
+    am->amcanparallel = false;
+    am->amcaninclude = false;
+    am->amusemaintenanceworkmem = false;
+    am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+    am->amkeytype = InvalidOid;
+
+    am->ambuild = ambuild;
+    am->ambuildempty = ambuildempty;
+    am->aminsert = aminsert;
+    am->ambulkdelete = ambulkdelete;
+    am->amvacuumcleanup = amvacuumcleanup;
+    am->amcanreturn = nullptr;
+    am->amcostestimate = amcostestimate;
+    am->amoptions = amoptions;
+    am->amproperty = nullptr;
+    am->ambuildphasename = ambuildphasename;
+    am->amvalidate = amvalidate;
+    am->amadjustmembers = nullptr;
+    am->ambeginscan = ambeginscan;
+    am->amrescan = amrescan;
+    am->amgettuple = amgettuple;
+    am->amgetbitmap = amgetbitmap;
+    am->amendscan = amendscan;
+    am->ammarkpos = nullptr;
+    am->amrestrpos = nullptr;
+    am->amestimateparallelscan = nullptr;
+    am->aminitparallelscan = nullptr;
+    am->amparallelrescan = nullptr;
+    PG_RETURN_POINTER(am);
+}

@@ -1,0 +1,235 @@
+// The spotsigs index access method: on-disk layout and the functions its phases share.
+//
+// Block 0 is the metapage. The rest of the index is
+//  * up to kMaxSegments immutable segments, each a static B-tree written from sorted postings:
+//    level 0 (DATA pages, linked left to right) holds one record per signature hash in ascending
+//    unsigned order: the hash, then per length partition (ascending) the number of postings and
+//    either the postings inline or the place (block, offset) of their run in the segment's CHAIN
+//    stream; DIR pages above hold (first hash, child block) per child page. A segment also keeps
+//    a document list (every indexed row with its length, empty values included) in its chain.
+//  * a pending list: a byte stream over linked PENDING pages of whole entries (heap TID, packed
+//    spotsig) appended by aminsert; every scan reads it; VACUUM merges it into a segment.
+// Posting lists are coded by the core (index_search.hpp): descending length, then ascending id,
+// where id = (block << 16) | offset of the heap TID. Every page change goes through GenericXLog.
+// Readers pin the metapage while they read a segment or the pending list; VACUUM frees replaced
+// pages only after it has held a cleanup lock on the metapage, so no reader is still inside them.
+#pragma once
+
+#include "../pg.hpp"
+
+extern "C" {
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/reloptions.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+}
+
+#include "index_search.hpp"
+
+namespace spotsigs::pg::index {
+
+constexpr uint32 kMagic = 0x53504958;  // "SPIX"
+constexpr uint32 kVersion = 1;
+constexpr BlockNumber kMetaBlock = 0;
+constexpr int kMaxSegments = 16;
+constexpr int kMaxPartitions = 512;
+constexpr int kMergeSegmentsAt = 8;  // VACUUM rewrites everything into one segment beyond this
+constexpr uint16 kSpotsigsPageId = 0xFF93;
+
+// Strategy numbers of the operator class.
+constexpr StrategyNumber kStrategySimilar = 1;   // %
+constexpr StrategyNumber kStrategyDistance = 2;  // <-> (ORDER BY)
+
+// Page kinds, stored in the special space.
+enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5 };
+constexpr uint16 kFlagDeleted = 1;
+
+// The special space of every index page.
+struct PageOpaque {
+    BlockNumber next;  // right sibling / next page of a stream, or InvalidBlockNumber
+    uint16 kind;
+    uint16 flags;
+    uint16 level;      // 0 for DATA, height for DIR pages
+    uint16 page_id;    // kSpotsigsPageId, for tools that identify page types
+};
+
+// Where a segment is and what it holds.
+struct SegmentDesc {
+    BlockNumber root;         // InvalidBlockNumber when the segment has no postings
+    uint32 height;            // levels above the DATA level
+    BlockNumber first_data;   // leftmost DATA page
+    BlockNumber first_chain;  // first page of the chain stream (InvalidBlockNumber if none)
+    BlockNumber doclist_blk;  // chain position of the document list (InvalidBlockNumber if none)
+    uint32 doclist_off;
+    uint32 npages;            // pages the segment occupies
+    uint64 ndocs;
+    uint64 npostings;
+    uint64 nkeys;             // distinct (hash, partition) lists
+    double sum_df2;           // sum over lists of count^2 (expected list length for costing)
+};
+
+// The metapage contents.
+struct MetaData {
+    uint32 magic;
+    uint32 version;
+    uint32 growth;            // partition growth in percent (reloption partition_growth)
+    uint32 nsegments;
+    BlockNumber pending_head; // first pending page, InvalidBlockNumber before the first insert
+    uint32 pending_head_off;  // byte offset of the first live pending entry in pending_head
+    BlockNumber pending_tail;
+    uint32 pending_pages;
+    uint64 pending_count;     // entries in the pending list
+    uint64 total_docs;        // rows in segments and pending list
+    uint32 nparts;
+    uint32 pad;
+    SegmentDesc seg[kMaxSegments];
+    uint32 part_docs[kMaxPartitions];  // rows per length partition (segments and pending)
+};
+
+// Reloptions of a spotsigs index.
+struct Options {
+    int32 vl_len_;
+    int growth;  // partition_growth
+};
+
+// First content byte of a page and the usable end.
+constexpr uint32 kContentStart = MAXALIGN(SizeOfPageHeaderData);
+inline uint32 content_end(Page p) { return ((PageHeader)p)->pd_special; }
+
+// Page helpers.
+inline PageOpaque* opaque_of(Page p) { return (PageOpaque*)PageGetSpecialPointer(p); }
+inline MetaData* meta_of(Page p) { return (MetaData*)PageGetContents(p); }
+
+// Initializes an empty page of a kind.
+void init_page(Page page, PageKind kind, uint16 level);
+// Fills page with a fresh metapage for partition growth growth.
+void init_metapage(Page page, uint32 growth);
+// The partition growth of an index (from its reloptions).
+uint32 index_growth(Relation index);
+// The partitioning for a growth percent (cached per backend).
+const Partitioning& partitioning_for(uint32 growth);
+// Reads the metapage into *out (share lock, pin released); ERROR if it is not a spotsigs metapage.
+void read_meta(Relation index, MetaData* out);
+// Checks a metapage copy's magic and version; ERROR otherwise.
+void check_meta(Relation index, const MetaData* m);
+// Copies block blk into dst (BLCKSZ bytes) under a share lock; ERROR on a page of the wrong kind.
+void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect);
+// A new or recycled block, returned pinned and exclusively locked.
+Buffer new_buffer(Relation index);
+// Reserves a block for a page that write_page() fills later.
+BlockNumber alloc_block(Relation index);
+// Writes a whole page image to block blk as a WAL-logged full image.
+void write_page(Relation index, BlockNumber blk, Page image);
+// Marks blocks deleted (WAL-logged) and records them in the free space map.
+void free_blocks(Relation index, const BlockNumber* blks, int n);
+// ERROR with ERRCODE_INDEX_CORRUPTED naming the index.
+[[noreturn]] void corrupted(Relation index, const char* what, BlockNumber blk);
+
+// Packs a heap TID into a posting id and back.
+inline uint64 tid_to_id(ItemPointer t) {
+    return (uint64(ItemPointerGetBlockNumberNoCheck(t)) << 16) | ItemPointerGetOffsetNumberNoCheck(t);
+}
+inline void id_to_tid(uint64 id, ItemPointer t) {
+    ItemPointerSet(t, BlockNumber(id >> 16), OffsetNumber(id & 0xffff));
+}
+
+// One partition list of a hash record: count and either inline bytes or a chain position.
+struct PartRef {
+    uint32 part;
+    uint32 count;
+    bool external;
+    BlockNumber blk;
+    uint32 off;
+    const unsigned char* bytes;
+    uint32 nbytes;
+};
+
+// Parses one hash record at *pos; false if malformed. parts must hold kMaxPartitions entries.
+bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts,
+                  PartRef* parts);
+
+// Iterates one posting list (inline or in a chain), reading chain pages as needed.
+struct ListIter {
+    Relation index;
+    const unsigned char* pos;
+    const unsigned char* end;
+    uint32 remaining;   // postings still to deliver
+    uint32 piece_left;  // postings left in the current piece
+    bool external;
+    bool have_prev;
+    Posting prev;
+    BlockNumber cur_blk;
+    char* page;         // chain page copy (palloc'd BLCKSZ)
+};
+// Starts iterating a list.
+void list_iter_init(ListIter* it, Relation index, const PartRef* ref, char* pagebuf);
+// Next posting; false at the end. ERROR on corruption.
+bool list_iter_next(ListIter* it, Posting* out);
+
+// A pending entry read from the pending list.
+struct PendingEntry {
+    uint64 id;
+    MultisetView sig;
+};
+// Pending entry header in the stream: TID id (8 bytes) and payload size (4 bytes).
+constexpr uint32 kPendingHeader = 12;
+// Reads every pending entry from (blk, off) to the end of the list (values palloc'd, 8-aligned).
+// Sets *n; stops at end_blk/end_off when end_blk is valid. ERROR on corruption.
+PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk,
+                           uint32 end_off, int64* n, uint32* npages);
+
+// ---- segment writing (build and vacuum) ----
+struct SegmentWriter;
+// Starts writing a segment into index.
+SegmentWriter* segment_begin(Relation index, uint32 growth);
+// Adds one posting; calls come sorted by (hash, partition, length desc, id).
+void segment_add(SegmentWriter* w, uint64 hash, uint32 part, const Posting& p);
+// Adds one document (after all postings), sorted by (length desc, id); freq = distinct count.
+void segment_add_doc(SegmentWriter* w, uint64 id, uint32 length, uint32 distinct);
+// Flushes everything and describes the segment.
+void segment_finish(SegmentWriter* w, SegmentDesc* out);
+
+// Sorts postings and documents within maintenance_work_mem and writes them as a segment.
+struct SegmentSorter;
+// Starts a sorter with work_mem_kb of memory.
+SegmentSorter* sorter_begin(int work_mem_kb);
+// Adds one row's signature to the sorter; part is its length partition.
+void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 part);
+// Sorts and writes a segment; updates part_docs counts. Reports progress when report is true.
+void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
+                   uint32* part_docs, bool report);
+// Adds one posting of a row already split into postings (VACUUM re-sorting a segment).
+void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Posting& p);
+// Adds one row's document record (length and distinct count).
+void sorter_add_doc(SegmentSorter* s, uint64 id, uint32 length, uint32 distinct);
+// Number of rows added so far.
+uint64 sorter_rows(const SegmentSorter* s);
+
+// ---- AM callbacks ----
+IndexBuildResult* ambuild(Relation heap, Relation index, struct IndexInfo* info);
+void ambuildempty(Relation index);
+bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid, Relation heap,
+              IndexUniqueCheck check_unique, bool index_unchanged, struct IndexInfo* info);
+IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult* stats,
+                                    IndexBulkDeleteCallback callback, void* callback_state);
+IndexBulkDeleteResult* amvacuumcleanup(IndexVacuumInfo* info, IndexBulkDeleteResult* stats);
+void amcostestimate(struct PlannerInfo* root, struct IndexPath* path, double loop_count,
+                    Cost* startup, Cost* total, Selectivity* selectivity, double* correlation,
+                    double* pages);
+bytea* amoptions(Datum reloptions, bool validate);
+char* ambuildphasename(int64 phase);
+bool amvalidate(Oid opclassoid);
+IndexScanDesc ambeginscan(Relation index, int nkeys, int norderbys);
+void amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+bool amgettuple(IndexScanDesc scan, ScanDirection dir);
+int64 amgetbitmap(IndexScanDesc scan, TIDBitmap* tbm);
+void amendscan(IndexScanDesc scan);
+
+// Build subphases reported in pg_stat_progress_create_index.
+constexpr int64 kPhaseScan = 2;
+constexpr int64 kPhaseSort = 3;
+constexpr int64 kPhaseWrite = 4;
+
+}  // namespace spotsigs::pg::index

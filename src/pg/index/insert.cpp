@@ -1,0 +1,123 @@
+// aminsert: append (TID, spotsig) to the pending list, WAL-logged, serialized by the metapage lock.
+//
+// C-style code: no C++ objects with destructors live across PostgreSQL calls.
+#include "index.hpp"
+
+#include <cstring>
+
+#include "../boundary.hpp"
+#include "../datum.hpp"
+
+namespace spotsigs::pg::index {
+
+// Initializes page as an empty pending page.
+static void init_pending(Page page) { init_page(page, kPendingPage, 0); }
+
+// Appends bytes [src, src+len) to the pending list under the already locked metapage.
+static void pending_append(Relation index, Buffer mbuf, const char* src, uint32 len, uint64 length,
+                           bool has_sig) {
+    Page mpage = BufferGetPage(mbuf);
+    MetaData* m = meta_of(mpage);
+    const uint32 cap = BLCKSZ - kContentStart - MAXALIGN(sizeof(PageOpaque));
+    Buffer tbuf;
+    GenericXLogState* st;
+    if (m->pending_tail == InvalidBlockNumber) {
+        // The first pending page.
+        tbuf = new_buffer(index);
+        st = GenericXLogStart(index);
+        MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mbuf, 0));
+        init_pending(GenericXLogRegisterBuffer(st, tbuf, GENERIC_XLOG_FULL_IMAGE));
+        mm->pending_head = mm->pending_tail = BufferGetBlockNumber(tbuf);
+        mm->pending_head_off = kContentStart;
+        mm->pending_pages = 1;
+        GenericXLogFinish(st);
+    } else {
+        tbuf = ReadBuffer(index, m->pending_tail);
+        LockBuffer(tbuf, BUFFER_LOCK_EXCLUSIVE);
+    }
+    Page tpage = BufferGetPage(tbuf);
+    if (PageIsNew(tpage) || opaque_of(tpage)->kind != kPendingPage || opaque_of(tpage)->next != InvalidBlockNumber)
+        corrupted(index, "pending list tail is not a last pending page", BufferGetBlockNumber(tbuf));
+    uint32 avail = content_end(tpage) - ((PageHeader)tpage)->pd_lower;
+    uint32 first = len < avail ? len : avail;
+    uint32 rest = len - first;
+    // Pages after the tail are written first, unreachable until the final record links them.
+    BlockNumber first_new = InvalidBlockNumber;
+    uint32 newpages = 0;
+    if (rest > 0) {
+        newpages = (rest + cap - 1) / cap;
+        BlockNumber* blks = (BlockNumber*)palloc(sizeof(BlockNumber) * newpages);
+        for (uint32 i = 0; i < newpages; ++i) blks[i] = alloc_block(index);
+        char* img = (char*)palloc(BLCKSZ);
+        const char* p = src + first;
+        for (uint32 i = 0; i < newpages; ++i) {
+            init_pending((Page)img);
+            uint32 k = rest < cap ? rest : cap;
+            std::memcpy(img + kContentStart, p, k);
+            ((PageHeader)img)->pd_lower = (uint16)(kContentStart + k);
+            opaque_of((Page)img)->next = i + 1 < newpages ? blks[i + 1] : InvalidBlockNumber;
+            write_page(index, blks[i], (Page)img);
+            p += k;
+            rest -= k;
+        }
+        first_new = blks[0];
+        BlockNumber last = blks[newpages - 1];
+        pfree(img);
+        pfree(blks);
+        st = GenericXLogStart(index);
+        MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mbuf, 0));
+        Page tp = GenericXLogRegisterBuffer(st, tbuf, 0);
+        std::memcpy((char*)tp + ((PageHeader)tp)->pd_lower, src, first);
+        ((PageHeader)tp)->pd_lower += first;
+        opaque_of(tp)->next = first_new;
+        mm->pending_tail = last;
+        mm->pending_pages += newpages;
+        mm->pending_count++;
+        mm->total_docs++;
+        if (has_sig) mm->part_docs[partitioning_for(mm->growth).partition_of(length)]++;
+        GenericXLogFinish(st);
+    } else {
+        st = GenericXLogStart(index);
+        MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mbuf, 0));
+        Page tp = GenericXLogRegisterBuffer(st, tbuf, 0);
+        std::memcpy((char*)tp + ((PageHeader)tp)->pd_lower, src, first);
+        ((PageHeader)tp)->pd_lower += first;
+        mm->pending_count++;
+        mm->total_docs++;
+        if (has_sig) mm->part_docs[partitioning_for(mm->growth).partition_of(length)]++;
+        GenericXLogFinish(st);
+    }
+    UnlockReleaseBuffer(tbuf);
+}
+
+bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid, Relation,
+              IndexUniqueCheck, bool, IndexInfo*) {
+    if (isnull[0]) return false;
+    MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "spotsigs insert", ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(tmp);
+    struct varlena* v = fetch_spotsig(values[0]);
+    MultisetView m;
+    pg_entry([&] {
+        m = view_of(v);
+        return Datum(0);
+    });
+    uint32 payload = VARSIZE_ANY_EXHDR(v);
+    uint32 len = kPendingHeader + payload;
+    char* entry = (char*)palloc(len);
+    uint64 id = tid_to_id(heap_tid);
+    std::memcpy(entry, &id, 8);
+    std::memcpy(entry + 8, &payload, 4);
+    std::memcpy(entry + kPendingHeader, VARDATA_ANY(v), payload);
+
+    Buffer mbuf = ReadBuffer(index, kMetaBlock);
+    LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
+    check_meta(index, meta_of(BufferGetPage(mbuf)));
+    pending_append(index, mbuf, entry, len, m.length, true);
+    UnlockReleaseBuffer(mbuf);
+
+    MemoryContextSwitchTo(old);
+    MemoryContextDelete(tmp);
+    return false;
+}
+
+}  // namespace spotsigs::pg::index

@@ -1,0 +1,490 @@
+// Index scans: `sig % q` (plain and bitmap) and `ORDER BY sig <-> q` (ordered by exact distance).
+//
+// The search itself (core threshold_search) runs inside pg_entry over a PostingSource that reads
+// page copies through pg_guard. C-style wrappers pin the metapage around each search, so VACUUM
+// cannot recycle the pages being read.
+#include "index.hpp"
+
+extern "C" {
+#include "access/relscan.h"
+#include "nodes/tidbitmap.h"
+}
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../boundary.hpp"
+#include "../datum.hpp"
+#include "../gucs.hpp"
+
+namespace spotsigs::pg::index {
+
+namespace {
+
+// Posting lists of the query's signatures, looked up in the index's segments.
+class PageSource : public PostingSource {
+public:
+    // Looks up every query signature in every segment (only partitions overlapping range).
+    PageSource(Relation index, const MetaData& meta, const MultisetView& q, LengthRange range)
+        : index_(index), parts_(partitioning_for(meta.growth)), subs_(q.size), page_(BLCKSZ) {
+        if (range.empty()) return;
+        plo_ = parts_.partition_of(range.lo);
+        phi_ = parts_.partition_of(range.hi);
+        for (uint32 s = 0; s < meta.nsegments; ++s) lookup_segment(meta.seg[s], q);
+    }
+
+    // Postings of signature i in partitions overlapping [lo, hi].
+    uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) override {
+        uint64_t n = 0;
+        for (const Sub& s : subs_[i])
+            if (overlaps(s.part, lo, hi)) n += s.count;
+        return n;
+    }
+
+    // Delivers the postings of signature i in [lo, hi], list by list.
+    void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) override {
+        for (const Sub& s : subs_[i]) {
+            if (!overlaps(s.part, lo, hi)) continue;
+            if (!scan_sub(s, lo, hi, fn)) return;
+        }
+    }
+
+private:
+    // One partition list of one signature in one segment.
+    struct Sub {
+        uint32 part;
+        uint32 count;
+        bool external;
+        BlockNumber blk;
+        uint32 off;
+        std::string bytes;
+    };
+
+    // True when partition p holds lengths in [lo, hi].
+    bool overlaps(uint32 p, uint64_t lo, uint64_t hi) const {
+        return parts_.lower(p) <= hi && parts_.upper(p) >= lo;
+    }
+
+    // Copies block blk into buf, checking its kind.
+    void read(BlockNumber blk, char* buf, PageKind kind) {
+        pg_guard([&] { read_page_copy(index_, blk, buf, kind); });
+    }
+
+    // Descends a segment's tree for each query hash (ascending) and records matching lists.
+    void lookup_segment(const SegmentDesc& seg, const MultisetView& q) {
+        if (seg.root == InvalidBlockNumber) return;
+        uint32 height = seg.height;
+        std::vector<std::vector<char>> cache(height + 1, std::vector<char>(BLCKSZ));
+        std::vector<BlockNumber> cached(height + 1, InvalidBlockNumber);
+        std::vector<PartRef> refs(kMaxPartitions);
+        // DATA page cursor: resume parsing where the previous (smaller) hash stopped.
+        const unsigned char* dpos = nullptr;
+        for (uint32 i = 0; i < q.size; ++i) {
+            uint64 h = q.hashes[i];
+            BlockNumber blk = seg.root;
+            bool found_path = true;
+            for (uint32 lvl = height; lvl > 0; --lvl) {
+                char* pg = cache[lvl].data();
+                if (cached[lvl] != blk) {
+                    read(blk, pg, kDirPage);
+                    cached[lvl] = blk;
+                    if (opaque_of((Page)pg)->level != lvl) pg_guard([&] { corrupted(index_, "directory level mismatch", blk); });
+                }
+                uint32 lower = ((PageHeader)pg)->pd_lower;
+                uint32 n = (lower - kContentStart) / 12;
+                // last entry with first hash <= h
+                uint32 lo = 0, hi = n;
+                while (lo < hi) {
+                    uint32 mid = (lo + hi) / 2;
+                    uint64 fh;
+                    std::memcpy(&fh, pg + kContentStart + 12 * mid, 8);
+                    if (fh <= h) lo = mid + 1; else hi = mid;
+                }
+                if (lo == 0) {
+                    found_path = false;
+                    break;
+                }
+                std::memcpy(&blk, pg + kContentStart + 12 * (lo - 1) + 8, 4);
+            }
+            if (!found_path) continue;
+            char* dp = cache[0].data();
+            if (cached[0] != blk) {
+                read(blk, dp, kDataPage);
+                cached[0] = blk;
+                dpos = (const unsigned char*)dp + kContentStart;
+            }
+            const unsigned char* end = (const unsigned char*)dp + ((PageHeader)dp)->pd_lower;
+            while (dpos < end) {
+                const unsigned char* start = dpos;
+                uint64 rh;
+                int np;
+                if (!parse_record(dpos, end, &rh, &np, refs.data()))
+                    pg_guard([&] { corrupted(index_, "malformed hash record", blk); });
+                if (rh < h) continue;
+                if (rh > h) {
+                    dpos = start;  // a later, larger query hash may match it
+                    break;
+                }
+                for (int k = 0; k < np; ++k) {
+                    const PartRef& r = refs[k];
+                    if (r.part < plo_ || r.part > phi_) continue;
+                    Sub s{r.part, r.count, r.external, r.blk, r.off, std::string()};
+                    if (!r.external) s.bytes.assign((const char*)r.bytes, r.nbytes);
+                    subs_[i].push_back(std::move(s));
+                }
+                break;
+            }
+        }
+    }
+
+    // Delivers one list's postings in [lo, hi]; false when fn asked to stop.
+    bool scan_sub(const Sub& s, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) {
+        Posting p, prev;
+        if (!s.external) {
+            const unsigned char* pos = (const unsigned char*)s.bytes.data();
+            const unsigned char* end = pos + s.bytes.size();
+            for (uint32 k = 0; k < s.count; ++k) {
+                decode_posting(pos, end, p, k ? &prev : nullptr);
+                prev = p;
+                if (p.length > hi) continue;
+                if (p.length < lo) return true;  // descending lengths: nothing further qualifies
+                if (!fn(p)) return false;
+            }
+            return true;
+        }
+        char* pg = page_.data();
+        BlockNumber blk = s.blk;
+        uint32 off = s.off;
+        uint32 left = s.count;
+        while (left > 0) {
+            read(blk, pg, kChainPage);
+            uint32 lower = ((PageHeader)pg)->pd_lower;
+            if (off < kContentStart || off + 2 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting run outside its page");
+            uint16 n;
+            std::memcpy(&n, pg + off, 2);
+            if (n == 0 || n > left) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad posting run size");
+            const unsigned char* pos = (const unsigned char*)pg + off + 2;
+            const unsigned char* end = (const unsigned char*)pg + lower;
+            for (uint32 k = 0; k < n; ++k) {
+                decode_posting(pos, end, p, k ? &prev : nullptr);
+                prev = p;
+                if (p.length > hi) continue;
+                if (p.length < lo) return true;
+                if (!fn(p)) return false;
+            }
+            left -= n;
+            blk = opaque_of((Page)pg)->next;
+            off = kContentStart;
+        }
+        return true;
+    }
+
+    Relation index_;
+    const Partitioning& parts_;
+    std::vector<std::vector<Sub>> subs_;
+    std::vector<char> page_;
+    uint32 plo_ = 1, phi_ = 0;
+};
+
+// A result set: ids with their similarity.
+struct Results {
+    uint64* ids;
+    double* sims;
+    int64 n;
+};
+
+// Threshold search over segments and pending entries: every id with similarity >= tau.
+// C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry.
+Results search(Relation index, const MultisetView& q, double tau) {
+    Results res{nullptr, nullptr, 0};
+    Buffer mb = ReadBuffer(index, kMetaBlock);
+    LockBuffer(mb, BUFFER_LOCK_SHARE);
+    MetaData* meta = (MetaData*)palloc(sizeof(MetaData));
+    std::memcpy(meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+    LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+    check_meta(index, meta);
+    int64 npend;
+    uint32 ppages;
+    PendingEntry* pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    pg_entry([&] {
+        std::vector<Match> found;
+        if (!q.empty()) {
+            PageSource src(index, *meta, q, length_range(q.length, tau));
+            found = threshold_search(q, tau, src);
+        }
+        for (int64 k = 0; k < npend; ++k) {
+            double s = similarity(q, pend[k].sig);
+            if (s >= tau) found.push_back(Match{pend[k].id, s});
+        }
+        pg_guard([&] {
+            size_t n = found.size() ? found.size() : 1;
+            res.ids = (uint64*)palloc(sizeof(uint64) * n);
+            res.sims = (double*)palloc(sizeof(double) * n);
+        });
+        for (size_t k = 0; k < found.size(); ++k) {
+            res.ids[k] = found[k].id;
+            res.sims[k] = found[k].similarity;
+        }
+        res.n = (int64)found.size();
+        return Datum(0);
+    });
+    ReleaseBuffer(mb);
+    return res;
+}
+
+// Every indexed id (document lists of all segments and the pending list).
+Results all_ids(Relation index) {
+    Results res{nullptr, nullptr, 0};
+    Buffer mb = ReadBuffer(index, kMetaBlock);
+    LockBuffer(mb, BUFFER_LOCK_SHARE);
+    MetaData* meta = (MetaData*)palloc(sizeof(MetaData));
+    std::memcpy(meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+    LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+    check_meta(index, meta);
+    int64 cap = 1024, n = 0;
+    res.ids = (uint64*)palloc(sizeof(uint64) * cap);
+    char* page = (char*)palloc(BLCKSZ);
+    for (uint32 s = 0; s < meta->nsegments; ++s) {
+        const SegmentDesc& seg = meta->seg[s];
+        if (seg.doclist_blk == InvalidBlockNumber) continue;
+        PartRef ref{0, (uint32)seg.ndocs, true, seg.doclist_blk, seg.doclist_off, nullptr, 0};
+        ListIter it;
+        list_iter_init(&it, index, &ref, page);
+        Posting p;
+        while (list_iter_next(&it, &p)) {
+            if (n == cap) {
+                cap *= 2;
+                res.ids = (uint64*)repalloc(res.ids, sizeof(uint64) * cap);
+            }
+            res.ids[n++] = p.id;
+        }
+    }
+    int64 npend;
+    uint32 ppages;
+    PendingEntry* pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    for (int64 k = 0; k < npend; ++k) {
+        if (n == cap) {
+            cap *= 2;
+            res.ids = (uint64*)repalloc(res.ids, sizeof(uint64) * cap);
+        }
+        res.ids[n++] = pend[k].id;
+    }
+    ReleaseBuffer(mb);
+    res.n = n;
+    res.sims = (double*)palloc(sizeof(double) * (n ? n : 1));
+    for (int64 k = 0; k < n; ++k) res.sims[k] = 0.0;
+    return res;
+}
+
+// Sorts ids ascending (for intersection and membership tests).
+void sort_ids(uint64* ids, int64 n) { std::sort(ids, ids + n); }
+
+// True when id is in the sorted array.
+bool contains(const uint64* ids, int64 n, uint64 id) { return std::binary_search(ids, ids + n, id); }
+
+// Per-scan state.
+struct ScanState {
+    MemoryContext cxt;         // reset at every rescan
+    bool done;                 // results of the current batch computed
+    bool empty;                // a NULL key: nothing matches
+    // filter from % keys (sorted ids), or null when there is none
+    bool have_filter;
+    uint64* filter;
+    int64 nfilter;
+    // ordered scan
+    bool ordered;
+    MultisetView oq;
+    int tier;                  // next tier to compute; order_tier_count() = the zero tier
+    uint64* positives;         // ids with similarity > 0 (sorted), known once the last tier ran
+    int64 npositives;
+    // current batch
+    Results batch;
+    int64 pos;
+    bool exhausted;
+};
+
+// The query of a scan key, detoasted into the scan context; false for NULL.
+bool key_query(ScanKey key, MultisetView* out) {
+    if (key->sk_flags & SK_ISNULL) return false;
+    struct varlena* v = fetch_spotsig(key->sk_argument);
+    pg_entry([&] {
+        *out = view_of(v);
+        return Datum(0);
+    });
+    return true;
+}
+
+// Intersects the % keys' results into st->filter.
+void compute_filter(IndexScanDesc scan, ScanState* st) {
+    double tau = similarity_threshold;
+    for (int k = 0; k < scan->numberOfKeys; ++k) {
+        MultisetView q;
+        if (!key_query(&scan->keyData[k], &q)) {
+            st->empty = true;
+            return;
+        }
+        Results r = search(scan->indexRelation, q, tau);
+        sort_ids(r.ids, r.n);
+        if (!st->have_filter) {
+            st->filter = r.ids;
+            st->nfilter = r.n;
+            st->have_filter = true;
+        } else {
+            int64 m = 0;
+            for (int64 i = 0; i < st->nfilter; ++i)
+                if (contains(r.ids, r.n, st->filter[i])) st->filter[m++] = st->filter[i];
+            st->nfilter = m;
+        }
+    }
+}
+
+// Orders a batch by descending similarity, then ascending id.
+void sort_batch(Results* r) {
+    std::vector<std::pair<double, uint64>> v((size_t)r->n);
+    for (int64 i = 0; i < r->n; ++i) v[(size_t)i] = {r->sims[i], r->ids[i]};
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (int64 i = 0; i < r->n; ++i) {
+        r->sims[i] = v[(size_t)i].first;
+        r->ids[i] = v[(size_t)i].second;
+    }
+}
+
+// Computes the next batch of an ordered scan; false when every tier is done.
+bool next_batch(IndexScanDesc scan, ScanState* st) {
+    size_t ntiers = order_tier_count();
+    if (st->tier > (int)ntiers) return false;
+    Results r;
+    if (st->tier < (int)ntiers) {
+        double lo = order_tier((size_t)st->tier);
+        double hi = st->tier == 0 ? 2.0 : order_tier((size_t)st->tier - 1);
+        Results all = search(scan->indexRelation, st->oq, lo);
+        if (st->tier == (int)ntiers - 1) {
+            // Every id with similarity > 0: what the zero tier must leave out.
+            st->positives = (uint64*)palloc(sizeof(uint64) * (all.n ? all.n : 1));
+            std::memcpy(st->positives, all.ids, sizeof(uint64) * all.n);
+            st->npositives = all.n;
+            sort_ids(st->positives, st->npositives);
+        }
+        int64 m = 0;
+        for (int64 i = 0; i < all.n; ++i) {
+            if (all.sims[i] >= hi) continue;
+            if (st->have_filter && !contains(st->filter, st->nfilter, all.ids[i])) continue;
+            all.ids[m] = all.ids[i];
+            all.sims[m] = all.sims[i];
+            m++;
+        }
+        all.n = m;
+        sort_batch(&all);
+        r = all;
+    } else {
+        r = all_ids(scan->indexRelation);
+        int64 m = 0;
+        for (int64 i = 0; i < r.n; ++i) {
+            if (contains(st->positives, st->npositives, r.ids[i])) continue;
+            if (st->have_filter && !contains(st->filter, st->nfilter, r.ids[i])) continue;
+            r.ids[m++] = r.ids[i];
+        }
+        r.n = m;
+        sort_ids(r.ids, r.n);
+    }
+    st->tier++;
+    st->batch = r;
+    st->pos = 0;
+    return true;
+}
+
+}  // namespace
+
+IndexScanDesc ambeginscan(Relation index, int nkeys, int norderbys) {
+    IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+    ScanState* st = (ScanState*)palloc0(sizeof(ScanState));
+    st->cxt = AllocSetContextCreate(CurrentMemoryContext, "spotsigs scan", ALLOCSET_DEFAULT_SIZES);
+    scan->opaque = st;
+    if (norderbys > 0) {
+        scan->xs_orderbyvals = (Datum*)palloc0(sizeof(Datum) * norderbys);
+        scan->xs_orderbynulls = (bool*)palloc(sizeof(bool) * norderbys);
+        for (int i = 0; i < norderbys; ++i) scan->xs_orderbynulls[i] = true;
+    }
+    return scan;
+}
+
+void amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys) {
+    ScanState* st = (ScanState*)scan->opaque;
+    MemoryContextReset(st->cxt);
+    MemoryContext cxt = st->cxt;
+    std::memset((void*)st, 0, sizeof(ScanState));
+    st->cxt = cxt;
+    if (keys && scan->numberOfKeys > 0)
+        std::memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+    if (orderbys && scan->numberOfOrderBys > 0)
+        std::memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+    (void)nkeys;
+    (void)norderbys;
+}
+
+// Computes the results of a non-ordered scan, or prepares an ordered one.
+static void prepare(IndexScanDesc scan, ScanState* st) {
+    MemoryContext old = MemoryContextSwitchTo(st->cxt);
+    compute_filter(scan, st);
+    if (scan->numberOfOrderBys > 0) {
+        st->ordered = true;
+        if (!key_query(&scan->orderByData[0], &st->oq)) st->empty = true;
+    } else if (!st->empty) {
+        st->batch.ids = st->filter;
+        st->batch.n = st->nfilter;
+        st->batch.sims = nullptr;
+    }
+    st->done = true;
+    MemoryContextSwitchTo(old);
+}
+
+bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
+    ScanState* st = (ScanState*)scan->opaque;
+    if (dir != ForwardScanDirection) elog(ERROR, "spotsigs index does not support backward scans");
+    if (!st->done) prepare(scan, st);
+    if (st->empty) return false;
+    if (!st->ordered) {
+        if (st->pos >= st->batch.n) return false;
+        id_to_tid(st->batch.ids[st->pos++], &scan->xs_heaptid);
+        scan->xs_recheck = false;
+        return true;
+    }
+    while (st->pos >= st->batch.n) {
+        MemoryContext old = MemoryContextSwitchTo(st->cxt);
+        bool more = next_batch(scan, st);
+        MemoryContextSwitchTo(old);
+        if (!more) return false;
+        CHECK_FOR_INTERRUPTS();
+    }
+    int64 i = st->pos++;
+    id_to_tid(st->batch.ids[i], &scan->xs_heaptid);
+    scan->xs_recheck = false;
+    scan->xs_recheckorderby = false;
+    scan->xs_orderbyvals[0] = Float8GetDatum(1.0 - st->batch.sims[i]);
+    scan->xs_orderbynulls[0] = false;
+    return true;
+}
+
+int64 amgetbitmap(IndexScanDesc scan, TIDBitmap* tbm) {
+    ScanState* st = (ScanState*)scan->opaque;
+    if (!st->done) prepare(scan, st);
+    if (st->empty || st->ordered) return 0;
+    for (int64 i = 0; i < st->batch.n; ++i) {
+        ItemPointerData t;
+        id_to_tid(st->batch.ids[i], &t);
+        tbm_add_tuples(tbm, &t, 1, false);
+    }
+    return st->batch.n;
+}
+
+void amendscan(IndexScanDesc scan) {
+    ScanState* st = (ScanState*)scan->opaque;
+    MemoryContextDelete(st->cxt);
+    pfree(st);
+}
+
+}  // namespace spotsigs::pg::index

@@ -1,0 +1,251 @@
+// VACUUM: drop dead rows and merge the pending list by writing a new segment, then recycle the
+// replaced pages once no reader can still be inside them.
+//
+// C-style code: no C++ objects with destructors live across PostgreSQL calls.
+#include "index.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+}
+
+#include <cstring>
+
+namespace spotsigs::pg::index {
+
+namespace {
+
+// A growable array of block numbers.
+struct BlockList {
+    BlockNumber* b;
+    int n;
+    int cap;
+};
+
+// Appends blk to l.
+void push_block(BlockList* l, BlockNumber blk) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->b = l->b ? (BlockNumber*)repalloc(l->b, sizeof(BlockNumber) * l->cap)
+                    : (BlockNumber*)palloc(sizeof(BlockNumber) * l->cap);
+    }
+    l->b[l->n++] = blk;
+}
+
+// Follows next links from blk, adding every page of the given kind to l.
+void collect_chain(Relation index, BlockNumber blk, PageKind kind, char* page, BlockList* l) {
+    while (blk != InvalidBlockNumber) {
+        CHECK_FOR_INTERRUPTS();
+        read_page_copy(index, blk, page, kind);
+        push_block(l, blk);
+        blk = opaque_of((Page)page)->next;
+    }
+}
+
+// Adds every page of a segment to l.
+void collect_segment(Relation index, const SegmentDesc& seg, char* page, BlockList* l) {
+    if (seg.root != InvalidBlockNumber) {
+        BlockNumber left = seg.root;
+        for (uint32 lvl = seg.height; lvl > 0; --lvl) {
+            read_page_copy(index, left, page, kDirPage);
+            BlockNumber child;
+            std::memcpy(&child, page + kContentStart + 8, 4);
+            collect_chain(index, left, kDirPage, page, l);
+            left = child;
+        }
+    }
+    collect_chain(index, seg.first_data, kDataPage, page, l);
+    collect_chain(index, seg.first_chain, kChainPage, page, l);
+}
+
+// True when any row of the segment is dead, by its document list.
+bool segment_has_dead(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallback cb, void* cbs, char* page) {
+    if (seg.doclist_blk == InvalidBlockNumber || cb == nullptr) return false;
+    PartRef ref{0, (uint32)seg.ndocs, true, seg.doclist_blk, seg.doclist_off, nullptr, 0};
+    ListIter it;
+    list_iter_init(&it, index, &ref, page);
+    Posting p;
+    while (list_iter_next(&it, &p)) {
+        ItemPointerData t;
+        id_to_tid(p.id, &t);
+        if (cb(&t, cbs)) return true;
+    }
+    return false;
+}
+
+// Feeds a segment's live postings and documents to the sorter; counts the dead documents.
+void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallback cb, void* cbs,
+                  SegmentSorter* s, char* page, char* page2, double* removed) {
+    PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
+    BlockNumber blk = seg.first_data;
+    ItemPointerData t;
+    while (blk != InvalidBlockNumber) {
+        CHECK_FOR_INTERRUPTS();
+        read_page_copy(index, blk, page, kDataPage);
+        const unsigned char* pos = (const unsigned char*)page + kContentStart;
+        const unsigned char* end = (const unsigned char*)page + ((PageHeader)page)->pd_lower;
+        while (pos < end) {
+            uint64 hash;
+            int np;
+            if (!parse_record(pos, end, &hash, &np, refs)) corrupted(index, "malformed hash record", blk);
+            for (int k = 0; k < np; ++k) {
+                ListIter it;
+                list_iter_init(&it, index, &refs[k], page2);
+                Posting p;
+                while (list_iter_next(&it, &p)) {
+                    id_to_tid(p.id, &t);
+                    if (cb && cb(&t, cbs)) continue;
+                    sorter_add_posting(s, hash, refs[k].part, p);
+                }
+            }
+        }
+        blk = opaque_of((Page)page)->next;
+    }
+    if (seg.doclist_blk != InvalidBlockNumber) {
+        PartRef ref{0, (uint32)seg.ndocs, true, seg.doclist_blk, seg.doclist_off, nullptr, 0};
+        ListIter it;
+        list_iter_init(&it, index, &ref, page2);
+        Posting p;
+        while (list_iter_next(&it, &p)) {
+            id_to_tid(p.id, &t);
+            if (cb && cb(&t, cbs)) {
+                *removed += 1;
+                continue;
+            }
+            sorter_add_doc(s, p.id, p.length, p.freq);
+        }
+    }
+    pfree(refs);
+}
+
+// Merges the pending list (and, when full, every segment) into one new segment, dropping rows
+// the callback reports dead. Returns the number of rows removed.
+double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force_full) {
+    char* page = (char*)palloc(BLCKSZ);
+    char* page2 = (char*)palloc(BLCKSZ);
+    // Snapshot of the metapage and of the pending list's end.
+    MetaData snap;
+    BlockNumber end_blk = InvalidBlockNumber;
+    uint32 end_off = 0;
+    Buffer mb = ReadBuffer(index, kMetaBlock);
+    LockBuffer(mb, BUFFER_LOCK_SHARE);
+    std::memcpy(&snap, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+    check_meta(index, &snap);
+    if (snap.pending_tail != InvalidBlockNumber) {
+        Buffer tb = ReadBuffer(index, snap.pending_tail);
+        LockBuffer(tb, BUFFER_LOCK_SHARE);
+        end_blk = snap.pending_tail;
+        end_off = ((PageHeader)BufferGetPage(tb))->pd_lower;
+        UnlockReleaseBuffer(tb);
+    }
+    LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+
+    bool full = force_full || snap.nsegments >= (uint32)kMergeSegmentsAt;
+    for (uint32 i = 0; !full && i < snap.nsegments; ++i)
+        if (segment_has_dead(index, snap.seg[i], cb, cbs, page)) full = true;
+    bool pending_nonempty = snap.pending_count > 0;
+    if (!full && !pending_nonempty) {
+        ReleaseBuffer(mb);
+        return 0;
+    }
+
+    uint32 growth = snap.growth;
+    const Partitioning& parts = partitioning_for(growth);
+    SegmentSorter* s = sorter_begin(maintenance_work_mem);
+    double removed = 0;
+    BlockList old = {nullptr, 0, 0};
+    if (full)
+        for (uint32 i = 0; i < snap.nsegments; ++i) {
+            feed_segment(index, snap.seg[i], cb, cbs, s, page, page2, &removed);
+            collect_segment(index, snap.seg[i], page, &old);
+        }
+    // Pending entries up to the snapshot's end.
+    int64 npend = 0;
+    uint32 ppages = 0;
+    PendingEntry* pend = read_pending(index, snap.pending_head, snap.pending_head_off, end_blk, end_off, &npend, &ppages);
+    uint32 pend_removed_pages = 0;
+    for (int64 k = 0; k < npend; ++k) {
+        ItemPointerData t;
+        id_to_tid(pend[k].id, &t);
+        if (cb && cb(&t, cbs)) {
+            removed += 1;
+            continue;
+        }
+        sorter_add(s, pend[k].id, pend[k].sig, parts.partition_of(pend[k].sig.length));
+    }
+    // Pending pages before the snapshot's end page are consumed entirely.
+    for (BlockNumber b = snap.pending_head; b != InvalidBlockNumber && b != end_blk;) {
+        read_page_copy(index, b, page, kPendingPage);
+        push_block(&old, b);
+        pend_removed_pages++;
+        b = opaque_of((Page)page)->next;
+    }
+    uint32* part_docs = (uint32*)palloc0(sizeof(uint32) * kMaxPartitions);
+    SegmentDesc seg;
+    sorter_finish(s, index, growth, &seg, part_docs, false);
+
+    // Switch the metapage to the new structure.
+    LockBuffer(mb, BUFFER_LOCK_EXCLUSIVE);
+    GenericXLogState* st = GenericXLogStart(index);
+    MetaData* m = meta_of(GenericXLogRegisterBuffer(st, mb, 0));
+    if (full) {
+        m->nsegments = 0;
+        for (int i = 0; i < kMaxSegments; ++i) m->seg[i].root = InvalidBlockNumber;
+        for (int i = 0; i < kMaxPartitions; ++i) {
+            uint32 since = m->part_docs[i] - snap.part_docs[i];  // inserted after the snapshot
+            m->part_docs[i] = part_docs[i] + since;
+        }
+        m->total_docs = seg.ndocs + (m->total_docs - snap.total_docs);
+    } else {
+        m->total_docs -= (uint64)removed;  // part_docs stay an estimate until the next full rewrite
+    }
+    if (seg.ndocs > 0) m->seg[m->nsegments++] = seg;
+    if (end_blk != InvalidBlockNumber) {
+        m->pending_head = end_blk;
+        m->pending_head_off = end_off;
+        m->pending_count -= (uint64)npend;
+        m->pending_pages -= pend_removed_pages;
+    }
+    GenericXLogFinish(st);
+    LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+    // Wait until no reader that saw the old structure still holds the metapage pin.
+    LockBufferForCleanup(mb);
+    UnlockReleaseBuffer(mb);
+    if (old.n > 0) free_blocks(index, old.b, old.n);
+    return removed;
+}
+
+// Fills the statistics VACUUM reports for the index.
+void fill_stats(Relation index, IndexBulkDeleteResult* stats) {
+    MetaData m;
+    read_meta(index, &m);
+    stats->num_pages = RelationGetNumberOfBlocks(index);
+    stats->num_index_tuples = (double)m.total_docs;
+    stats->estimated_count = false;
+}
+
+}  // namespace
+
+IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult* stats,
+                                    IndexBulkDeleteCallback callback, void* callback_state) {
+    if (stats == nullptr) stats = (IndexBulkDeleteResult*)palloc0(sizeof(IndexBulkDeleteResult));
+    stats->tuples_removed += rewrite(info->index, callback, callback_state, false);
+    fill_stats(info->index, stats);
+    return stats;
+}
+
+IndexBulkDeleteResult* amvacuumcleanup(IndexVacuumInfo* info, IndexBulkDeleteResult* stats) {
+    if (info->analyze_only) return stats;
+    if (stats == nullptr) {
+        // No bulk delete in this VACUUM (e.g. an insert-only table): merge the pending list.
+        stats = (IndexBulkDeleteResult*)palloc0(sizeof(IndexBulkDeleteResult));
+        rewrite(info->index, nullptr, nullptr, false);
+    }
+    IndexFreeSpaceMapVacuum(info->index);
+    fill_stats(info->index, stats);
+    return stats;
+}
+
+}  // namespace spotsigs::pg::index
