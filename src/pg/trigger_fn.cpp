@@ -60,13 +60,16 @@ struct Match {
 };
 
 // Runs the prepared candidate query with spotsigs.similarity_threshold set to the trigger's tau
-// for its duration (as a function's SET clause would); an ERROR unwinds the setting with the
-// (sub)transaction.
+// and enable_seqscan off for its duration (as a function's SET clause would); an ERROR unwinds the
+// settings with the (sub)transaction.
 Match find_match(const TriggerConfig* c, Datum sig, Datum id) {
     Datum values[2] = {sig, id};
     int nest = NewGUCNestLevel();
     (void)set_config_option("spotsigs.similarity_threshold", c->threshold_text, PGC_USERSET, PGC_S_SESSION,
                             GUC_ACTION_SAVE, true, 0, false);
+    // The plan is cached and may have been made while the table was small: never let it be a
+    // sequential scan (a generic plan from an empty table would otherwise scan a grown table).
+    (void)set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
     int rc = SPI_execute_plan(c->plan, values, nullptr, false, 1);
     AtEOXact_GUC(true, nest);
     if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs_flag_duplicates: candidate query failed: %s", SPI_result_code_string(rc));
