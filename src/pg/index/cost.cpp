@@ -98,15 +98,22 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
     double qlen, qdistinct;
     query_shape(path, avg_len, avg_distinct, &qlen, &qdistinct);
 
-    double spc = costs.spc_random_page_cost > 0 ? costs.spc_random_page_cost : random_page_cost;
-    // Cost of one threshold search at tau.
+    // Each query signature descends each segment to one DATA page; repeated pages are cached
+    // (index_pages_fetched), and the hot upper levels and the pending list are charged as
+    // sequential reads, like btree's descent.
+    double idx_pages = path->indexinfo->pages > 1 ? (double)path->indexinfo->pages : 1.0;
+    double nseg = m.nsegments > 0 ? (double)m.nsegments : 0.0;
+    // Cost of one threshold search at tau; *npages gets the pages it reads.
     auto search_cost = [&](double tau, double* npages) {
         double share = reachable_share(m, qlen, tau);
         double read = qdistinct * e_list * share;
-        double pg = 1 + m.pending_pages + qdistinct * height * 0.25 + read * 6.0 / BLCKSZ;
+        double descents = qdistinct * nseg;
+        double leaf = descents > 0 ? index_pages_fetched(descents, (BlockNumber)idx_pages, idx_pages, root) : 0;
+        double pg = 1 + m.pending_pages + leaf + read * 6.0 / BLCKSZ;
+        if (pg > idx_pages) pg = idx_pages;
         *npages = pg;
-        return pg * spc + read * cpu_operator_cost * 2 + (double)m.pending_count * qdistinct * cpu_operator_cost +
-               qdistinct * height * cpu_operator_cost * 50;
+        return pg * seq_page_cost + read * cpu_operator_cost * 2 + descents * height * cpu_operator_cost * 10 +
+               (double)m.pending_count * qdistinct * cpu_operator_cost;
     };
     double npages;
     if (path->indexorderbys == NIL) {
