@@ -1,0 +1,129 @@
+-- The spotsigs index access method: exact % and <-> scans, plans, inserts, VACUUM, checks.
+\set SHOW_CONTEXT never
+SET extra_float_digits = 0;
+
+-- a small table: the paper's example (4.3.2), an empty value and a NULL
+CREATE TABLE ix_small (id int, sig spotsig);
+INSERT INTO ix_small VALUES
+  (1, '{1:5,2:4,3:4}'), (2, '{1:8,2:4}'), (3, '{1:4,2:5,3:5}'),
+  (4, '{1,2,3,4,5}'), (5, '{}'), (6, NULL), (7, '{7,8,9}');
+CREATE INDEX ix_small_sig ON ix_small USING spotsigs (sig);
+SELECT spotsigs_index_check('ix_small_sig');
+SELECT * FROM spotsigs_index_stats('ix_small_sig');
+
+SET enable_seqscan = off;
+SET spotsigs.similarity_threshold = 0.8;
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
+SELECT id, similarity(sig, '{1:5,2:4,3:4}') FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 3;
+-- every row (NULLs are not indexed), nearest first; the empty value and disjoint rows at distance 1
+SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}', id;
+SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
+-- a NULL query matches nothing
+SELECT count(*) FROM ix_small WHERE sig % NULL::spotsig;
+-- bitmap scans
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
+SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
+RESET enable_indexscan;
+RESET enable_seqscan;
+-- without enable_seqscan = off, a tiny table is scanned sequentially
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
+
+-- a larger table: 3000 rows in near-duplicate families, enough for external lists and a
+-- multi-level directory
+CREATE TABLE ix_big (id int PRIMARY KEY, sig spotsig);
+INSERT INTO ix_big
+SELECT i, ('{' || string_agg(to_hex(((i / 7) * 31 + k) % 20000 + 1) || ':' || (1 + (k % 3)), ',') || '}')::spotsig
+FROM generate_series(1, 3000) i, generate_series(0, 20 + i % 40) k
+WHERE (k + i) % 11 <> 0
+GROUP BY i;
+CREATE INDEX ix_big_sig ON ix_big USING spotsigs (sig) WITH (partition_growth = 20);
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT count(*) AS partitions, sum(rows) AS rows, sum(postings) AS postings FROM spotsigs_index_stats('ix_big_sig');
+
+-- results with the index equal those without it, for every 10th row as the query
+CREATE FUNCTION ix_compare(tau float8) RETURNS TABLE(queries bigint, matches bigint, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('spotsigs.similarity_threshold', tau::text, true);
+  PERFORM set_config('enable_seqscan', 'off', true);
+  CREATE TEMP TABLE ix_a ON COMMIT DROP AS
+    SELECT q.id, coalesce((SELECT array_agg(b.id ORDER BY b.id) FROM ix_big b WHERE b.sig % q.sig), '{}') AS ids
+    FROM ix_big q WHERE q.id % 10 = 3;
+  PERFORM set_config('enable_seqscan', 'on', true);
+  PERFORM set_config('enable_indexscan', 'off', true);
+  PERFORM set_config('enable_bitmapscan', 'off', true);
+  CREATE TEMP TABLE ix_b ON COMMIT DROP AS
+    SELECT q.id, coalesce((SELECT array_agg(b.id ORDER BY b.id) FROM ix_big b WHERE b.sig % q.sig), '{}') AS ids
+    FROM ix_big q WHERE q.id % 10 = 3;
+  RETURN QUERY SELECT count(*), sum(cardinality(ix_b.ids))::bigint,
+    count(*) FILTER (WHERE ix_a.ids IS DISTINCT FROM ix_b.ids)
+    FROM ix_a FULL JOIN ix_b USING (id);
+END $$;
+SELECT * FROM ix_compare(0.44);
+SELECT * FROM ix_compare(0.8);
+SELECT * FROM ix_compare(0.2);
+
+-- top 10 by <-> through the index equals a full sort (distances exactly)
+CREATE FUNCTION ix_top10(use_index bool) RETURNS TABLE(id int, dists float8[])
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('enable_seqscan', (NOT use_index)::text, true);
+  PERFORM set_config('enable_indexscan', use_index::text, true);
+  RETURN QUERY SELECT q.id, (SELECT array_agg(d) FROM (SELECT b.sig <-> q.sig AS d FROM ix_big b ORDER BY b.sig <-> q.sig LIMIT 10) s)
+    FROM ix_big q WHERE q.id % 50 = 0;
+END $$;
+SELECT count(*) AS queries, count(*) FILTER (WHERE a.dists IS DISTINCT FROM b.dists) AS mismatches
+FROM ix_top10(true) a JOIN ix_top10(false) b USING (id);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ix_big ORDER BY sig <-> (SELECT sig FROM ix_big WHERE id = 7) LIMIT 10;
+RESET enable_seqscan;
+
+-- inserts go to the pending list; scans see them; VACUUM merges them and drops deleted rows
+INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0;
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT * FROM ix_compare(0.8);
+-- VACUUM of an insert-only table merges the pending list into a second segment
+VACUUM ix_big;
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT segment, sum(rows) AS rows FROM spotsigs_index_stats('ix_big_sig') GROUP BY segment ORDER BY segment;
+SELECT * FROM ix_compare(0.44);
+-- deleting rows makes VACUUM rewrite everything into one segment without them
+DELETE FROM ix_big WHERE id % 5 = 0;
+VACUUM ix_big;
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT segment, sum(rows) AS rows FROM spotsigs_index_stats('ix_big_sig') GROUP BY segment ORDER BY segment;
+SELECT * FROM ix_compare(0.44);
+-- deleted pages are reused, so the index does not grow on a second round
+SELECT pg_relation_size('ix_big_sig') AS size_before \gset
+INSERT INTO ix_big SELECT id + 20000, sig FROM ix_big WHERE id % 5 = 1 AND id < 10000;
+DELETE FROM ix_big WHERE id > 20000;
+VACUUM ix_big;
+INSERT INTO ix_big SELECT id + 20000, sig FROM ix_big WHERE id % 5 = 1 AND id < 10000;
+DELETE FROM ix_big WHERE id > 20000;
+VACUUM ix_big;
+SELECT pg_relation_size('ix_big_sig') <= :size_before * 1.3 AS no_runaway_growth;
+SELECT spotsigs_index_check('ix_big_sig');
+
+-- REINDEX, unlogged tables
+REINDEX INDEX ix_big_sig;
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT * FROM ix_compare(0.8);
+CREATE UNLOGGED TABLE ix_unlogged AS SELECT * FROM ix_big;
+CREATE INDEX ON ix_unlogged USING spotsigs (sig);
+INSERT INTO ix_unlogged VALUES (-1, '{1,2,3}');
+SELECT spotsigs_index_check('ix_unlogged_sig_idx');
+SET enable_seqscan = off;
+SET spotsigs.similarity_threshold = 0.5;
+SELECT id FROM ix_unlogged WHERE sig % '{1,2,3}';
+RESET enable_seqscan;
+
+-- the operator class validates; bad reloptions and wrong relations are refused
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'spotsig_ops';
+CREATE INDEX ON ix_small USING spotsigs (sig) WITH (partition_growth = 1);
+SELECT spotsigs_index_check('ix_big_pkey');
+CREATE INDEX ON ix_small USING spotsigs (sig, sig);
+
+DROP TABLE ix_small, ix_big, ix_unlogged;
+DROP FUNCTION ix_compare(float8), ix_top10(bool);
