@@ -75,6 +75,14 @@ double reachable_share(const MetaData& m, double qlen, double tau) {
 
 void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost* startup, Cost* total,
                     Selectivity* selectivity, double* correlation, double* pages) {
+    if (path->indexclauses == NIL && path->indexorderbys == NIL) {
+        // A scan without % or <-> would return every row in no useful order: never worth it.
+        *startup = *total = 1.0e10;
+        *selectivity = 1.0;
+        *correlation = 0;
+        *pages = path->indexinfo->pages;
+        return;
+    }
     GenericCosts costs;
     memset(&costs, 0, sizeof(costs));
     genericcostestimate(root, path, loop_count, &costs);

@@ -433,6 +433,8 @@ static void prepare(IndexScanDesc scan, ScanState* st) {
     if (scan->numberOfOrderBys > 0) {
         st->ordered = true;
         if (!key_query(&scan->orderByData[0], &st->oq)) st->empty = true;
+    } else if (!st->have_filter && !st->empty) {
+        st->batch = all_ids(scan->indexRelation);  // no keys: every indexed row
     } else if (!st->empty) {
         st->batch.ids = st->filter;
         st->batch.n = st->nfilter;
