@@ -1,0 +1,39 @@
+# spotsigs index through pg_dump and pg_restore: the index is recreated with its reloptions and
+# answers like the original.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('index_dump');
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE src');
+$node->safe_psql('src', q{
+CREATE EXTENSION spotsigs;
+CREATE FUNCTION mk(n int) RETURNS spotsig LANGUAGE sql IMMUTABLE AS $$
+  SELECT ('{' || string_agg(to_hex(((n / 5) * 37 + k) % 50000 + 1) || ':' || (1 + k % 2), ',') || '}')::spotsig
+  FROM generate_series(0, 15 + n % 30) k WHERE (k + n) % 7 <> 0 $$;
+CREATE TABLE t (id int PRIMARY KEY, sig spotsig);
+INSERT INTO t SELECT n, mk(n) FROM generate_series(1, 2000) n;
+CREATE INDEX t_sig ON t USING spotsigs (sig) WITH (partition_growth = 25);
+INSERT INTO t SELECT n, mk(n) FROM generate_series(2001, 2500) n;
+});
+
+my $dir = PostgreSQL::Test::Utils::tempdir;
+$node->command_ok(['pg_dump', '-Fc', '-f', "$dir/src.dump", '-d', $node->connstr('src')], 'pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE dst');
+$node->command_ok(['pg_restore', '-d', $node->connstr('dst'), "$dir/src.dump"], 'pg_restore');
+
+like($node->safe_psql('dst', "SELECT indexdef FROM pg_indexes WHERE indexname = 't_sig'"),
+	qr/USING spotsigs \(sig\) WITH \(partition_growth='?25'?\)/, 'the index is restored with its reloption');
+like($node->safe_psql('dst', "SELECT spotsigs_index_check('t_sig')"), qr/^ok: 1 segments, 2500 rows/, 'the restored index holds every row');
+my $q = "SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.44;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM t b WHERE b.sig % q.sig),
+	       (SELECT array_agg(b.id) FROM (SELECT b.id FROM t b ORDER BY b.sig <-> q.sig, b.id LIMIT 5) b)
+	FROM t q WHERE q.id % 19 = 0 ORDER BY q.id";
+is($node->safe_psql('dst', $q), $node->safe_psql('src', $q), 'restored index answers like the original');
+
+$node->stop;
+done_testing();
