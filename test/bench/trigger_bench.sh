@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Ingest benchmark of spotsigs_flag_duplicates() (not a test): rows per second of COPY into a
+# table that already holds about 1M rows, with and without the trigger, in the same run.
+#
+#  * base: COPIES (default 14) copies of the 75,400 documents of ../shared/data/textcorpus with
+#    shifted ids (k * 1,000,000 + id), so 1,055,600 rows, with
+#    sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED and a spotsigs index on sig;
+#  * new rows: NEW_ROWS (default 20,000) documents of the same corpus (a fixed pseudo-random
+#    sample) with ids past the base, written to a file once and COPYed (client-side \copy, one
+#    transaction) for each variant: no trigger; trigger 'best'; trigger 'first'; trigger 'best'
+#    'locked'. Every variant is rolled back and the table vacuumed before the next, so all start
+#    from the same rows. The new rows are copies of base documents, so every one of them is
+#    flagged (14 equally similar earlier rows: the ties make this a hard case for 'best').
+#
+# Usage (the extension must be installed; needs about 6 GB of disk and 10-20 minutes):
+#   pg_virtualenv -v 15 test/bench/trigger_bench.sh [NEW_ROWS] [COPIES]
+# or against any server through the PG* environment variables.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+corpus=${SPOTSIGS_TEXTCORPUS:-$(cd .. && pwd)/shared/data/textcorpus/docs.tsv.gz}
+new=${1:-20000}
+copies=${2:-14}
+tau=${TAU:-0.8}
+db=spotsigs_trigger_bench
+work=$(mktemp -d /tmp/spotsigs-trigger-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+
+q() { psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+now() { date +%s.%N; }
+
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+q -c "CREATE EXTENSION spotsigs" \
+  -c "CREATE TABLE corpus (id bigint PRIMARY KEY, source text, title text, body text)"
+zcat "$corpus" | q -c "\\copy corpus from stdin"
+
+echo "== base table: $copies copies of the corpus"
+t0=$(now)
+q <<SQL
+CREATE TABLE docs (
+  id bigint PRIMARY KEY,
+  body text,
+  sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED,
+  duplicate_of bigint,
+  similarity float8);
+INSERT INTO docs (id, body)
+  SELECT k * 1000000 + c.id, c.body FROM generate_series(0, $copies - 1) k, corpus c;
+SQL
+t1=$(now)
+q -c "CREATE INDEX docs_sig ON docs USING spotsigs (sig)" -c "VACUUM ANALYZE docs"
+t2=$(now)
+q -At -c "SELECT format('%s rows, heap+toast %s, index %s', count(*), pg_size_pretty(pg_table_size('docs')),
+                        pg_size_pretty(pg_relation_size('docs_sig'))) FROM docs"
+printf 'load %.1f s, index build + vacuum %.1f s\n' "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
+
+# The new rows, once, to a file (ids past the base).
+q -c "\\copy (SELECT 900000000 + id, body FROM corpus ORDER BY md5(id::text) LIMIT $new) TO '$work/new.tsv'"
+echo "new rows: $(wc -l < "$work/new.tsv") ($(du -h "$work/new.tsv" | cut -f1))"
+
+# The plan the trigger's candidate query gets (its text as the trigger builds it).
+echo "== plan of the trigger's candidate query (mode best, generic plan)"
+q <<SQL
+SET plan_cache_mode = force_generic_plan;
+SET spotsigs.similarity_threshold = $tau;
+PREPARE cand(spotsig, bigint) AS
+  SELECT id, public.similarity(sig, \$1) FROM public.docs
+  WHERE sig OPERATOR(public.%) \$1 AND id <> \$2
+  ORDER BY sig OPERATOR(public.<->) \$1, id LIMIT 1;
+EXPLAIN (COSTS OFF) EXECUTE cand((SELECT sig FROM docs WHERE id = 5), 0);
+SQL
+
+results="$work/results"
+: > "$results"
+# run LABEL TRIGGER_ARGS: COPY the new rows in one transaction, record rows/s, roll back, vacuum.
+run() {
+  local label=$1 args=$2
+  q -c "DROP TRIGGER IF EXISTS dedup ON docs"
+  if [ -n "$args" ]; then
+    q -c "CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+          EXECUTE FUNCTION spotsigs_flag_duplicates($args)"
+  fi
+  local out
+  out=$(q -At <<SQL
+BEGIN;
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+\copy docs (id, body) from '$work/new.tsv'
+SELECT extract(epoch FROM clock_timestamp()) - :t0 AS secs \gset
+SELECT format('%s|%s|%s', :secs, count(*), count(duplicate_of)) FROM docs WHERE id >= 900000000;
+ROLLBACK;
+SQL
+)
+  q -c "VACUUM docs"
+  local secs rows flagged
+  IFS='|' read -r secs rows flagged <<< "$out"
+  printf '%-34s %8s rows %9.2f s %9.0f rows/s %8s flagged\n' "$label" "$rows" "$secs" \
+    "$(echo "$rows / $secs" | bc -l)" "$flagged" | tee -a "$results"
+}
+
+echo "== COPY of the new rows into the $(q -At -c 'SELECT count(*) FROM docs')-row table"
+run "no trigger" ""
+run "trigger best (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'best'"
+run "trigger first (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'first'"
+run "trigger best locked (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'best', 'locked'"
+run "no trigger (again)" ""
+echo "== summary"
+cat "$results"
+psql -X -q -d postgres -c "DROP DATABASE $db"
