@@ -201,6 +201,28 @@ def run_method(m, halves):
     return dict(m, ext_ms=ext_ms, nsig=nsig, mb=mb, match_ms=match_ms, sweeps=sweeps, best=best)
 
 
+def fine_sweep(name, lo=0.10, hi=0.35):
+    """Scores pairs of run name at tau lo..hi in steps of 0.01 (score-pairs --threshold) on all
+    pages and both halves; writes fine-<name>.md and returns its rows."""
+    rows = []
+    for i in range(int(round(lo * 100)), int(round(hi * 100)) + 1):
+        tau = i / 100.0
+        row = [tau]
+        for half in ('all', 'A', 'B'):
+            src = os.path.join(TMP, 'pairs-%s.txt' % name if half == 'all' else 'pairs-%s-%s.txt' % (name, half))
+            r = subprocess.run([sys.executable, SCORER, os.path.join(TMP, 'truth-%s.txt' % half), src,
+                                '--threshold', '%.2f' % tau, '--json'], capture_output=True, text=True, check=True)
+            j = json.loads(r.stdout)
+            row += [j['precision'], j['recall'], j['f1']]
+        rows.append(row)
+    lines = ['| tau | P | R | F1 | F1 (A) | F1 (B) |', '|---|---|---|---|---|---|']
+    for row in rows:
+        lines.append('| %.2f | %.4f | %.4f | %.4f | %.4f | %.4f |' % (row[0], row[1], row[2], row[3], row[6], row[9]))
+    with open(os.path.join(OUT, 'fine-%s.md' % name), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    return '\n'.join(lines)
+
+
 def methods(default_words):
     """The methods of Table 1 (and the cosine variants of Figure 5)."""
     sp = 'spotsigs(html)'
@@ -211,7 +233,10 @@ def methods(default_words):
         dict(name='spotsigs_idf', label='SpotSigs', expr=sp, idf=idf, kind='jaccard'),
         dict(name='shingle1', label='1-Shingles', expr='shingles(html, 1)', idf=idf, kind='jaccard'),
         dict(name='shingle3', label='3-Shingles', expr='shingles(html, 3)', idf=idf, kind='jaccard'),
-        dict(name='lsh', label='LSH-S', expr=sp, idf=idf, kind='lsh', k=6, l=32),
+        dict(name='lsh', label='LSH-S', expr=sp, idf=idf, kind='lsh', k=6, l=32, ref='spotsigs_idf'),
+        dict(name='lsh_k6_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=6, l=32, ref='spotsigs'),
+        dict(name='lsh_k3_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=3, l=32, ref='spotsigs'),
+        dict(name='lsh_k2_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=2, l=32, ref='spotsigs'),
         dict(name='imatch', label='I-Match', expr='shingles(html, 1)', idf=im, kind='imatch'),
         dict(name='imatch_s', label='I-Match-S', expr=sp, idf=im, kind='imatch'),
         dict(name='spotsigs_cos', label='SpotSigs, cosine', expr=sp, idf=idf, kind='cosine'),
@@ -237,17 +262,18 @@ def table1(results):
             r['label'], fmt_idf(r), tau, r.get('k', 'n/a') if r['kind'] == 'lsh' else 'n/a',
             r.get('l', 'n/a') if r['kind'] == 'lsh' else 'n/a', r['nsig'], r['mb'], r['ext_ms'],
             r['match_ms'], b['precision'], b['recall'], b['f1'],
-            '—' if r is ref else '%+.1f%%' % gain))
-    lsh = next((r for r in results if r['name'] == 'lsh'), None)
-    sidf = next((r for r in results if r['name'] == 'spotsigs_idf'), None)
-    notes = []
-    if lsh and sidf:
-        notes.append('\nLSH-S recall relative to SpotSigs (same IDF-filtered signatures) at the same tau:\n')
-        notes.append('| tau | SpotSigs R | LSH-S R | ratio |\n|---|---|---|---|')
-        for tau in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-            a, b = at_tau(sidf['sweeps']['all'], tau), at_tau(lsh['sweeps']['all'], tau)
-            notes.append('| %.2f | %.3f | %.3f | %.3f |' % (tau, a['recall'], b['recall'],
-                                                          b['recall'] / a['recall'] if a['recall'] else 0))
+            '—' if r is ref else ('%+.1f%%' % gain if b['f1'] > 0 else 'n/a (F1 0)')))
+    notes = ['\nLSH-S recall relative to SpotSigs on the same signatures, at the same tau:\n',
+             '| LSH-S run | k | l | tau | SpotSigs R | LSH-S R | ratio |', '|---|---|---|---|---|---|---|']
+    for lsh in (r for r in results if r['kind'] == 'lsh'):
+        ref = next((r for r in results if r['name'] == lsh['ref']), None)
+        if ref is None:
+            continue
+        for tau in sorted({0.1, 0.2, 0.3, 0.44, 0.5, 0.7, 0.9, ref['best']['threshold']}):
+            a, b = at_tau(ref['sweeps']['all'], tau), at_tau(lsh['sweeps']['all'], tau)
+            notes.append('| %s | %d | %d | %.2f | %.3f | %.3f | %.3f |' % (
+                lsh['label'], lsh['k'], lsh['l'], a['threshold'], a['recall'], b['recall'],
+                b['recall'] / a['recall'] if a['recall'] else 0))
     with open(os.path.join(OUT, 'table1.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n' + '\n'.join(notes) + '\n')
     return '\n'.join(lines)
@@ -311,9 +337,10 @@ def write_heldout_methods(results):
              '|---|---|---|---|---|---|---|']
     for r in results:
         bA = best_on(r['sweeps']['A'])
+        label = r['label'] + (' k=%d l=%d' % (r['k'], r['l']) if r['kind'] == 'lsh' else '')
         bB = at_tau(r['sweeps']['B'], bA['threshold'])
         lines.append('| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f |' % (
-            r['label'], 'n/a' if r['kind'] == 'imatch' else '%.2f' % bA['threshold'], bA['f1'],
+            label, 'n/a' if r['kind'] == 'imatch' else '%.2f' % bA['threshold'], bA['f1'],
             bB['precision'], bB['recall'], bB['f1'], best_on(r['sweeps']['B'])['f1']))
     with open(os.path.join(OUT, 'heldout.md'), 'a') as f:
         f.write('\n'.join(lines) + '\n')
@@ -390,6 +417,8 @@ def main():
         ms = [m for m in ms if m['name'] in keep]
     results = [run_method(m, halves) for m in ms]
     print(table1(results))
+    if any(r['name'] == 'spotsigs' for r in results):
+        print(fine_sweep('spotsigs'))
     runs = [] if a.no_figure6 else figure6(default_words, halves, a.quick)
     if runs:
         print(write_figure6(runs))
