@@ -1,12 +1,14 @@
 -- The spotsig type: text form, canonical values, errors, binary I/O, equality and hashing.
 \set SHOW_CONTEXT never
 -- err(q): runs q and shows its SQLSTATE and message instead of failing the test.
-CREATE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE detail text;
 BEGIN
   EXECUTE q;
   RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
+  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+  RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / ' || nullif(detail, ''), '');
 END $$;
 
 -- canonical text: 16 hex digits, ascending, ':freq' only when not 1, duplicates summed
@@ -48,7 +50,7 @@ SELECT a.id, a.s IS NOT DISTINCT FROM b.s AS same FROM bin_src a JOIN bin_dst b 
 SELECT '{1,2:2}'::spotsig = '{2:2,1}'::spotsig AS eq, '{1,2:2}'::spotsig <> '{1,2}'::spotsig AS ne;
 SELECT s, count(*) FROM (VALUES ('{1,2}'::spotsig), ('{2,1}'), ('{1}'), ('{2,1:1}')) v(s)
 GROUP BY s ORDER BY 2 DESC, 1::text;
-SELECT count(DISTINCT s) FROM (VALUES ('{1,2}'::spotsig), ('{2,1}'), ('{1}')) v(s);
+SELECT count(DISTINCT s) AS distinct_values FROM (VALUES ('{1,2}'::spotsig), ('{2,1}'), ('{1}')) v(s);
 
 -- similarity: the paper's section 4.3.2 example (hashes stand for s1, s2, s3)
 WITH d(name, s) AS (VALUES ('d1', '{1:5,2:4,3:4}'::spotsig), ('d2', '{1:8,2:4}'), ('d3', '{1:4,2:5,3:5}'))
@@ -72,3 +74,8 @@ RESET spotsigs.similarity_threshold;
 
 -- exported hashes: signed bigint view of the unsigned hashes
 SELECT * FROM spotsig_hashes('{ffffffffffffffff:3,1}'::spotsig);
+
+-- ordering: by length first; consistent with equality
+SELECT s FROM (VALUES ('{5:3}'::spotsig), ('{1,2}'), ('{}'), ('{2,1}'), ('{9}')) v(s) ORDER BY s;
+SELECT '{1,2}'::spotsig < '{5:3}' AS lt, '{1,2}'::spotsig <= '{2,1}' AS le, '{9}'::spotsig > '{1}' AS gt;
+SELECT DISTINCT s FROM (VALUES ('{1,2}'::spotsig), ('{2,1}'), ('{1}')) v(s) ORDER BY s;

@@ -28,14 +28,20 @@ std::string to_text(const MultisetView& m) {
 
 namespace {
 
+// The error message for a bad literal, quoting it like PostgreSQL's own types (long ones cut).
+std::string message(std::string_view text) {
+    std::string quoted(text.substr(0, 64));
+    if (text.size() > 64) quoted += "...";
+    return "invalid input syntax for type spotsig: \"" + quoted + "\"";
+}
+
 // A cursor over the literal that reports errors with the 1-based character position.
 struct Cursor {
     std::string_view s;
     size_t i = 0;
 
     [[noreturn]] void fail(const std::string& what) const {
-        throw Error(ErrorKind::InvalidText, "invalid input syntax for type spotsig",
-                    what + " at position " + std::to_string(i + 1));
+        throw Error(ErrorKind::InvalidText, message(s), what + " at position " + std::to_string(i + 1));
     }
     void blanks() {
         while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
@@ -103,7 +109,7 @@ Multiset parse_text(std::string_view text) {
     try {
         return Multiset::from_pairs(std::move(pairs));
     } catch (const Error& e) {
-        throw Error(ErrorKind::InvalidText, "invalid input syntax for type spotsig", e.what());
+        throw Error(ErrorKind::InvalidText, message(text), e.what());
     }
 }
 

@@ -6,6 +6,7 @@ extern "C" {
 #include "libpq/pqformat.h"
 }
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -103,6 +104,51 @@ SPOTSIGS_FUNCTION(spotsig_eq) {
 // spotsig_ne(a, b): not spotsig_eq.
 SPOTSIGS_FUNCTION(spotsig_ne) {
     PG_RETURN_BOOL(!bytes_equal(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))));
+}
+
+// Total order for btree: by length, then number of distinct signatures, then canonical bytes.
+static int compare(const struct varlena* a, const struct varlena* b) {
+    // The header holds n (offset 4) and length (offset 8); see packed.hpp.
+    const unsigned char* pa = reinterpret_cast<const unsigned char*>(VARDATA_ANY(a));
+    const unsigned char* pb = reinterpret_cast<const unsigned char*>(VARDATA_ANY(b));
+    size_t la = VARSIZE_ANY_EXHDR(a), lb = VARSIZE_ANY_EXHDR(b);
+    if (la >= kPackedHeaderSize && lb >= kPackedHeaderSize) {
+        uint32 na, nb, lena, lenb;
+        std::memcpy(&na, pa + 4, 4);
+        std::memcpy(&nb, pb + 4, 4);
+        std::memcpy(&lena, pa + 8, 4);
+        std::memcpy(&lenb, pb + 8, 4);
+        if (lena != lenb) return lena < lenb ? -1 : 1;
+        if (na != nb) return na < nb ? -1 : 1;
+    }
+    int c = std::memcmp(pa, pb, std::min(la, lb));
+    if (c != 0) return c < 0 ? -1 : 1;
+    return la == lb ? 0 : (la < lb ? -1 : 1);
+}
+
+// spotsig_cmp(a, b): btree support function.
+SPOTSIGS_FUNCTION(spotsig_cmp) {
+    PG_RETURN_INT32(compare(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))));
+}
+
+// spotsig_lt(a, b): a sorts before b.
+SPOTSIGS_FUNCTION(spotsig_lt) {
+    PG_RETURN_BOOL(compare(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))) < 0);
+}
+
+// spotsig_le(a, b): a sorts before b or equals it.
+SPOTSIGS_FUNCTION(spotsig_le) {
+    PG_RETURN_BOOL(compare(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))) <= 0);
+}
+
+// spotsig_gt(a, b): a sorts after b.
+SPOTSIGS_FUNCTION(spotsig_gt) {
+    PG_RETURN_BOOL(compare(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))) > 0);
+}
+
+// spotsig_ge(a, b): a sorts after b or equals it.
+SPOTSIGS_FUNCTION(spotsig_ge) {
+    PG_RETURN_BOOL(compare(fetch_spotsig(PG_GETARG_DATUM(0)), fetch_spotsig(PG_GETARG_DATUM(1))) >= 0);
 }
 
 // spotsig_hash(a): a 32-bit hash of the canonical bytes, for hash joins and hash aggregation.
