@@ -350,8 +350,8 @@ def write_heldout_methods(results):
 def plot(results, runs):
     """Draws the Figure 5 and Figure 6 PNGs with gnuplot."""
     d = os.path.join(OUT, 'data')
-    gp = ['set terminal pngcairo size 900,600 noenhanced' if has_cairo() else 'set terminal png size 900,600',
-          'set xlabel "tau"', 'set yrange [0:1.02]', 'set xrange [0:1]', 'set key bottom left', 'set grid']
+    gp = ['set terminal pngcairo size 1100,600 noenhanced' if has_cairo() else 'set terminal png size 1100,600',
+          'set xlabel "tau"', 'set yrange [0:1.02]', 'set xrange [0:1]', 'set key outside right top', 'set grid']
     # Figure 5: F1 against tau for every method
     gp.append('set output "%s/fig5-f1.png"' % OUT)
     gp.append('set title "F1 against tau (NewsFrames dev, all pages)"; set ylabel "F1"')
@@ -375,8 +375,12 @@ def plot(results, runs):
                 continue
             gp.append('set output "%s/%s.png"' % (OUT, fname))
             gp.append('set title "SpotSigs F1 against tau: %s"; set ylabel "F1"' % title)
-            gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], lab(r))
-                                          for r in sorted(rs, key=lambda r: (r['d'], r['c'], r['set']))))
+            curves = ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], lab(r))
+                               for r in sorted(rs, key=lambda r: (r['d'], r['c'], r['set'])))
+            gp.append('plot ' + curves)
+            gp.append('set output "%s/%s-zoom.png"; set xrange [0.05:0.5]; set yrange [0.9:1.0]' % (OUT, fname))
+            gp.append('plot ' + curves)
+            gp.append('set xrange [0:1]; set yrange [0:1.02]')
     subprocess.run(['gnuplot'], input='\n'.join(gp) + '\n', text=True, check=True)
 
 
@@ -396,7 +400,11 @@ def main():
     ap.add_argument('--quick', action='store_true', help='Table 1 and antecedent sets only')
     ap.add_argument('--only', help='comma-separated method names of Table 1 to run')
     ap.add_argument('--no-figure6', action='store_true')
+    ap.add_argument('--replot', action='store_true', help='redraw the PNGs from results/data only')
     a = ap.parse_args()
+    if a.replot:
+        replot()
+        return
     os.makedirs(OUT, exist_ok=True)
     open(os.path.join(OUT, 'sweeps.tsv'), 'w').write('run\thalf\ttau\tP\tR\tF1\tTP\tFP\n')
     halves = setup()
@@ -425,6 +433,23 @@ def main():
     print(write_heldout_methods(results))
     plot(results, runs)
     log('results in', OUT)
+
+
+def replot():
+    """Redraws the PNGs from the data files of an earlier run (no database needed)."""
+    global DEFAULTS
+    DEFAULTS = read_default_dc()
+    d = os.path.join(OUT, 'data')
+    results = [m for m in methods([]) if os.path.exists(os.path.join(d, m['name'] + '.dat'))]
+    for m in results:
+        if m['kind'] == 'lsh':
+            m['label'] += ' k=%d l=%d' % (m['k'], m['l'])
+    runs = []
+    for f in sorted(os.listdir(d)):
+        if f.startswith('f6_'):
+            parts = f[3:-4].rsplit('_', 2)
+            runs.append(dict(name=f[:-4], set=parts[0].replace('_', '+'), d=int(parts[1]), c=int(parts[2])))
+    plot(results, runs)
 
 
 def read_default_antecedents():
