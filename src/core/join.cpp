@@ -1,0 +1,22 @@
+// The public join entry points: option checks and the choice of matcher.
+#include "join.hpp"
+
+#include "join_internal.hpp"
+
+namespace spotsigs {
+
+std::vector<JoinPair> self_join(const Collection& docs, const JoinOptions& opt) {
+    join_detail::check_options(opt);
+    join_detail::throw_if_canceled(opt.cancel);
+    if (opt.method == JoinMethod::BruteForce) return join_detail::brute_self_join(docs, opt);
+    return join_detail::index_self_join(docs, opt, join_detail::config_for(opt.method));
+}
+
+std::vector<JoinPair> rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
+    join_detail::check_options(opt);
+    join_detail::throw_if_canceled(opt.cancel);
+    if (opt.method == JoinMethod::BruteForce) return join_detail::brute_rs_join(r, s, opt);
+    return join_detail::index_rs_join(r, s, opt, join_detail::config_for(opt.method));
+}
+
+}  // namespace spotsigs

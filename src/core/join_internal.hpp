@@ -1,0 +1,161 @@
+// Internal pieces of the join shared by its source files (not part of the public interface).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "join.hpp"
+
+namespace spotsigs::join_detail {
+
+// Counts the bytes the matcher's own structures take and enforces JoinOptions::memory_limit.
+class MemoryBudget {
+public:
+    // A budget of limit bytes; 0 means unlimited.
+    explicit MemoryBudget(size_t limit) : limit_(limit) {}
+    // Records bytes about to be allocated for what; throws Error(OutOfMemory) past the limit.
+    void charge(size_t bytes, const char* what);
+    // Gives bytes back (after a structure is freed).
+    void release(size_t bytes) noexcept { used_ -= bytes < used_ ? bytes : used_; }
+    // Bytes charged so far.
+    size_t used() const noexcept { return used_; }
+    // The limit, 0 for none.
+    size_t limit() const noexcept { return limit_; }
+    // Throws the out-of-memory error for what.
+    [[noreturn]] void fail(const char* what, size_t needed) const;
+
+private:
+    size_t limit_;
+    size_t used_ = 0;
+};
+
+// Hash -> dense signature id, ids given in ascending document frequency (rarest first).
+class SignatureDictionary {
+public:
+    // Counts the document frequency of every signature of every non-empty doc in docs.
+    void build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel);
+    // The dense id of hash, or UINT32_MAX when the dictionary does not hold it.
+    uint32_t find(uint64_t hash) const noexcept;
+    // Number of distinct signatures.
+    uint32_t size() const noexcept { return count_; }
+    // Bytes held.
+    size_t memory_bytes() const noexcept { return slots_.size() * sizeof(Slot); }
+
+private:
+    struct Slot {
+        uint64_t hash;
+        uint32_t df;  // 0 marks an empty slot
+        uint32_t id;
+    };
+    // The slot holding hash, or the empty slot where it would go.
+    size_t probe(uint64_t hash) const noexcept;
+    // Doubles the table, rehashing every entry.
+    void grow(MemoryBudget& budget);
+
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    uint32_t count_ = 0;
+};
+
+// Non-empty documents re-coded to dense ids, sorted by (length, collection index): the "rank".
+// Each document's ids are ascending, i.e. its signatures are in global rarest-first order.
+struct DocStore {
+    std::vector<uint32_t> len;    // length by rank
+    std::vector<uint32_t> lead;   // mass of signatures absent from the dictionary, by rank
+    std::vector<uint32_t> orig;   // collection index by rank
+    std::vector<uint64_t> off;    // offsets into sig/freq by rank (size + 1 entries)
+    std::vector<uint32_t> sig;    // dense signature ids
+    std::vector<uint32_t> freq;   // their frequencies
+
+    // Number of documents held.
+    size_t size() const noexcept { return len.size(); }
+    // Re-codes the non-empty documents of docs through dict (budget-checked).
+    void build(const Collection& docs, const SignatureDictionary& dict, MemoryBudget& budget,
+               const CancelToken* cancel);
+    // Bytes held.
+    size_t memory_bytes() const noexcept;
+};
+
+// One posting: a document (by rank), where the signature sits in it, and the mass from there on.
+struct Posting {
+    uint32_t rank;  // the document's rank in its DocStore
+    uint32_t pos;   // index of the signature within the document's arrays
+    uint32_t suf;   // the document's mass from this signature to its end (suf_B of Lemma 4)
+};
+
+// Inverted lists over dense signature ids; every list is sorted by ascending rank, i.e. by
+// ascending length, so a length partition of it is one contiguous run.
+struct InvertedIndex {
+    std::vector<uint64_t> start;    // list of id i is postings[start[i] .. start[i+1])
+    std::vector<Posting> postings;
+
+    // Indexes every signature (prefix == false), or only each document's indexing prefix:
+    // the signatures whose suffix mass reaches req(len + lo(len)) (join_bounds.hpp Lemma 5).
+    void build(const DocStore& docs, uint32_t num_sigs, bool prefix, double tau,
+               MemoryBudget& budget, const CancelToken* cancel);
+    // Bytes held.
+    size_t memory_bytes() const noexcept;
+};
+
+// Which filters a probe applies; the four methods and the experimental variants are settings.
+struct ProbeConfig {
+    bool prune = true;         // length/unseen-mass breaks (Lemma 3, 4 with pos_A only)
+    bool positional = true;    // also prune on the partner's suffix mass (Lemma 4 with pos_B)
+    bool prefix_index = true;  // index only the prefixes (Lemma 5)
+    bool partitions = true;    // bound each probe's scan by the tau partitions (own + right)
+};
+
+// The configuration JoinMethod m runs with.
+ProbeConfig config_for(JoinMethod m);
+
+// Runs body(worker, begin, end) over [0, total) in dynamic chunks on threads workers, each with
+// every signal blocked. Exceptions in a worker are rethrown here after all workers are joined;
+// after the first one, the other workers take no new chunks.
+void run_workers(int threads, size_t total, size_t chunk,
+                 const std::function<void(int worker, size_t begin, size_t end)>& body);
+
+// Shared by the workers of one join: cancel token, output budget and a pair counter.
+class WorkerGuard {
+public:
+    // Watches opt.cancel and limits pairs to what fits beside the already charged structures.
+    WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget);
+    // True once the caller asked to stop (workers return promptly when it is).
+    bool stopped() const noexcept { return cancel_ != nullptr && cancel_->stopped(); }
+    // Adds done probe documents to the caller's progress counter.
+    void progress(uint64_t done) noexcept {
+        if (cancel_ != nullptr) cancel_->progress.fetch_add(done, std::memory_order_relaxed);
+    }
+    // Accounts for n more result pairs; throws Error(OutOfMemory) past the limit.
+    void add_pairs(size_t n);
+
+private:
+    CancelToken* cancel_;
+    size_t limit_;       // 0 = unlimited
+    size_t base_;        // bytes already charged for structures
+    std::atomic<size_t> pairs_{0};
+};
+
+// The pairs of all workers, concatenated and sorted by (a, b).
+std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts);
+
+// Throws Error(InvalidParameter) unless tau is in (0, 1] and threads >= 1.
+void check_options(const JoinOptions& opt);
+
+// Throws Error(Canceled) when the caller asked to stop.
+void throw_if_canceled(const CancelToken* cancel);
+
+// The brute-force self-join and R-S join (every pair through similarity()).
+std::vector<JoinPair> brute_self_join(const Collection& docs, const JoinOptions& opt);
+std::vector<JoinPair> brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
+
+// The index-based self-join and R-S join with the filters of cfg.
+std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions& opt,
+                                      const ProbeConfig& cfg);
+std::vector<JoinPair> index_rs_join(const Collection& r, const Collection& s,
+                                    const JoinOptions& opt, const ProbeConfig& cfg);
+
+}  // namespace spotsigs::join_detail

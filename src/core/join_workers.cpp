@@ -1,0 +1,126 @@
+// Worker threads of the join: signal mask, dynamic chunks, exception transport, output budget.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "error.hpp"
+#include "join_internal.hpp"
+
+namespace spotsigs::join_detail {
+
+namespace {
+
+// Blocks every signal in the calling thread (signals belong to the thread that started the join).
+void block_all_signals() noexcept {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+}  // namespace
+
+void check_options(const JoinOptions& opt) {
+    if (!(opt.tau > 0.0 && opt.tau <= 1.0))
+        throw Error(ErrorKind::InvalidParameter, "similarity threshold must be in (0, 1]",
+                    "tau = " + std::to_string(opt.tau));
+    if (opt.threads < 1)
+        throw Error(ErrorKind::InvalidParameter, "the join needs at least one thread",
+                    "threads = " + std::to_string(opt.threads));
+}
+
+ProbeConfig config_for(JoinMethod m) {
+    ProbeConfig c;
+    switch (m) {
+        case JoinMethod::Partitioned:
+            break;
+        case JoinMethod::NoPart:
+            c.positional = false;
+            c.prefix_index = false;
+            c.partitions = false;
+            break;
+        case JoinMethod::NoPrune:
+        case JoinMethod::BruteForce:
+            c.prune = false;
+            c.positional = false;
+            c.prefix_index = false;
+            c.partitions = false;
+            break;
+    }
+    return c;
+}
+
+void run_workers(int threads, size_t total, size_t chunk,
+                 const std::function<void(int worker, size_t begin, size_t end)>& body) {
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(threads));
+
+    // Each worker takes chunks until none are left or some worker failed.
+    auto work = [&](int w) {
+        block_all_signals();
+        try {
+            for (;;) {
+                if (failed.load(std::memory_order_relaxed)) return;
+                size_t b = next.fetch_add(chunk, std::memory_order_relaxed);
+                if (b >= total) return;
+                body(w, b, std::min(total, b + chunk));
+            }
+        } catch (...) {
+            errors[static_cast<size_t>(w)] = std::current_exception();
+            failed.store(true);
+        }
+    };
+
+    // Start the threads with signals already blocked, so that none is ever delivered to them.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::exception_ptr start_error;
+    try {
+        for (int w = 0; w < threads; ++w) pool.emplace_back(work, w);
+    } catch (...) {
+        start_error = std::current_exception();
+        failed.store(true);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    for (std::thread& t : pool) t.join();
+    if (start_error) std::rethrow_exception(start_error);
+    for (std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget)
+    : cancel_(opt.cancel), limit_(opt.memory_limit), base_(budget.used()) {}
+
+void WorkerGuard::add_pairs(size_t n) {
+    size_t total = pairs_.fetch_add(n, std::memory_order_relaxed) + n;
+    // The pairs live once in the workers' vectors and once more while they are merged.
+    if (limit_ != 0 && base_ + 2 * total * sizeof(JoinPair) > limit_)
+        throw Error(ErrorKind::OutOfMemory,
+                    "similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
+                    "the result holds " + std::to_string(total) + " pairs so far");
+}
+
+std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts) {
+    size_t total = 0;
+    for (const auto& p : parts) total += p.size();
+    std::vector<JoinPair> out;
+    out.reserve(total);
+    for (auto& p : parts) {
+        out.insert(out.end(), p.begin(), p.end());
+        std::vector<JoinPair>().swap(p);
+    }
+    std::sort(out.begin(), out.end(), [](const JoinPair& x, const JoinPair& y) {
+        return x.a != y.a ? x.a < y.a : x.b < y.b;
+    });
+    return out;
+}
+
+}  // namespace spotsigs::join_detail

@@ -1,0 +1,511 @@
+// Unit tests of the similarity join: every method against a reference written here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "error.hpp"
+#include "join.hpp"
+#include "join_bounds.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+using Doc = std::vector<std::pair<uint64_t, uint64_t>>;  // (hash, frequency), any order
+
+const JoinMethod kMethods[] = {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart,
+                               JoinMethod::Partitioned};
+
+// The name of a method, for failure messages.
+const char* name(JoinMethod m) {
+    switch (m) {
+        case JoinMethod::BruteForce: return "BruteForce";
+        case JoinMethod::NoPrune: return "NoPrune";
+        case JoinMethod::NoPart: return "NoPart";
+        case JoinMethod::Partitioned: return "Partitioned";
+    }
+    return "?";
+}
+
+// A collection holding the given documents with ids 100 + index.
+Collection make(const std::vector<Doc>& docs) {
+    Collection c;
+    for (size_t i = 0; i < docs.size(); ++i) {
+        Multiset m = Multiset::from_pairs(docs[i]);
+        c.add(static_cast<int64_t>(100 + i), m.view());
+    }
+    return c;
+}
+
+// Overlap and union of two documents, computed with maps (independent of the library's merge).
+std::pair<uint64_t, uint64_t> overlap_union(const Doc& x, const Doc& y) {
+    std::map<uint64_t, uint64_t> fx, fy;
+    for (auto& p : x) fx[p.first] += p.second;
+    for (auto& p : y) fy[p.first] += p.second;
+    uint64_t o = 0, u = 0;
+    for (auto& [h, f] : fx) {
+        auto it = fy.find(h);
+        uint64_t g = it == fy.end() ? 0 : it->second;
+        o += std::min(f, g);
+        u += std::max(f, g);
+    }
+    for (auto& [h, g] : fy)
+        if (!fx.count(h)) u += g;
+    return {o, u};
+}
+
+// True when o / u >= tau holds exactly for the real numbers (tau taken as the exact binary value).
+bool exact_reaches(uint64_t o, uint64_t u, double tau) {
+    int e;
+    double m = std::frexp(tau, &e);                 // tau = m * 2^e, m in [0.5, 1)
+    auto mant = static_cast<unsigned __int128>(std::ldexp(m, 53));  // tau = mant * 2^(e - 53)
+    int k = 53 - e;                                 // tau = mant / 2^k, k >= 53 since tau <= 1
+    return (static_cast<unsigned __int128>(o) << k) >= mant * u;
+}
+
+// The contract's decision for overlap o and union u: the double quotient compared with tau.
+// The exact rational test may differ, but only when the quotient rounds to tau itself; `ties`
+// counts the pairs where they differ and `bad_ties` those where they differ otherwise.
+bool reported(uint64_t o, uint64_t u, double tau, int* ties, int* bad_ties) {
+    double q = static_cast<double>(o) / static_cast<double>(u);
+    bool f = q >= tau;
+    if (f != exact_reaches(o, u, tau)) {
+        if (ties != nullptr) ++*ties;
+        if (bad_ties != nullptr && q != tau) ++*bad_ties;
+    }
+    return f;
+}
+
+// Overlap and union of every pair i < j of docs (computed once, reused for every tau).
+struct PairTable {
+    std::vector<std::tuple<uint32_t, uint32_t, uint64_t, uint64_t>> rows;
+
+    // Fills the table with nested loops over all pairs of non-empty documents.
+    explicit PairTable(const std::vector<Doc>& docs) {
+        for (size_t i = 0; i < docs.size(); ++i)
+            for (size_t j = i + 1; j < docs.size(); ++j) {
+                if (docs[i].empty() || docs[j].empty()) continue;
+                auto [o, u] = overlap_union(docs[i], docs[j]);
+                if (o > 0) rows.emplace_back(i, j, o, u);
+            }
+    }
+    // The reference self-join result at tau.
+    std::vector<std::tuple<uint32_t, uint32_t, double>> at(double tau, int* ties = nullptr,
+                                                          int* bad_ties = nullptr) const {
+        std::vector<std::tuple<uint32_t, uint32_t, double>> out;
+        for (auto& [i, j, o, u] : rows)
+            if (reported(o, u, tau, ties, bad_ties))
+                out.emplace_back(i, j, static_cast<double>(o) / static_cast<double>(u));
+        return out;
+    }
+};
+
+// (a, b, similarity) triples of the reference self-join: nested loops over all pairs.
+std::vector<std::tuple<uint32_t, uint32_t, double>> ref_self(const std::vector<Doc>& docs, double tau) {
+    return PairTable(docs).at(tau);
+}
+
+// The reference R-S join.
+std::vector<std::tuple<uint32_t, uint32_t, double>> ref_rs(const std::vector<Doc>& r, const std::vector<Doc>& s,
+                                                          double tau) {
+    std::vector<std::tuple<uint32_t, uint32_t, double>> out;
+    for (size_t i = 0; i < r.size(); ++i)
+        for (size_t j = 0; j < s.size(); ++j) {
+            if (r[i].empty() || s[j].empty()) continue;
+            auto [o, u] = overlap_union(r[i], s[j]);
+            if (reported(o, u, tau, nullptr, nullptr))
+                out.emplace_back(i, j, static_cast<double>(o) / static_cast<double>(u));
+        }
+    return out;
+}
+
+// Join output as comparable triples.
+std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const std::vector<JoinPair>& pairs) {
+    std::vector<std::tuple<uint32_t, uint32_t, double>> out;
+    for (const JoinPair& p : pairs) out.emplace_back(p.a, p.b, p.similarity);
+    return out;
+}
+
+// Runs a self-join with the given method, threshold and threads.
+std::vector<std::tuple<uint32_t, uint32_t, double>> run_self(const Collection& c, JoinMethod m, double tau,
+                                                            int threads = 1) {
+    JoinOptions opt;
+    opt.tau = tau;
+    opt.method = m;
+    opt.threads = threads;
+    return triples(self_join(c, opt));
+}
+
+// Checks every method (with 1 and 3 threads) against the reference result want.
+void expect_all_methods(const Collection& c, const std::vector<std::tuple<uint32_t, uint32_t, double>>& want,
+                        double tau, const std::string& what) {
+    for (JoinMethod m : kMethods)
+        for (int threads : {1, 3})
+            ASSERT_EQ(run_self(c, m, tau, threads), want)
+                << what << " tau=" << tau << " method=" << name(m) << " threads=" << threads;
+}
+
+// Checks every method against the reference self-join of docs.
+void expect_all_methods(const std::vector<Doc>& docs, double tau, const std::string& what) {
+    expect_all_methods(make(docs), ref_self(docs, tau), tau, what);
+}
+
+// A random collection: a pool of base documents, near-duplicate variants, Zipf-ish hashes and
+// skewed frequencies.
+std::vector<Doc> random_docs(uint32_t seed, size_t n, size_t max_distinct, uint64_t vocab, uint64_t max_freq) {
+    std::mt19937_64 rng(seed);
+    std::vector<Doc> docs;
+    auto pick_hash = [&]() {
+        // Squaring a uniform draw skews toward small (frequent) hashes.
+        double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        return static_cast<uint64_t>(u * u * static_cast<double>(vocab)) * 0x9e3779b97f4a7c15ULL;
+    };
+    auto pick_freq = [&]() -> uint64_t {
+        uint64_t f = 1;
+        while (f < max_freq && (rng() & 3) == 0) f = f * 2 + (rng() & 1);
+        return std::min(f, max_freq);
+    };
+    while (docs.size() < n) {
+        uint64_t roll = rng() % 10;
+        if (roll < 4 && !docs.empty()) {
+            // A variant of an earlier document: change a few signatures or frequencies.
+            Doc d = docs[rng() % docs.size()];
+            int edits = static_cast<int>(rng() % 4);
+            for (int e = 0; e < edits; ++e) {
+                uint64_t kind = rng() % 3;
+                if (kind == 0 || d.empty())
+                    d.push_back({pick_hash(), pick_freq()});
+                else if (kind == 1)
+                    d.erase(d.begin() + static_cast<long>(rng() % d.size()));
+                else
+                    d[rng() % d.size()].second = pick_freq();
+            }
+            docs.push_back(d);
+        } else if (roll == 4) {
+            docs.push_back({});
+        } else {
+            Doc d;
+            size_t k = 1 + rng() % max_distinct;
+            for (size_t i = 0; i < k; ++i) d.push_back({pick_hash(), pick_freq()});
+            docs.push_back(d);
+        }
+    }
+    return docs;
+}
+
+// The paper's section 4.3.2 documents.
+std::vector<Doc> paper_example() {
+    return {{{1, 5}, {2, 4}, {3, 4}}, {{1, 8}, {2, 4}}, {{1, 4}, {2, 5}, {3, 5}}};
+}
+
+// The pair a Java prototype bound dropped: similarity 11/15.
+std::vector<Doc> regression_11_15() {
+    return {{{'b', 1}, {'c', 3}, {'d', 4}, {'e', 2}, {'f', 3}}, {{'b', 2}, {'c', 3}, {'d', 4}, {'f', 4}}};
+}
+
+}  // namespace
+
+TEST(Join, PaperExample) {
+    auto docs = paper_example();
+    auto want = ref_self(docs, 0.8);
+    ASSERT_EQ(want.size(), 1u);
+    EXPECT_EQ(std::get<0>(want[0]), 0u);
+    EXPECT_EQ(std::get<1>(want[0]), 2u);
+    EXPECT_EQ(std::get<2>(want[0]), 0.8);
+    expect_all_methods(docs, 0.8, "paper example");
+    // The other two pairs appear exactly at their own similarities.
+    expect_all_methods(docs, 9.0 / 16.0, "paper example at 9/16");
+    expect_all_methods(docs, 8.0 / 18.0, "paper example at 8/18");
+    EXPECT_EQ(ref_self(docs, 8.0 / 18.0).size(), 3u);
+}
+
+TEST(Join, Regression11Over15) {
+    auto docs = regression_11_15();
+    for (double tau : {0.7, 11.0 / 15.0}) {
+        auto want = ref_self(docs, tau);
+        ASSERT_EQ(want.size(), 1u) << tau;
+        EXPECT_EQ(std::get<2>(want[0]), 11.0 / 15.0);
+        expect_all_methods(docs, tau, "11/15");
+    }
+    // Just above the similarity nothing may be reported.
+    double above = std::nextafter(11.0 / 15.0, 1.0);
+    EXPECT_TRUE(ref_self(docs, above).empty());
+    expect_all_methods(docs, above, "11/15 just above");
+    // The same pair found from either side of an R-S join.
+    Collection a = make({docs[0]}), b = make({docs[1]});
+    for (JoinMethod m : kMethods) {
+        JoinOptions opt;
+        opt.tau = 0.7;
+        opt.method = m;
+        EXPECT_EQ(rs_join(a, b, opt).size(), 1u) << name(m);
+        EXPECT_EQ(rs_join(b, a, opt).size(), 1u) << name(m);
+    }
+}
+
+TEST(Join, RandomSelfJoins) {
+    int ties = 0, bad_ties = 0;
+    for (uint32_t seed = 1; seed <= 30; ++seed) {
+        size_t n = 20 + seed * 7;
+        auto docs = random_docs(seed, n, 3 + seed % 25, 40 + seed * 13, seed % 3 == 0 ? 1000 : 6);
+        PairTable table(docs);
+        Collection c = make(docs);
+        for (double tau : {0.2, 0.44, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0}) {
+            ASSERT_NO_FATAL_FAILURE(
+                expect_all_methods(c, table.at(tau, &ties, &bad_ties), tau, "seed " + std::to_string(seed)));
+        }
+    }
+    // The exact rational test and the contract's rounded one disagree only on pairs whose
+    // similarity rounds to tau itself (e.g. 1/5 at tau = 0.2, whose double lies above 1/5);
+    // those pairs are reported, as similarity() >= tau holds for them.
+    EXPECT_GT(ties, 0);
+    EXPECT_EQ(bad_ties, 0);
+}
+
+TEST(Join, RandomRsJoins) {
+    for (uint32_t seed = 100; seed < 125; ++seed) {
+        auto all = random_docs(seed, 120, 2 + seed % 17, 60, seed % 2 ? 50 : 3);
+        std::vector<Doc> r(all.begin(), all.begin() + 50), s(all.begin() + 50, all.end());
+        Collection cr = make(r), cs = make(s);
+        for (double tau : {0.3, 0.6, 0.8, 0.9, 1.0}) {
+            auto want = ref_rs(r, s, tau);
+            for (JoinMethod m : kMethods)
+                for (int threads : {1, 2}) {
+                    JoinOptions opt;
+                    opt.tau = tau;
+                    opt.method = m;
+                    opt.threads = threads;
+                    ASSERT_EQ(triples(rs_join(cr, cs, opt)), want)
+                        << "seed " << seed << " tau " << tau << " " << name(m);
+                }
+        }
+    }
+}
+
+TEST(Join, EmptyDocumentsNeverPair) {
+    std::vector<Doc> docs = {{}, {}, {{1, 1}}, {}, {{1, 1}}};
+    for (double tau : {1e-9, 0.5, 1.0}) {
+        auto want = ref_self(docs, tau);
+        ASSERT_EQ(want.size(), 1u);
+        expect_all_methods(docs, tau, "empties");
+    }
+    expect_all_methods({}, 0.5, "no documents");
+    expect_all_methods({{}}, 0.5, "one empty");
+}
+
+TEST(Join, IdenticalDocumentsAndTauOne) {
+    std::vector<Doc> docs;
+    Doc base = {{5, 3}, {9, 1}, {77, 1000}, {1234567, 2}};
+    for (int i = 0; i < 12; ++i) docs.push_back(base);
+    Doc other = base;
+    other[0].second = 4;  // one occurrence more: similarity just below 1
+    docs.push_back(other);
+    docs.push_back({{5, 1000}});
+    auto want = ref_self(docs, 1.0);
+    EXPECT_EQ(want.size(), 66u);
+    expect_all_methods(docs, 1.0, "identical");
+    expect_all_methods(docs, 0.999, "identical 0.999");
+}
+
+TEST(Join, EqualLengths) {
+    // Every document has length 12 and shares most signatures.
+    std::mt19937 rng(7);
+    std::vector<Doc> docs;
+    for (int i = 0; i < 150; ++i) {
+        Doc d;
+        int left = 12;
+        uint64_t h = rng() % 4;
+        while (left > 0) {
+            int f = 1 + static_cast<int>(rng() % std::min(left, 4));
+            d.push_back({h, static_cast<uint64_t>(f)});
+            h += 1 + rng() % 3;
+            left -= f;
+        }
+        docs.push_back(d);
+    }
+    for (double tau : {0.5, 0.6, 0.7, 0.8, 9.0 / 15.0, 10.0 / 14.0, 1.0}) expect_all_methods(docs, tau, "equal lengths");
+}
+
+TEST(Join, LengthsOnPartitionBoundaries) {
+    for (double tau : {0.7, 0.8, 0.9}) {
+        // Lengths p_k - 1, p_k, p_k + 1 for the first partition boundaries, all drawn from one
+        // vocabulary so that long documents contain short ones.
+        std::vector<uint64_t> lens;
+        uint64_t p = 1;
+        while (p < 200) {
+            for (uint64_t l : {p - 1, p, p + 1})
+                if (l >= 1) lens.push_back(l);
+            double est = std::floor(static_cast<double>(p) / tau) + 1.0;
+            uint64_t y = static_cast<uint64_t>(est);
+            while (y > p + 1 && !(static_cast<double>(p) / static_cast<double>(y - 1) >= tau)) --y;
+            while (static_cast<double>(p) / static_cast<double>(y) >= tau) ++y;
+            p = y;
+        }
+        std::vector<Doc> docs;
+        for (uint64_t l : lens) {
+            Doc d;
+            for (uint64_t i = 0; i < l; ++i) d.push_back({i, 1});  // a prefix of one sequence
+            docs.push_back(d);
+            Doc heavy = {{0, l}};  // the same length as one heavy signature
+            docs.push_back(heavy);
+        }
+        expect_all_methods(docs, tau, "boundaries");
+    }
+}
+
+TEST(Join, ExactTies) {
+    // Pairs whose similarity equals tau exactly as computed: reported by every method.
+    std::vector<Doc> docs = {
+        {{1, 3}, {2, 3}, {3, 3}, {4, 3}},  // 12
+        {{1, 3}, {2, 3}, {3, 3}, {4, 1}},  // 10: sim 10/12
+        {{1, 3}, {2, 3}, {3, 3}},          //  9: sim with the first 9/12 = 0.75
+    };
+    for (double tau : {10.0 / 12.0, 9.0 / 12.0, 9.0 / 10.0, 0.75})
+        expect_all_methods(docs, tau, "ties");
+}
+
+TEST(Join, ThreadsAgree) {
+    auto docs = random_docs(4242, 600, 30, 300, 20);
+    Collection c = make(docs);
+    for (JoinMethod m : {JoinMethod::NoPart, JoinMethod::Partitioned})
+        for (double tau : {0.5, 0.8}) {
+            auto one = run_self(c, m, tau, 1);
+            for (int t : {2, 4, 7}) EXPECT_EQ(run_self(c, m, tau, t), one) << name(m) << " " << t;
+        }
+}
+
+TEST(Join, ProgressCountsProbeDocuments) {
+    auto docs = random_docs(99, 300, 10, 100, 4);
+    Collection c = make(docs);
+    for (JoinMethod m : kMethods) {
+        CancelToken token;
+        JoinOptions opt;
+        opt.tau = 0.6;
+        opt.method = m;
+        opt.threads = 2;
+        opt.cancel = &token;
+        self_join(c, opt);
+        EXPECT_EQ(token.progress.load(), docs.size()) << name(m);
+    }
+}
+
+TEST(Join, InvalidOptions) {
+    Collection c = make(paper_example());
+    for (double tau : {0.0, -0.5, 1.0000001, std::nan("")}) {
+        JoinOptions opt;
+        opt.tau = tau;
+        try {
+            self_join(c, opt);
+            ADD_FAILURE() << "tau " << tau << " accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidParameter);
+        }
+    }
+    JoinOptions opt;
+    opt.threads = 0;
+    EXPECT_THROW(self_join(c, opt), Error);
+}
+
+TEST(Join, CancelStopsPromptly) {
+    // Many documents sharing frequent signatures: minutes of work without a cancel.
+    std::vector<Doc> docs;
+    std::mt19937 rng(5);
+    for (int i = 0; i < 40000; ++i) {
+        Doc d;
+        for (int k = 0; k < 40; ++k) d.push_back({rng() % 60, 1 + rng() % 3});
+        docs.push_back(d);
+    }
+    Collection c = make(docs);
+    for (JoinMethod m : kMethods) {
+        CancelToken token;
+        JoinOptions opt;
+        opt.tau = 0.3;
+        opt.method = m;
+        opt.threads = 2;
+        opt.cancel = &token;
+        auto t0 = std::chrono::steady_clock::now();
+        std::thread stopper([&token] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            token.stop.store(true);
+        });
+        try {
+            self_join(c, opt);
+            ADD_FAILURE() << name(m) << " finished although canceled";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Canceled) << name(m);
+        }
+        stopper.join();
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_LT(secs, 2.0) << name(m);
+    }
+    // A token already set stops the join before any work.
+    CancelToken token;
+    token.stop = true;
+    JoinOptions opt;
+    opt.cancel = &token;
+    EXPECT_THROW(self_join(c, opt), Error);
+}
+
+TEST(Join, MemoryLimit) {
+    Collection c = make(random_docs(17, 400, 20, 200, 5));
+    for (JoinMethod m : {JoinMethod::NoPrune, JoinMethod::NoPart, JoinMethod::Partitioned}) {
+        JoinOptions opt;
+        opt.method = m;
+        opt.memory_limit = 1000;
+        try {
+            self_join(c, opt);
+            ADD_FAILURE() << name(m) << " ignored the memory limit";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+            EXPECT_NE(std::string(e.what()).find("1000 bytes"), std::string::npos) << e.what();
+        }
+    }
+    // The result alone can exceed the limit: 1000 identical documents make ~500,000 pairs.
+    std::vector<Doc> same(1000, Doc{{1, 2}, {2, 3}});
+    Collection s = make(same);
+    for (JoinMethod m : kMethods) {
+        JoinOptions opt;
+        opt.method = m;
+        opt.threads = 2;
+        opt.memory_limit = 2u << 20;
+        try {
+            self_join(s, opt);
+            ADD_FAILURE() << name(m) << " ignored the memory limit for pairs";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory) << name(m);
+        }
+        opt.memory_limit = 0;
+        EXPECT_EQ(self_join(s, opt).size(), 1000u * 999u / 2u) << name(m);
+    }
+}
+
+TEST(Join, RequiredOverlapMatchesDefinition) {
+    using join_detail::required_overlap_exact;
+    using join_detail::min_partner_length;
+    for (double tau : {0.01, 0.3, 0.44, 0.5, 0.7, 11.0 / 15.0, 0.8, 0.9, 0.99, 1.0}) {
+        for (uint64_t s = 2; s < 1500; ++s) {
+            uint64_t o = 1;
+            while (!(static_cast<double>(o) / static_cast<double>(s - o) >= tau)) ++o;
+            ASSERT_EQ(required_overlap_exact(s, tau), o) << "s=" << s << " tau=" << tau;
+        }
+        for (uint64_t b = 1; b < 1500; ++b) {
+            uint64_t a = 1;
+            while (!(static_cast<double>(a) / static_cast<double>(b) >= tau)) ++a;
+            ASSERT_EQ(min_partner_length(b, tau), a) << "b=" << b << " tau=" << tau;
+        }
+    }
+    // Large totals stay exact too.
+    for (uint64_t s : {uint64_t(4294967294ULL), uint64_t(3000000001ULL), uint64_t(123456789)}) {
+        uint64_t o = required_overlap_exact(s, 0.8);
+        EXPECT_TRUE(static_cast<double>(o) / static_cast<double>(s - o) >= 0.8);
+        EXPECT_FALSE(static_cast<double>(o - 1) / static_cast<double>(s - o + 1) >= 0.8);
+    }
+}
