@@ -12,4 +12,5 @@ void _PG_init(void);
 // Called once when the library is loaded into a backend.
 void _PG_init(void) {
     spotsigs::pg::register_similarity_gucs();
+    spotsigs::pg::register_join_gucs();
 }
