@@ -16,7 +16,7 @@ using namespace spotsigs::pg;
 
 namespace spotsigs::pg {
 
-double similarity_threshold = 0.44;
+double similarity_threshold = 0.2;
 
 // Rejects thresholds of 0: every pair, even of empty values, would be "similar".
 static bool check_threshold(double* newval, void**, GucSource) {
@@ -31,7 +31,7 @@ void register_similarity_gucs() {
     DefineCustomRealVariable("spotsigs.similarity_threshold",
                              "Threshold of the spotsig % operator (multiset Jaccard similarity).",
                              "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].",
-                             &similarity_threshold, 0.44, 0.0, 1.0, PGC_USERSET, 0, check_threshold,
+                             &similarity_threshold, 0.2, 0.0, 1.0, PGC_USERSET, 0, check_threshold,
                              nullptr, nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
