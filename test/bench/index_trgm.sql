@@ -1,0 +1,62 @@
+-- spotsigs vs pg_trgm on the same text: docs(id, body) with its signatures in base(id, sig).
+-- Builds a spotsigs index on base and pg_trgm's GIN index on docs.body, then times % at 0.8
+-- (each extension's own similarity) for :ntrgm sample documents through each index.
+\set ON_ERROR_STOP on
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+DROP INDEX IF EXISTS base_sig;
+DROP INDEX IF EXISTS docs_trgm;
+SELECT clock_timestamp() AS t0 \gset
+CREATE INDEX base_sig ON base USING spotsigs (sig);
+SELECT extract(epoch FROM clock_timestamp() - :'t0') AS spotsigs_build_s \gset
+SELECT clock_timestamp() AS t0 \gset
+CREATE INDEX docs_trgm ON docs USING gin (body gin_trgm_ops);
+SELECT extract(epoch FROM clock_timestamp() - :'t0') AS trgm_build_s \gset
+ANALYZE base;
+ANALYZE docs;
+CREATE TABLE IF NOT EXISTS figures (what text, value text, seq serial);
+DELETE FROM figures WHERE what LIKE 'text %';
+INSERT INTO figures VALUES
+  ('text rows', (SELECT count(*) FROM docs)::text),
+  ('text spotsigs build (s)', round(:spotsigs_build_s::numeric, 1)::text),
+  ('text pg_trgm GIN build (s)', round(:trgm_build_s::numeric, 1)::text),
+  ('text spotsigs index (MB)', round(pg_relation_size('base_sig') / 1048576.0, 1)::text),
+  ('text pg_trgm GIN index (MB)', round(pg_relation_size('docs_trgm') / 1048576.0, 1)::text);
+
+DROP TABLE IF EXISTS trgm_q;
+CREATE TABLE trgm_q AS SELECT row_number() OVER () AS n, id FROM (SELECT id FROM docs ORDER BY hashint8(id) LIMIT :ntrgm) s;
+
+-- tlat(kind): per-query ms for 'spotsigs' (sig % q at 0.8) or 'trgm' (body % q at 0.8)
+CREATE OR REPLACE FUNCTION pg_temp.tlat(kind text) RETURNS TABLE(ms float8, nrows bigint) LANGUAGE plpgsql AS $$
+DECLARE q record; t0 timestamptz; c bigint; qsig spotsig; qbody text;
+BEGIN
+  PERFORM set_config('spotsigs.similarity_threshold', '0.8', true);
+  PERFORM set_config('pg_trgm.similarity_threshold', '0.8', true);
+  FOR q IN SELECT id FROM trgm_q ORDER BY n LOOP
+    SELECT sig INTO qsig FROM base WHERE id = q.id;
+    SELECT body INTO qbody FROM docs WHERE id = q.id;
+    t0 := clock_timestamp();
+    IF kind = 'spotsigs' THEN
+      EXECUTE 'SELECT count(*) FROM base WHERE sig % $1' INTO c USING qsig;
+    ELSE
+      EXECUTE 'SELECT count(*) FROM docs WHERE body % $1' INTO c USING qbody;
+    END IF;
+    ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+    nrows := c;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+CREATE OR REPLACE FUNCTION pg_temp.trecord(kind text) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO figures
+  SELECT 'text ' || kind || ' % 0.8 p50 (ms)', round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.tlat(kind)
+  UNION ALL SELECT 'text ' || kind || ' % 0.8 p95 (ms)', round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.tlat(kind);
+$$;
+SET enable_seqscan = off;
+SELECT count(*) FROM pg_temp.tlat('spotsigs');
+SELECT pg_temp.trecord('spotsigs');
+SELECT pg_temp.trecord('trgm');
+RESET enable_seqscan;
+INSERT INTO figures
+SELECT 'text pg_trgm/spotsigs p50 ratio', round((SELECT value::numeric FROM figures WHERE what = 'text trgm % 0.8 p50 (ms)')
+                                             / (SELECT value::numeric FROM figures WHERE what = 'text spotsigs % 0.8 p50 (ms)'), 1)::text;
+
+SELECT what, value FROM figures ORDER BY seq;
