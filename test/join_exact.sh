@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Exactness of the similarity join on real pages: every method of spotsigs_join (and of
+# spotsigs_join_rs) returns exactly the pairs and similarities of 'bruteforce' on newsframes-dev
+# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads. Exits non-zero on a difference.
+#
+#   test/join_exact.sh [path/to/newsframes-dev]      (default: ../shared/data/newsframes-dev)
+#
+# Runs in a throwaway cluster made by pg_virtualenv unless PGHOST/PGDATABASE already point to one
+# (set JOIN_EXACT_INSIDE=1 then). The extension must be installed (make install).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+data=${1:-$here/../../shared/data/newsframes-dev}
+data=$(cd "$data" && pwd)
+if [[ -z ${JOIN_EXACT_INSIDE:-} ]]; then
+  export PATH=/usr/lib/postgresql/15/bin:$PATH
+  exec env JOIN_EXACT_INSIDE=1 pg_virtualenv -t -v 15 "$here/join_exact.sh" "$data"
+fi
+
+psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+echo "loading $data/pages.tsv.gz and extracting signatures"
+psql_q <<SQL
+CREATE EXTENSION IF NOT EXISTS spotsigs;
+DROP TABLE IF EXISTS pages;
+CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text);
+\copy pages from program 'zcat "$data/pages.tsv.gz"'
+ALTER TABLE pages ADD COLUMN sig spotsig;
+UPDATE pages SET sig = spotsigs(html);
+-- two halves for the R-S form
+CREATE TABLE pages_r AS SELECT id, sig FROM pages WHERE id % 2 = 0;
+CREATE TABLE pages_s AS SELECT id, sig FROM pages WHERE id % 2 = 1;
+SQL
+psql_q -c "SELECT 'pages: ' || count(*) || ', mean signature length: ' || round(avg(length(sig))) FROM pages"
+
+# diff_count(query_a, query_b): rows in exactly one of the two results.
+diff_count() {
+  psql_q -c "SELECT count(*) FROM (($1 EXCEPT $2) UNION ALL ($2 EXCEPT $1)) d"
+}
+
+failed=0
+printf '%-5s %-6s %-8s %-12s %-12s %s\n' tau form pairs method threads differences
+for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
+  # Similarities are compared exactly (the same double from the same formula).
+  psql_q -c "DROP TABLE IF EXISTS truth, truth_rs;
+             CREATE TABLE truth AS SELECT * FROM spotsigs_join('pages', 'id', 'sig', $tau, 1, 'bruteforce');
+             CREATE TABLE truth_rs AS SELECT * FROM spotsigs_join_rs('pages_r', 'id', 'sig', 'pages_s', 'id', 'sig', $tau, 1, 'bruteforce');"
+  n=$(psql_q -c "SELECT count(*) FROM truth")
+  nrs=$(psql_q -c "SELECT count(*) FROM truth_rs")
+  for method in partitioned nopart noprune bruteforce; do
+    for threads in 1 2; do
+      d=$(diff_count "SELECT * FROM truth" \
+                     "SELECT * FROM spotsigs_join('pages', 'id', 'sig', $tau, $threads, '$method')")
+      printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self "$n" "$method" "$threads" "$d"
+      [[ $d == 0 ]] || failed=1
+      d=$(diff_count "SELECT * FROM truth_rs" \
+                     "SELECT * FROM spotsigs_join_rs('pages_r', 'id', 'sig', 'pages_s', 'id', 'sig', $tau, $threads, '$method')")
+      printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" rs "$nrs" "$method" "$threads" "$d"
+      [[ $d == 0 ]] || failed=1
+    done
+  done
+  # The brute-force truth itself is checked against similarity() over all pairs in SQL.
+  d=$(diff_count "SELECT id1, id2 FROM truth" \
+                 "SELECT a.id::bigint, b.id::bigint FROM pages a JOIN pages b ON a.id < b.id WHERE similarity(a.sig, b.sig) >= $tau")
+  printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self "$n" "sql-nested" "-" "$d"
+  [[ $d == 0 ]] || failed=1
+done
+if ((failed)); then echo "FAILED: some method differs from bruteforce"; exit 1; fi
+echo "all methods identical to bruteforce"
