@@ -11,6 +11,8 @@ void _PG_init(void);
 
 // Called once when the library is loaded into a backend.
 void _PG_init(void) {
-    spotsigs::pg::register_similarity_gucs();
+    // Before register_similarity_gucs(): it reserves the "spotsigs" prefix, which drops
+    // postgresql.conf settings of parameters not defined yet.
     spotsigs::pg::register_join_gucs();
+    spotsigs::pg::register_similarity_gucs();
 }

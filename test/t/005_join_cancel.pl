@@ -11,9 +11,14 @@ use Time::HiRes qw(time sleep);
 
 my $node = PostgreSQL::Test::Cluster->new('join_cancel');
 $node->init;
-$node->append_conf('postgresql.conf', "spotsigs.max_threads = 2\n");
+$node->append_conf('postgresql.conf', "spotsigs.max_threads = 3\nspotsigs.join_memory_limit = '2GB'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+# Settings from postgresql.conf survive the library's reservation of the "spotsigs" prefix.
+is($node->safe_psql('postgres', "LOAD 'spotsigs'; SHOW spotsigs.max_threads"), '3',
+	'spotsigs.max_threads from postgresql.conf applies');
+is($node->safe_psql('postgres', "LOAD 'spotsigs'; SHOW spotsigs.join_memory_limit"), '2GB',
+	'spotsigs.join_memory_limit from postgresql.conf applies');
 
 # 100,000 documents of 20 random signatures out of 5,000: brute force needs 5e9 comparisons.
 $node->safe_psql('postgres', q{
