@@ -196,9 +196,23 @@ def run_method(m, halves):
     sweeps = score(m['name'], halves)
     best = best_on(sweeps['all'])
     match_ms = match(m['name'], m['kind'], best['threshold'], m.get('k', 6), m.get('l', 32))
+    join_ms, join_ok = join_check(m['name'], best['threshold']) if m['kind'] == 'jaccard' else (None, None)
     write_dat(m['name'], sweeps)
     append_sweeps(m['name'], sweeps)
-    return dict(m, ext_ms=ext_ms, nsig=nsig, mb=mb, match_ms=match_ms, sweeps=sweeps, best=best)
+    return dict(m, ext_ms=ext_ms, nsig=nsig, mb=mb, match_ms=match_ms, sweeps=sweeps, best=best,
+                join_ms=join_ms, join_ok=join_ok)
+
+
+def join_check(name, tau):
+    """Times spotsigs_join (when installed) at tau on sig_<name> and checks that it returns
+    exactly the pairs of the SQL self-join in pairs_<name>; (ms, agrees) or (None, None)."""
+    if one("SELECT to_regproc('spotsigs_join') IS NOT NULL") != 't':
+        return None, None
+    ms = float(one("""DROP TABLE IF EXISTS join_{n};
+        SELECT eval_ms($q$CREATE TABLE join_{n} AS SELECT * FROM spotsigs_join('sig_{n}', 'id', 'sig', {t})$q$)""".format(n=name, t=tau)))
+    diff = one("""SELECT count(*) FROM ((SELECT id1, id2 FROM join_{n} EXCEPT SELECT a, b FROM pairs_{n})
+        UNION ALL (SELECT a, b FROM pairs_{n} EXCEPT SELECT id1, id2 FROM join_{n})) x""".format(n=name))
+    return ms, diff == '0'
 
 
 def fine_sweep(name, lo=0.10, hi=0.35):
@@ -252,16 +266,17 @@ def fmt_idf(m):
 def table1(results):
     """Writes table1.md: the paper's Table 1 columns, at each method's best tau on all pages."""
     ref = next(r for r in results if r['name'] == 'spotsigs')
-    lines = ['| method | IDF | tau | k | l | #spots | MB | extraction ms | matching ms | P | R | F1 | SpotSigs F1 gain |',
-             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    lines = ['| method | IDF | tau | k | l | #spots | MB | extraction ms | matching ms (SQL) | spotsigs_join ms | P | R | F1 | SpotSigs F1 gain |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in results:
         b = r['best']
         tau = 'n/a' if r['kind'] == 'imatch' else '%.2f' % b['threshold']
         gain = (ref['best']['f1'] / b['f1'] - 1) * 100 if b['f1'] > 0 else float('inf')
-        lines.append('| %s | %s | %s | %s | %s | %d | %.2f | %.0f | %.0f | %.3f | %.3f | %.3f | %s |' % (
+        join = 'n/a' if r.get('join_ms') is None else '%.0f%s' % (r['join_ms'], '' if r['join_ok'] else ' (pairs differ!)')
+        lines.append('| %s | %s | %s | %s | %s | %d | %.2f | %.0f | %.0f | %s | %.3f | %.3f | %.3f | %s |' % (
             r['label'], fmt_idf(r), tau, r.get('k', 'n/a') if r['kind'] == 'lsh' else 'n/a',
             r.get('l', 'n/a') if r['kind'] == 'lsh' else 'n/a', r['nsig'], r['mb'], r['ext_ms'],
-            r['match_ms'], b['precision'], b['recall'], b['f1'],
+            r['match_ms'], join, b['precision'], b['recall'], b['f1'],
             '—' if r is ref else ('%+.1f%%' % gain if b['f1'] > 0 else 'n/a (F1 0)')))
     notes = ['\nLSH-S recall relative to SpotSigs on the same signatures, at the same tau:\n',
              '| LSH-S run | k | l | tau | SpotSigs R | LSH-S R | ratio |', '|---|---|---|---|---|---|---|']
