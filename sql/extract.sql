@@ -55,16 +55,16 @@ FROM d;
 SELECT spotsig_from_terms(ARRAY['x','y','x'], ARRAY[1,2,3]) = spotsig_from_terms(ARRAY['y','x'], ARRAY[2,4]) AS summed;
 
 -- generated columns and expression indexes work (IMMUTABLE)
-CREATE TABLE articles (id int PRIMARY KEY, body text, sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED);
-INSERT INTO articles (id, body) VALUES
+CREATE TABLE extract_articles (id int PRIMARY KEY, body text, sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED);
+INSERT INTO extract_articles (id, body) VALUES
   (1, 'The senator has said that the new budget is a disaster for the state and its schools.'),
   (2, '<div class="nav">Home</div><p>The senator has said that the new budget is a disaster for the state and its schools.</p>'),
   (3, 'Stocks rose on Monday as the market digested the latest jobs report from the government.'),
   (4, NULL);
-SELECT a.id, b.id, similarity(a.sig, b.sig) FROM articles a JOIN articles b ON a.id < b.id ORDER BY 1, 2;
-SELECT id, sig IS NULL AS null_sig, length(sig) FROM articles ORDER BY id;
-CREATE INDEX articles_sig_hash ON articles USING hash (spotsigs(body));
-SELECT count(*) FROM articles GROUP BY sig ORDER BY 1;
+SELECT a.id, b.id, similarity(a.sig, b.sig) FROM extract_articles a JOIN extract_articles b ON a.id < b.id ORDER BY 1, 2;
+SELECT id, sig IS NULL AS null_sig, length(sig) FROM extract_articles ORDER BY id;
+CREATE INDEX extract_articles_sig_hash ON extract_articles USING hash (spotsigs(body));
+SELECT count(*) FROM extract_articles GROUP BY sig ORDER BY 1;
 
 -- NULL document: NULL result
 SELECT spotsigs(NULL) IS NULL AS a, spotsigs(NULL, ARRAY['the'], 1, 1) IS NULL AS b;
@@ -89,3 +89,4 @@ SELECT err($$SELECT spotsig_from_terms(ARRAY['a'], ARRAY[-1])$$);
 SELECT err($$SELECT spotsig_from_terms(ARRAY['a', NULL], ARRAY[1, 1])$$);
 SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[1, NULL])$$);
 SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[2147483647, 1])$$);
+DROP TABLE extract_articles;
