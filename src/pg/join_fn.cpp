@@ -8,6 +8,7 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -95,14 +96,33 @@ std::vector<JoinPair> match(const std::function<std::vector<JoinPair>(const Join
     }
 }
 
+// Seconds since t0 on a monotonic clock.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Logs the phase times at DEBUG1 (SET client_min_messages = debug1 to see them).
+void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double match_s, size_t pairs) {
+    pg_guard([&] {
+        elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, matched in %.3f s, %zu pairs", fn,
+             docs, bytes >> 20, read_s, match_s, pairs);
+    });
+}
+
 // Reads the first source of a self-join call and matches it with itself.
-std::vector<JoinPair> self_pairs(const JoinCall& call, Collection& docs, Progress& progress) {
+std::vector<JoinPair> self_pairs(const JoinCall& call, Collection& docs, Progress& progress,
+                                 const char* fn) {
+    auto t0 = std::chrono::steady_clock::now();
     size_t limit = join_memory_limit_bytes();
     read_source(call.src[0], docs, limit, progress);
     check_unique_ids(docs, call.src[0].relname);
+    double read_s = seconds_since(t0);
     JoinOptions opt = options_for(call, docs.memory_bytes());
-    return match([&docs](const JoinOptions& o) { return self_join(docs, o); }, opt, progress,
-                 docs.size());
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<JoinPair> pairs = match([&docs](const JoinOptions& o) { return self_join(docs, o); },
+                                        opt, progress, docs.size());
+    log_phases(fn, docs.size(), docs.memory_bytes(), read_s, seconds_since(t1), pairs.size());
+    return pairs;
 }
 
 // Appends one row of two bigints and an optional float8 to the call's tuplestore.
@@ -131,7 +151,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     return pg_entry([&] {
         Progress progress("spotsigs_join");
         Collection docs;
-        std::vector<JoinPair> pairs = self_pairs(call, docs, progress);
+        std::vector<JoinPair> pairs = self_pairs(call, docs, progress, "spotsigs_join");
         pg_guard([&] {
             for (const JoinPair& p : pairs) {
                 int64_t x = docs.id(p.a), y = docs.id(p.b);
@@ -152,13 +172,18 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         Progress progress("spotsigs_join_rs");
         size_t limit = join_memory_limit_bytes();
         Collection r, s;
+        auto t0 = std::chrono::steady_clock::now();
         read_source(call.src[0], r, limit, progress);
         check_unique_ids(r, call.src[0].relname);
         read_source(call.src[1], s, limit > r.memory_bytes() ? limit - r.memory_bytes() : 1, progress);
         check_unique_ids(s, call.src[1].relname);
+        double read_s = seconds_since(t0);
         JoinOptions opt = options_for(call, r.memory_bytes() + s.memory_bytes());
+        auto t1 = std::chrono::steady_clock::now();
         std::vector<JoinPair> pairs =
             match([&](const JoinOptions& o) { return rs_join(r, s, o); }, opt, progress, r.size());
+        log_phases("spotsigs_join_rs", r.size() + s.size(), r.memory_bytes() + s.memory_bytes(), read_s,
+                   seconds_since(t1), pairs.size());
         pg_guard([&] {
             for (const JoinPair& p : pairs) put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
         });
@@ -176,7 +201,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
         Collection docs;
-        std::vector<JoinPair> pairs = self_pairs(call, docs, progress);
+        std::vector<JoinPair> pairs = self_pairs(call, docs, progress, "spotsigs_clusters");
         size_t n = docs.size();
         std::vector<uint32_t> parent(n);
         std::iota(parent.begin(), parent.end(), 0u);
