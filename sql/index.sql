@@ -26,6 +26,9 @@ SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
 RESET enable_indexscan;
+-- a scan without % or <-> never uses the index (it would return rows in no useful order)
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ix_small;
+SELECT count(*) FROM ix_small;
 RESET enable_seqscan;
 -- without enable_seqscan = off, a tiny table is scanned sequentially
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
@@ -105,6 +108,26 @@ DELETE FROM ix_big WHERE id > 20000;
 VACUUM ix_big;
 SELECT pg_relation_size('ix_big_sig') <= :size_before * 1.3 AS no_runaway_growth;
 SELECT spotsigs_index_check('ix_big_sig');
+
+-- a small pending_list_limit makes inserts merge the pending list themselves; once 8 segments
+-- exist, a merge folds all but the largest together
+CREATE TABLE ix_lim (id int, sig spotsig);
+INSERT INTO ix_lim SELECT id, sig FROM ix_big WHERE id < 500;
+CREATE INDEX ix_lim_sig ON ix_lim USING spotsigs (sig) WITH (pending_list_limit = 16);
+INSERT INTO ix_lim SELECT id, sig FROM ix_big WHERE id >= 500;
+SELECT spotsigs_index_check('ix_lim_sig') ~ '^ok' AS ok;
+SELECT count(DISTINCT segment) FILTER (WHERE segment >= 0) BETWEEN 2 AND 8 AS merged_by_inserts,
+       sum(rows) FILTER (WHERE segment = -1) < 200 AS pending_bounded,
+       sum(rows) = (SELECT count(*) FROM ix_lim) AS all_rows
+FROM spotsigs_index_stats('ix_lim_sig');
+SET enable_seqscan = off;
+SET spotsigs.similarity_threshold = 0.44;
+SELECT count(*) AS mismatches FROM ix_lim q
+WHERE q.id % 10 = 3
+  AND (SELECT array_agg(b.id ORDER BY b.id) FROM ix_lim b WHERE b.sig % q.sig)
+      IS DISTINCT FROM (SELECT array_agg(b.id ORDER BY b.id) FROM ix_lim b WHERE similarity(b.sig, q.sig) >= 0.44);
+RESET enable_seqscan;
+DROP TABLE ix_lim;
 
 -- REINDEX, unlogged tables
 REINDEX INDEX ix_big_sig;

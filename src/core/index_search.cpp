@@ -154,7 +154,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
 }
 
 namespace {
-constexpr double kTiers[] = {0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 1e-12};
+constexpr double kTiers[] = {0.8, 0.5, 0.3, 0.15, 0.05, 1e-12};  // few tiers: each is a full search
 }
 
 double order_tier(size_t t) noexcept { return kTiers[t]; }

@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "access/reloptions.h"
+#include "utils/guc.h"
 #include "commands/vacuum.h"
 }
 
@@ -20,6 +21,9 @@ void register_options() {
     add_int_reloption(options_kind, "partition_growth",
                       "Width of each length partition over the previous one, in percent",
                       10, 5, 100, AccessExclusiveLock);
+    add_int_reloption(options_kind, "pending_list_limit",
+                      "Size of the pending list of new rows, in kB, beyond which an insert merges it (0: only VACUUM does)",
+                      4096, 0, MAX_KILOBYTES, ShareUpdateExclusiveLock);
     options_registered = true;
 }
 
@@ -29,6 +33,7 @@ bytea* amoptions(Datum reloptions, bool validate) {
     register_options();
     static const relopt_parse_elt tab[] = {
         {"partition_growth", RELOPT_TYPE_INT, offsetof(Options, growth)},
+        {"pending_list_limit", RELOPT_TYPE_INT, offsetof(Options, pending_limit)},
     };
     return (bytea*)build_reloptions(reloptions, validate, options_kind, sizeof(Options), tab, lengthof(tab));
 }

@@ -91,7 +91,8 @@ struct MetaData {
 // Reloptions of a spotsigs index.
 struct Options {
     int32 vl_len_;
-    int growth;  // partition_growth
+    int growth;         // partition_growth
+    int pending_limit;  // pending_list_limit, in kB (0 = merge only in VACUUM)
 };
 
 // First content byte of a page and the usable end.
@@ -108,6 +109,10 @@ void init_page(Page page, PageKind kind, uint16 level);
 void init_metapage(Page page, uint32 growth);
 // The partition growth of an index (from its reloptions).
 uint32 index_growth(Relation index);
+// The pending list size (kB) beyond which an insert merges it (0 = never).
+int index_pending_limit(Relation index);
+// Merges the pending list into a segment unless another merge or VACUUM is running (then false).
+bool merge_pending_if_free(Relation index);
 // The partitioning for a growth percent (cached per backend).
 const Partitioning& partitioning_for(uint32 growth);
 // Reads the metapage into *out (share lock, pin released); ERROR if it is not a spotsigs metapage.

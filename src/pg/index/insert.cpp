@@ -113,7 +113,11 @@ bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid,
     LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
     check_meta(index, meta_of(BufferGetPage(mbuf)));
     pending_append(index, mbuf, entry, len, m.length, true);
+    uint64 pending_kb = (uint64)meta_of(BufferGetPage(mbuf))->pending_pages * (BLCKSZ / 1024);
     UnlockReleaseBuffer(mbuf);
+    // Past the size limit, this insert merges the pending list (unless a merge is under way).
+    int limit = index_pending_limit(index);
+    if (limit > 0 && pending_kb > (uint64)limit) merge_pending_if_free(index);
 
     MemoryContextSwitchTo(old);
     MemoryContextDelete(tmp);

@@ -44,6 +44,11 @@ uint32 index_growth(Relation index) {
     return o ? (uint32)o->growth : 10;
 }
 
+int index_pending_limit(Relation index) {
+    Options* o = (Options*)index->rd_options;
+    return o ? o->pending_limit : 4096;
+}
+
 const Partitioning& partitioning_for(uint32 growth) {
     // One Partitioning per growth value, built once per backend (growth is at most 100).
     static Partitioning* cache[101] = {nullptr};

@@ -9,6 +9,7 @@ extern "C" {
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 }
 
 #include <cstring>
@@ -121,8 +122,9 @@ void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallbac
 }
 
 // Merges the pending list (and, when full, every segment) into one new segment, dropping rows
-// the callback reports dead. Returns the number of rows removed.
-double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force_full) {
+// the callback reports dead. Returns the number of rows removed. The caller holds the rewrite
+// lock (a heavyweight lock on the metapage's page number), so rewrites never overlap.
+double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force_full, int mem_kb) {
     char* page = (char*)palloc(BLCKSZ);
     char* page2 = (char*)palloc(BLCKSZ);
     // Snapshot of the metapage and of the pending list's end.
@@ -142,22 +144,36 @@ double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force
     }
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
 
-    bool full = force_full || snap.nsegments >= (uint32)kMergeSegmentsAt;
+    // Which segments to rewrite: all when rows died in them (or when asked); else, once there are
+    // kMergeSegmentsAt of them, all but the largest (size-tiered: the big one is not rewritten
+    // for every small merge); else none, and only the pending list becomes a new segment.
+    bool full = force_full;
     for (uint32 i = 0; !full && i < snap.nsegments; ++i)
         if (segment_has_dead(index, snap.seg[i], cb, cbs, page)) full = true;
+    bool take[kMaxSegments] = {false};
+    bool any_taken = false;
+    if (full) {
+        for (uint32 i = 0; i < snap.nsegments; ++i) take[i] = any_taken = true;
+    } else if (snap.nsegments >= (uint32)kMergeSegmentsAt) {
+        uint32 big = 0;
+        for (uint32 i = 1; i < snap.nsegments; ++i)
+            if (snap.seg[i].npostings > snap.seg[big].npostings) big = i;
+        for (uint32 i = 0; i < snap.nsegments; ++i)
+            if (i != big) take[i] = any_taken = true;
+    }
     bool pending_nonempty = snap.pending_count > 0;
-    if (!full && !pending_nonempty) {
+    if (!any_taken && !pending_nonempty) {
         ReleaseBuffer(mb);
         return 0;
     }
 
     uint32 growth = snap.growth;
     const Partitioning& parts = partitioning_for(growth);
-    SegmentSorter* s = sorter_begin(maintenance_work_mem);
+    SegmentSorter* s = sorter_begin(mem_kb);
     double removed = 0;
     BlockList old = {nullptr, 0, 0};
-    if (full)
-        for (uint32 i = 0; i < snap.nsegments; ++i) {
+    for (uint32 i = 0; i < snap.nsegments; ++i)
+        if (take[i]) {
             feed_segment(index, snap.seg[i], cb, cbs, s, page, page2, &removed);
             collect_segment(index, snap.seg[i], page, &old);
         }
@@ -199,7 +215,14 @@ double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force
         }
         m->total_docs = seg.ndocs + (m->total_docs - snap.total_docs);
     } else {
-        m->total_docs -= (uint64)removed;  // part_docs stay an estimate until the next full rewrite
+        // Rows only moved (and dead pending entries went away); part_docs stay an estimate
+        // until the next full rewrite.
+        m->total_docs -= (uint64)removed;
+        uint32 n = 0;
+        for (uint32 i = 0; i < m->nsegments; ++i)
+            if (!take[i]) m->seg[n++] = m->seg[i];
+        for (uint32 i = n; i < (uint32)kMaxSegments; ++i) m->seg[i].root = InvalidBlockNumber;
+        m->nsegments = n;
     }
     if (seg.ndocs > 0) m->seg[m->nsegments++] = seg;
     if (end_blk != InvalidBlockNumber) {
@@ -217,6 +240,14 @@ double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force
     return removed;
 }
 
+// rewrite_locked() under the rewrite lock, waiting for it.
+double rewrite(Relation index, IndexBulkDeleteCallback cb, void* cbs, bool force_full) {
+    LockPage(index, kMetaBlock, ExclusiveLock);
+    double removed = rewrite_locked(index, cb, cbs, force_full, maintenance_work_mem);
+    UnlockPage(index, kMetaBlock, ExclusiveLock);
+    return removed;
+}
+
 // Fills the statistics VACUUM reports for the index.
 void fill_stats(Relation index, IndexBulkDeleteResult* stats) {
     MetaData m;
@@ -227,6 +258,13 @@ void fill_stats(Relation index, IndexBulkDeleteResult* stats) {
 }
 
 }  // namespace
+
+bool merge_pending_if_free(Relation index) {
+    if (!ConditionalLockPage(index, kMetaBlock, ExclusiveLock)) return false;
+    rewrite_locked(index, nullptr, nullptr, false, work_mem);
+    UnlockPage(index, kMetaBlock, ExclusiveLock);
+    return true;
+}
 
 IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult* stats,
                                     IndexBulkDeleteCallback callback, void* callback_state) {
