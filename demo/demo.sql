@@ -22,17 +22,28 @@ SELECT count(*) AS pages, count(DISTINCT md5(html)) AS distinct_pages FROM pages
 SELECT signature, freq FROM pages, spotsigs_terms(html) WHERE id = 1 LIMIT 8;
 
 \echo
-\echo '== Near-duplicate pairs at the default threshold (similarity >= spotsigs.similarity_threshold):'
+\echo '== Near-duplicate pairs (spotsigs_join at the default threshold, spotsigs.similarity_threshold):'
 SHOW spotsigs.similarity_threshold;
-SELECT a.id AS id1, b.id AS id2, round(similarity(a.sig, b.sig)::numeric, 3) AS similarity,
-       a.host AS host1, b.host AS host2, left(a.title, 48) AS title1
-FROM pages a JOIN pages b ON a.id < b.id AND a.sig % b.sig
-ORDER BY similarity DESC, id1, id2;
+SELECT j.id1, j.id2, round(j.similarity::numeric, 3) AS similarity,
+       a.host AS host1, b.host AS host2, left(a.title, 44) AS title1
+FROM spotsigs_join('pages', 'id', 'sig') j
+JOIN pages a ON a.id = j.id1 JOIN pages b ON b.id = j.id2
+ORDER BY j.similarity DESC, j.id1, j.id2
+LIMIT 15;
+
+\echo
+\echo '== The pages grouped into clusters (spotsigs_clusters; cluster = smallest member id):'
+SELECT c.cluster, count(*) AS pages, string_agg(p.host, ', ' ORDER BY p.id) AS sites,
+       min(left(p.title, 40)) AS a_title
+FROM spotsigs_clusters('pages', 'id', 'sig') c JOIN pages p USING (id)
+GROUP BY c.cluster HAVING count(*) > 1
+ORDER BY pages DESC, c.cluster;
 
 \echo
 \echo '== Checked against the ground truth (same story = true duplicate):'
 WITH found AS (
-    SELECT a.story = b.story AS correct FROM pages a JOIN pages b ON a.id < b.id AND a.sig % b.sig
+    SELECT a.story = b.story AS correct
+    FROM spotsigs_join('pages', 'id', 'sig') j JOIN pages a ON a.id = j.id1 JOIN pages b ON b.id = j.id2
 ), truth AS (
     SELECT count(*) AS n FROM pages a JOIN pages b ON a.id < b.id AND a.story = b.story
 )
