@@ -5,20 +5,27 @@
 #  * base: COPIES (default 14) copies of the 75,400 documents of ../shared/data/textcorpus with
 #    shifted ids (k * 1,000,000 + id), so 1,055,600 rows, with
 #    sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED and a spotsigs index on sig;
-#  * new rows: NEW_ROWS (default 20,000) documents of the same corpus (a fixed pseudo-random
+#  * new rows: NEW_ROWS (default 2,000) documents of the same corpus (a fixed pseudo-random
 #    sample) with ids past the base, written to a file once and COPYed (client-side \copy, one
 #    transaction) for each variant: no trigger; trigger 'best'; trigger 'first'; trigger 'best'
 #    'locked'. Every variant is rolled back and the table vacuumed before the next, so all start
 #    from the same rows. The new rows are copies of base documents, so every one of them is
 #    flagged (14 equally similar earlier rows: the ties make this a hard case for 'best').
 #
-# Usage (the extension must be installed; needs about 6 GB of disk and 10-20 minutes):
+# The spotsigs index appends inserted rows to a pending list that every scan reads in full until
+# VACUUM merges it, so the trigger's per-row cost grows with the rows COPYed since the last
+# VACUUM: rows/s depends on NEW_ROWS (see docs/ingest.md for figures at several sizes).
+#
+# NOVEL=1 uses the sampled documents with their words reversed instead (new content: few flags).
+#
+# Usage (the extension must be installed; needs about 6 GB of disk and 15-25 minutes):
 #   pg_virtualenv -v 15 test/bench/trigger_bench.sh [NEW_ROWS] [COPIES]
-# or against any server through the PG* environment variables.
+# or against any server through the PG* environment variables. KEEP=1 keeps the database;
+# REUSE=1 then reuses its base table instead of loading it again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 corpus=${SPOTSIGS_TEXTCORPUS:-$(cd .. && pwd)/shared/data/textcorpus/docs.tsv.gz}
-new=${1:-20000}
+new=${1:-2000}
 copies=${2:-14}
 tau=${TAU:-0.8}
 db=spotsigs_trigger_bench
@@ -29,6 +36,10 @@ chmod 755 "$work"
 q() { psql -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 now() { date +%s.%N; }
 
+if [ "${REUSE:-0}" = 1 ] && [ "$(q -At -c "SELECT to_regclass('docs_sig') IS NOT NULL" 2>/dev/null)" = t ]; then
+  echo "== reusing the base table of database $db (REUSE=1)"
+  q -c "DROP TRIGGER IF EXISTS dedup ON docs" -c "DELETE FROM docs WHERE id >= 900000000" -c "VACUUM docs"
+else
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 q -c "CREATE EXTENSION spotsigs" \
   -c "CREATE TABLE corpus (id bigint PRIMARY KEY, source text, title text, body text)"
@@ -47,14 +58,22 @@ INSERT INTO docs (id, body)
   SELECT k * 1000000 + c.id, c.body FROM generate_series(0, $copies - 1) k, corpus c;
 SQL
 t1=$(now)
-q -c "CREATE INDEX docs_sig ON docs USING spotsigs (sig)" -c "VACUUM ANALYZE docs"
+q -c "SET maintenance_work_mem = '1GB'" -c "CREATE INDEX docs_sig ON docs USING spotsigs (sig)" -c "VACUUM ANALYZE docs"
 t2=$(now)
+printf 'load %.1f s, index build + vacuum %.1f s\n' "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
+fi
 q -At -c "SELECT format('%s rows, heap+toast %s, index %s', count(*), pg_size_pretty(pg_table_size('docs')),
                         pg_size_pretty(pg_relation_size('docs_sig'))) FROM docs"
-printf 'load %.1f s, index build + vacuum %.1f s\n' "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
 
 # The new rows, once, to a file (ids past the base).
-q -c "\\copy (SELECT 900000000 + id, body FROM corpus ORDER BY md5(id::text) LIMIT $new) TO '$work/new.tsv'"
+# NOVEL=1: the same documents with their words in reverse order, so their spot signatures are
+# new to the table (rows of mostly unseen content, as in a typical ingest stream).
+if [ "${NOVEL:-0}" = 1 ]; then
+  body="array_to_string(ARRAY(SELECT w FROM regexp_split_to_table(body, '\\s+') WITH ORDINALITY t(w, n) ORDER BY n DESC), ' ')"
+else
+  body="body"
+fi
+q -c "\\copy (SELECT 900000000 + id, $body FROM corpus ORDER BY md5(id::text) LIMIT $new) TO '$work/new.tsv'"
 echo "new rows: $(wc -l < "$work/new.tsv") ($(du -h "$work/new.tsv" | cut -f1))"
 
 # The plan the trigger's candidate query gets (its text as the trigger builds it).
@@ -66,7 +85,7 @@ PREPARE cand(spotsig, bigint) AS
   SELECT id, public.similarity(sig, \$1) FROM public.docs
   WHERE sig OPERATOR(public.%) \$1 AND id <> \$2
   ORDER BY sig OPERATOR(public.<->) \$1, id LIMIT 1;
-EXPLAIN (COSTS OFF) EXECUTE cand((SELECT sig FROM docs WHERE id = 5), 0);
+EXPLAIN (COSTS OFF) EXECUTE cand(NULL, 0);
 SQL
 
 results="$work/results"
@@ -101,7 +120,6 @@ run "no trigger" ""
 run "trigger best (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'best'"
 run "trigger first (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'first'"
 run "trigger best locked (tau $tau)" "'sig', 'duplicate_of', 'similarity', '$tau', 'best', 'locked'"
-run "no trigger (again)" ""
 echo "== summary"
 cat "$results"
-psql -X -q -d postgres -c "DROP DATABASE $db"
+[ "${KEEP:-0}" = 1 ] || psql -X -q -d postgres -c "DROP DATABASE $db"
