@@ -1,5 +1,6 @@
 # spotsigs index under concurrency: 8 sessions insert (and delete now and then) while VACUUM runs
-# over and over; afterwards no entry is lost or duplicated and the index answers exactly.
+# over and over, and inserts merge the pending list whenever it passes 64 kB; afterwards no entry is
+# lost or duplicated and the index answers exactly.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -19,7 +20,7 @@ CREATE FUNCTION mk(n int) RETURNS spotsig LANGUAGE sql IMMUTABLE AS $$
 CREATE SEQUENCE t_seq START 2001;
 CREATE TABLE t (id int PRIMARY KEY, sig spotsig);
 INSERT INTO t SELECT n, mk(n) FROM generate_series(1, 2000) n;
-CREATE INDEX t_sig ON t USING spotsigs (sig);
+CREATE INDEX t_sig ON t USING spotsigs (sig) WITH (pending_list_limit = 64);
 });
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
