@@ -35,6 +35,8 @@ CREATE TRIGGER articles_dedup BEFORE INSERT OR UPDATE OF body ON articles
 INSERT INTO articles (id, body) VALUES (1, t('b1'));
 SELECT try($$INSERT INTO articles (id, body) VALUES (1, t('b1'))$$);
 CREATE INDEX articles_sig ON articles USING spotsigs (sig);
+-- The session's own threshold for % is 0.9; the trigger uses its own (0.5) regardless.
+SET spotsigs.similarity_threshold = 0.9;
 
 -- Row 20 arrives first; row 10 (the same text) matches it; in one statement, row 30 (the same
 -- text again) ties between 10 and 20 and takes the smallest id, row 2 matches the best one,
@@ -49,6 +51,7 @@ FROM articles ORDER BY id;
 SELECT count(*) AS stored_signatures_ok FROM articles WHERE sig IS NOT DISTINCT FROM spotsigs(body);
 -- The trigger's threshold is set only for its own query: the session's setting is unchanged.
 SHOW spotsigs.similarity_threshold;
+RESET spotsigs.similarity_threshold;
 
 -- UPDATE OF body flags again, never against the row itself.
 UPDATE articles SET body = t('b4') WHERE id = 3;
