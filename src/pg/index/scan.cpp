@@ -303,7 +303,80 @@ struct ScanState {
     Results batch;
     int64 pos;
     bool exhausted;
+    // the zero tier (rows sharing nothing with the query), streamed from the document lists
+    bool zero_started;
+    bool zero_finished;
+    Buffer zero_pin;           // metapage pin held while streaming: VACUUM cannot recycle pages
+    MetaData* zero_meta;
+    uint32 zero_seg;
+    bool zero_iter_open;
+    ListIter zero_it;
+    char* zero_page;
+    PendingEntry* zero_pend;
+    int64 zero_npend;
+    int64 zero_pend_pos;
 };
+
+// Releases the metapage pin of a streaming zero tier, if any.
+void release_zero(ScanState* st) {
+    if (st->zero_started && st->zero_pin != InvalidBuffer) ReleaseBuffer(st->zero_pin);
+    st->zero_pin = InvalidBuffer;
+}
+
+// Fills r with up to 1024 more ids of the zero tier (similarity 0: rows the positive tiers did not
+// return), in document-list order. Sets zero_finished at the end.
+void next_zero_chunk(IndexScanDesc scan, ScanState* st, Results* r) {
+    Relation index = scan->indexRelation;
+    const int64 cap = 1024;
+    if (!st->zero_started) {
+        st->zero_started = true;
+        st->zero_pin = ReadBuffer(index, kMetaBlock);
+        LockBuffer(st->zero_pin, BUFFER_LOCK_SHARE);
+        st->zero_meta = (MetaData*)palloc(sizeof(MetaData));
+        std::memcpy(st->zero_meta, meta_of(BufferGetPage(st->zero_pin)), sizeof(MetaData));
+        LockBuffer(st->zero_pin, BUFFER_LOCK_UNLOCK);
+        check_meta(index, st->zero_meta);
+        uint32 ppages;
+        st->zero_pend = read_pending(index, st->zero_meta->pending_head, st->zero_meta->pending_head_off,
+                                     InvalidBlockNumber, 0, &st->zero_npend, &ppages);
+        st->zero_page = (char*)palloc(BLCKSZ);
+        // With % keys no row of similarity 0 qualifies.
+        if (st->have_filter) st->zero_finished = true;
+    }
+    r->ids = (uint64*)palloc(sizeof(uint64) * cap);
+    r->sims = (double*)palloc0(sizeof(double) * cap);
+    r->n = 0;
+    while (r->n < cap && !st->zero_finished) {
+        uint64 id;
+        if (st->zero_seg < st->zero_meta->nsegments) {
+            if (!st->zero_iter_open) {
+                const SegmentDesc& seg = st->zero_meta->seg[st->zero_seg];
+                if (seg.doclist_blk == InvalidBlockNumber) {
+                    st->zero_seg++;
+                    continue;
+                }
+                PartRef ref{0, (uint32)seg.ndocs, true, seg.doclist_blk, seg.doclist_off, nullptr, 0};
+                list_iter_init(&st->zero_it, index, &ref, st->zero_page);
+                st->zero_iter_open = true;
+            }
+            Posting p;
+            if (!list_iter_next(&st->zero_it, &p)) {
+                st->zero_iter_open = false;
+                st->zero_seg++;
+                continue;
+            }
+            id = p.id;
+        } else if (st->zero_pend_pos < st->zero_npend) {
+            id = st->zero_pend[st->zero_pend_pos++].id;
+        } else {
+            st->zero_finished = true;
+            break;
+        }
+        if (contains(st->positives, st->npositives, id)) continue;
+        r->ids[r->n++] = id;
+    }
+    if (st->zero_finished) release_zero(st);
+}
 
 // The query of a scan key, detoasted into the scan context; false for NULL.
 bool key_query(ScanKey key, MultisetView* out) {
@@ -342,15 +415,18 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
 
 // Orders a batch by descending similarity, then ascending id.
 void sort_batch(Results* r) {
-    std::vector<std::pair<double, uint64>> v((size_t)r->n);
-    for (int64 i = 0; i < r->n; ++i) v[(size_t)i] = {r->sims[i], r->ids[i]};
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    pg_entry([&] {
+        std::vector<std::pair<double, uint64>> v((size_t)r->n);
+        for (int64 i = 0; i < r->n; ++i) v[(size_t)i] = {r->sims[i], r->ids[i]};
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        for (int64 i = 0; i < r->n; ++i) {
+            r->sims[i] = v[(size_t)i].first;
+            r->ids[i] = v[(size_t)i].second;
+        }
+        return Datum(0);
     });
-    for (int64 i = 0; i < r->n; ++i) {
-        r->sims[i] = v[(size_t)i].first;
-        r->ids[i] = v[(size_t)i].second;
-    }
 }
 
 // Computes the next batch of an ordered scan; false when every tier is done.
@@ -381,15 +457,15 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
         sort_batch(&all);
         r = all;
     } else {
-        r = all_ids(scan->indexRelation);
-        int64 m = 0;
-        for (int64 i = 0; i < r.n; ++i) {
-            if (contains(st->positives, st->npositives, r.ids[i])) continue;
-            if (st->have_filter && !contains(st->filter, st->nfilter, r.ids[i])) continue;
-            r.ids[m++] = r.ids[i];
+        // The zero tier, streamed in chunks so that LIMIT stops it early.
+        next_zero_chunk(scan, st, &r);
+        if (r.n == 0 && st->zero_finished) {
+            st->tier++;
+            return false;
         }
-        r.n = m;
-        sort_ids(r.ids, r.n);
+        st->batch = r;
+        st->pos = 0;
+        return true;
     }
     st->tier++;
     st->batch = r;
@@ -414,6 +490,7 @@ IndexScanDesc ambeginscan(Relation index, int nkeys, int norderbys) {
 
 void amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys) {
     ScanState* st = (ScanState*)scan->opaque;
+    release_zero(st);
     MemoryContextReset(st->cxt);
     MemoryContext cxt = st->cxt;
     std::memset((void*)st, 0, sizeof(ScanState));
@@ -485,6 +562,7 @@ int64 amgetbitmap(IndexScanDesc scan, TIDBitmap* tbm) {
 
 void amendscan(IndexScanDesc scan) {
     ScanState* st = (ScanState*)scan->opaque;
+    release_zero(st);
     MemoryContextDelete(st->cxt);
     pfree(st);
 }
