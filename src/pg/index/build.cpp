@@ -37,6 +37,9 @@ struct LevelWriter {
     uint64 first_hash;
     uint32 pages;
     bool open;
+    uint32 nrec;                 // records on the open page
+    uint32 nsamples;             // DATA pages: offsets of every kSampleEvery-th record
+    uint16 samples[BLCKSZ / 16];
 };
 
 // The state of one partition list of the record being built.
@@ -81,11 +84,16 @@ struct SegmentWriter {
 // Writes level l's open page with next link nextblk and adds it to the level above when push.
 static void level_flush(SegmentWriter* w, int l, BlockNumber nextblk, bool push);
 
+// Bytes level l's open page still needs for a record of len bytes (DATA pages also keep a sample).
+static uint32 level_need(const LevelWriter* L, int l, uint32 len) {
+    return len + (l == 0 ? 2 * (L->nsamples + (L->nrec % kSampleEvery == 0 ? 1 : 0)) : 0);
+}
+
 // Appends len bytes (an entry starting with hash) to level l, opening pages as needed.
 static void level_add(SegmentWriter* w, int l, const void* bytes, uint32 len, uint64 hash) {
     if (l >= kMaxLevels) elog(ERROR, "spotsigs index: B-tree too high");
     LevelWriter* L = &w->lv[l];
-    if (L->open && content_end((Page)L->page) - ((PageHeader)L->page)->pd_lower < len) {
+    if (L->open && content_end((Page)L->page) - ((PageHeader)L->page)->pd_lower < level_need(L, l, len)) {
         BlockNumber nb = alloc_block(w->index);
         level_flush(w, l, nb, true);
         L->blk = nb;
@@ -93,6 +101,8 @@ static void level_add(SegmentWriter* w, int l, const void* bytes, uint32 len, ui
         init_page((Page)L->page, l == 0 ? kDataPage : kDirPage, (uint16)l);
         L->first_hash = hash;
         L->pages++;
+        L->nrec = 0;
+        L->nsamples = 0;
     }
     if (!L->open) {
         if (L->page == nullptr) L->page = (char*)palloc(BLCKSZ);
@@ -101,17 +111,28 @@ static void level_add(SegmentWriter* w, int l, const void* bytes, uint32 len, ui
         L->first_hash = hash;
         L->open = true;
         L->pages++;
+        L->nrec = 0;
+        L->nsamples = 0;
         if (l == 0 && w->desc.first_data == InvalidBlockNumber) w->desc.first_data = L->blk;
     }
     PageHeader ph = (PageHeader)L->page;
-    if (content_end((Page)L->page) - ph->pd_lower < len) elog(ERROR, "spotsigs index: record does not fit a page");
+    if (content_end((Page)L->page) - ph->pd_lower < level_need(L, l, len)) elog(ERROR, "spotsigs index: record does not fit a page");
+    if (l == 0 && L->nrec % kSampleEvery == 0) L->samples[L->nsamples++] = ph->pd_lower;
     std::memcpy(L->page + ph->pd_lower, bytes, len);
     ph->pd_lower += len;
+    L->nrec++;
 }
 
 static void level_flush(SegmentWriter* w, int l, BlockNumber nextblk, bool push) {
     LevelWriter* L = &w->lv[l];
     opaque_of((Page)L->page)->next = nextblk;
+    if (l == 0) {
+        // The samples go at the end of the content area, between pd_upper and the special space.
+        PageHeader ph = (PageHeader)L->page;
+        uint16 at = (uint16)(ph->pd_special - 2 * L->nsamples);
+        std::memcpy(L->page + at, L->samples, 2 * L->nsamples);
+        ph->pd_upper = at;
+    }
     write_page(w->index, L->blk, (Page)L->page);
     w->desc.npages++;
     L->open = false;

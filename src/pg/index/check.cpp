@@ -56,9 +56,15 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
         const unsigned char* pos = (const unsigned char*)page + kContentStart;
         const unsigned char* end = (const unsigned char*)page + ((PageHeader)page)->pd_lower;
         if (pos == end) corrupted(index, "empty DATA page", blk);
+        uint32 nrec = 0;
         while (pos < end) {
             uint64 hash;
             int np;
+            if (nrec % kSampleEvery == 0 &&
+                (nrec / kSampleEvery >= sample_count((Page)page) ||
+                 sample_at((Page)page, nrec / kSampleEvery) != (uint16)(pos - (const unsigned char*)page)))
+                corrupted(index, "record sample does not point at its record", blk);
+            nrec++;
             if (!parse_record(pos, end, &hash, &np, refs)) corrupted(index, "malformed hash record", blk);
             if (have_prev_hash && !(prev_hash < hash)) corrupted(index, "hash records out of order", blk);
             prev_hash = hash;
@@ -91,6 +97,8 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
                 nkeys++;
             }
         }
+        if (sample_count((Page)page) != (nrec + kSampleEvery - 1) / kSampleEvery)
+            corrupted(index, "record sample count does not match the records", blk);
         blk = opaque_of((Page)page)->next;
     }
     if (npostings != seg.npostings || nkeys != seg.nkeys)

@@ -2,8 +2,8 @@
 //
 // Block 0 is the metapage. The rest of the index is
 //  * up to kMaxSegments immutable segments, each a static B-tree written from sorted postings:
-//    level 0 (DATA pages, linked left to right) holds one record per signature hash in ascending
-//    unsigned order: the hash, then per length partition (ascending) the number of postings and
+//    level 0 (DATA pages, linked left to right, with a sample of record offsets for binary
+//    search) holds one record per signature hash in ascending unsigned order: the hash, then per length partition (ascending) the number of postings and
 //    either the postings inline or the place (block, offset) of their run in the segment's CHAIN
 //    stream; DIR pages above hold (first hash, child block) per child page. A segment also keeps
 //    a document list (every indexed row with its length, empty values included) in its chain.
@@ -31,7 +31,10 @@ extern "C" {
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
-constexpr uint32 kVersion = 1;
+constexpr uint32 kVersion = 2;
+// DATA pages keep the offset of every kSampleEvery-th record (uint16s between pd_upper and the
+// special space), so a lookup binary-searches them and parses at most kSampleEvery records.
+constexpr uint32 kSampleEvery = 16;
 constexpr BlockNumber kMetaBlock = 0;
 constexpr int kMaxSegments = 16;
 constexpr int kMaxPartitions = 512;
@@ -150,6 +153,14 @@ struct PartRef {
     const unsigned char* bytes;
     uint32 nbytes;
 };
+
+// The record samples of a DATA page: count and pointer (uint16 offsets, possibly unaligned).
+inline uint32 sample_count(Page p) { return (((PageHeader)p)->pd_special - ((PageHeader)p)->pd_upper) / 2; }
+inline uint16 sample_at(Page p, uint32 j) {
+    uint16 v;
+    memcpy(&v, (char*)p + ((PageHeader)p)->pd_upper + 2 * j, 2);
+    return v;
+}
 
 // Parses one hash record at *pos; false if malformed. parts must hold kMaxPartitions entries.
 bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts,

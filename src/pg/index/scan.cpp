@@ -115,6 +115,23 @@ private:
                 cached[0] = blk;
                 dpos = (const unsigned char*)dp + kContentStart;
             }
+            {
+                // Jump to the last sampled record with hash <= h, unless the cursor is already past it.
+                uint32 ns = sample_count((Page)dp), lo = 0, hi = ns;
+                uint32 lower = ((PageHeader)dp)->pd_lower;
+                while (lo < hi) {
+                    uint32 mid = (lo + hi) / 2;
+                    uint16 off = sample_at((Page)dp, mid);
+                    uint64 sh;
+                    if (off < kContentStart || (uint32)off + 8 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad record sample");
+                    std::memcpy(&sh, dp + off, 8);
+                    if (sh <= h) lo = mid + 1; else hi = mid;
+                }
+                if (lo > 0) {
+                    const unsigned char* sp = (const unsigned char*)dp + sample_at((Page)dp, lo - 1);
+                    if (sp > dpos) dpos = sp;
+                }
+            }
             const unsigned char* end = (const unsigned char*)dp + ((PageHeader)dp)->pd_lower;
             while (dpos < end) {
                 const unsigned char* start = dpos;

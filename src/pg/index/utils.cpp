@@ -97,7 +97,7 @@ void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect)
     if (o->kind != expect || (o->flags & kFlagDeleted))
         corrupted(index, "page of an unexpected kind", blk);
     uint16 lower = ((PageHeader)p)->pd_lower;
-    if (lower < kContentStart || lower > content_end(p))
+    if (lower < kContentStart || lower > ((PageHeader)p)->pd_upper || ((PageHeader)p)->pd_upper > content_end(p))
         corrupted(index, "page content bounds out of range", blk);
 }
 
