@@ -95,6 +95,16 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 
     check_select_privilege(relid, src.relname, id_att, sig_att);
 
+    // Statistics, when ANALYZE has run, let the reader allocate its arrays once.
+    HeapTuple tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (HeapTupleIsValid(tp)) {
+        src.est_rows = std::max(0.0, static_cast<double>(((Form_pg_class) GETSTRUCT(tp))->reltuples));
+        ReleaseSysCache(tp);
+    }
+    int32 width = get_attavgwidth(relid, sig_att);
+    // A stored value: 16 header bytes, then 8 bytes per hash and 0-4 per frequency.
+    if (width > 16) src.est_entries = src.est_rows * (width - 16) / 9.0;
+
     // Every identifier is quoted; the values never become SQL text.
     const char* id_q = quote_identifier(id_column);
     const char* sig_q = quote_identifier(sig_column);
@@ -112,6 +122,9 @@ void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Pr
         batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join batch",
                                           ALLOCSET_DEFAULT_SIZES);
     });
+    double est_bytes = src.est_rows * 32 + src.est_entries * 12;
+    if (out.size() == 0 && src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2)
+        out.reserve(static_cast<size_t>(src.est_rows), static_cast<size_t>(src.est_entries));
     int64 ids[kFetchBatch];
     struct varlena* sigs[kFetchBatch];
     for (;;) {

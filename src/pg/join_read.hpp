@@ -17,6 +17,8 @@ struct JoinSource {
     Oid relid = InvalidOid;
     const char* relname = nullptr;  // qualified and quoted, for messages and the query
     const char* query = nullptr;    // SELECT id::bigint, sig FROM rel WHERE both are NOT NULL
+    double est_rows = 0;            // planner statistics, 0 when unknown: used to presize
+    double est_entries = 0;         // estimated distinct signatures over all rows
 };
 
 // Looks up and checks the relation and its two columns (existence, types, SELECT privilege);
