@@ -91,7 +91,8 @@ std::vector<JoinPair> match(const std::function<std::vector<JoinPair>(const Join
     try {
         return run_on_thread(work, opt, progress, total);
     } catch (const Error& e) {
-        if (e.kind() == ErrorKind::OutOfMemory) throw_memory_limit("matching");
+        if (e.kind() == ErrorKind::OutOfMemory)
+            throw_memory_limit((std::string("matching: ") + e.what()).c_str());
         throw;
     }
 }
