@@ -36,10 +36,15 @@ private:
 // Hash -> dense signature id, ids given in ascending document frequency (rarest first).
 class SignatureDictionary {
 public:
-    // Counts the document frequency of every signature of every non-empty doc in docs.
-    void build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel);
+    // Counts the document frequency of every signature of docs and numbers them. When
+    // entry_ids is given it receives the id of every signature occurrence of docs, document
+    // after document in collection order (entry_off[d] is where document d starts).
+    void build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
+               std::vector<uint32_t>* entry_ids = nullptr, std::vector<uint64_t>* entry_off = nullptr);
     // The dense id of hash, or UINT32_MAX when the dictionary does not hold it.
     uint32_t find(uint64_t hash) const noexcept;
+    // Asks the cache for the slot of hash ahead of a find() (lookups are memory-bound).
+    void prefetch(uint64_t hash) const noexcept;
     // Number of distinct signatures.
     uint32_t size() const noexcept { return count_; }
     // Bytes held.
@@ -49,7 +54,7 @@ private:
     struct Slot {
         uint64_t hash;
         uint32_t df;  // 0 marks an empty slot
-        uint32_t id;
+        uint32_t id;  // first the order of first appearance, then the final id
     };
     // The slot holding hash, or the empty slot where it would go.
     size_t probe(uint64_t hash) const noexcept;
@@ -73,8 +78,10 @@ struct DocStore {
 
     // Number of documents held.
     size_t size() const noexcept { return len.size(); }
-    // Re-codes the non-empty documents of docs through dict (budget-checked).
-    void build(const Collection& docs, const SignatureDictionary& dict, MemoryBudget& budget,
+    // Re-codes the non-empty documents of docs (budget-checked), on threads workers: through
+    // entry_ids/entry_off from dict's build over docs when given, else by looking up each hash.
+    void build(const Collection& docs, const SignatureDictionary& dict, const std::vector<uint32_t>* entry_ids,
+               const std::vector<uint64_t>* entry_off, int threads, MemoryBudget& budget,
                const CancelToken* cancel);
     // Bytes held.
     size_t memory_bytes() const noexcept;

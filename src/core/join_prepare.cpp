@@ -57,35 +57,58 @@ void SignatureDictionary::grow(MemoryBudget& budget) {
     budget.release(old.size() * sizeof(Slot));
 }
 
-void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel) {
+void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
+                                std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
     grow(budget);
+    if (entry_ids != nullptr) {
+        size_t total = 0;
+        for (size_t d = 0; d < docs.size(); ++d) total += docs.doc(d).size;
+        budget.charge(total * sizeof(uint32_t) + (docs.size() + 1) * sizeof(uint64_t),
+                      "the signature occurrences");
+        entry_ids->resize(total);
+        entry_off->assign(docs.size() + 1, 0);
+    }
+    constexpr uint32_t kAhead = 8;
+    uint64_t e = 0;
     for (size_t d = 0; d < docs.size(); ++d) {
         if (d % kCancelStride == 0) throw_if_canceled(cancel);
         MultisetView v = docs.doc(d);
         for (uint32_t i = 0; i < v.size; ++i) {
+            if (i + kAhead < v.size) prefetch(v.hashes[i + kAhead]);
             // Keep the load at most one half so that probes stay short.
             if ((static_cast<size_t>(count_) + 1) * 2 > slots_.size()) grow(budget);
             Slot& s = slots_[probe(v.hashes[i])];
             if (s.df == 0) {
                 s.hash = v.hashes[i];
-                ++count_;
+                s.id = count_++;
             }
             ++s.df;
+            if (entry_ids != nullptr) (*entry_ids)[e++] = s.id;
         }
+        if (entry_off != nullptr) (*entry_off)[d + 1] = e;
     }
-    // Dense ids in ascending document frequency, ties by hash: the global rarest-first order.
-    std::vector<uint32_t> used;
-    budget.charge(static_cast<size_t>(count_) * sizeof(uint32_t), "ordering the signatures");
-    used.reserve(count_);
-    for (size_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].df != 0) used.push_back(static_cast<uint32_t>(i));
-    std::sort(used.begin(), used.end(), [this](uint32_t x, uint32_t y) {
-        const Slot& a = slots_[x];
-        const Slot& b = slots_[y];
-        return a.df != b.df ? a.df < b.df : a.hash < b.hash;
-    });
-    for (uint32_t id = 0; id < used.size(); ++id) slots_[used[id]].id = id;
-    budget.release(static_cast<size_t>(count_) * sizeof(uint32_t));
+    // Final ids in ascending document frequency (the global rarest-first order), ties in order
+    // of first appearance: a counting sort on df. perm maps first-appearance order to final id.
+    uint32_t max_df = 0;
+    for (const Slot& s : slots_) max_df = std::max(max_df, s.df);
+    const size_t scratch = (static_cast<size_t>(max_df) + 2 + count_) * sizeof(uint32_t);
+    budget.charge(scratch, "ordering the signatures");
+    std::vector<uint32_t> df_of(count_), next(static_cast<size_t>(max_df) + 2, 0);
+    for (const Slot& s : slots_)
+        if (s.df != 0) df_of[s.id] = s.df;
+    for (uint32_t f : df_of) ++next[f + 1];
+    for (size_t f = 1; f < next.size(); ++f) next[f] += next[f - 1];
+    std::vector<uint32_t>& perm = df_of;  // reused in place: df_of[p] is read before it is set
+    for (uint32_t p = 0; p < count_; ++p) perm[p] = next[df_of[p]]++;
+    for (Slot& s : slots_)
+        if (s.df != 0) s.id = perm[s.id];
+    if (entry_ids != nullptr)
+        for (uint32_t& id : *entry_ids) id = perm[id];
+    budget.release(scratch);
+}
+
+void SignatureDictionary::prefetch(uint64_t hash) const noexcept {
+    __builtin_prefetch(&slots_[mix(hash) & mask_]);
 }
 
 uint32_t SignatureDictionary::find(uint64_t hash) const noexcept {
@@ -100,18 +123,14 @@ size_t DocStore::memory_bytes() const noexcept {
            off.capacity() * sizeof(uint64_t);
 }
 
-void DocStore::build(const Collection& docs, const SignatureDictionary& dict, MemoryBudget& budget,
+void DocStore::build(const Collection& docs, const SignatureDictionary& dict, const std::vector<uint32_t>* entry_ids,
+                     const std::vector<uint64_t>* entry_off, int threads, MemoryBudget& budget,
                      const CancelToken* cancel) {
-    size_t n = 0, entries = 0;
-    for (size_t d = 0; d < docs.size(); ++d) {
-        MultisetView v = docs.doc(d);
-        if (v.empty()) continue;
-        ++n;
-        entries += v.size;
-    }
-    budget.charge(n * (3 * sizeof(uint32_t) + sizeof(uint64_t)) + sizeof(uint64_t) +
-                      entries * 2 * sizeof(uint32_t),
-                  "the re-coded documents");
+    constexpr size_t kChunk = 256;
+    constexpr uint32_t kAhead = 8;
+    size_t n = 0;
+    for (size_t d = 0; d < docs.size(); ++d) n += docs.doc(d).empty() ? 0 : 1;
+    budget.charge(n * (3 * sizeof(uint32_t) + sizeof(uint64_t)) + sizeof(uint64_t), "the re-coded documents");
     orig.reserve(n);
     for (size_t d = 0; d < docs.size(); ++d)
         if (!docs.doc(d).empty()) orig.push_back(static_cast<uint32_t>(d));
@@ -121,30 +140,67 @@ void DocStore::build(const Collection& docs, const SignatureDictionary& dict, Me
     });
     len.resize(n);
     lead.assign(n, 0);
-    off.reserve(n + 1);
-    off.push_back(0);
-    sig.reserve(entries);
-    freq.reserve(entries);
-    std::vector<uint64_t> tmp;
+    off.assign(n + 1, 0);
+
+    // Pass 1: how many signatures of each document the dictionary holds (all of them when it
+    // was built from these documents).
     for (size_t r = 0; r < n; ++r) {
-        if (r % kCancelStride == 0) throw_if_canceled(cancel);
         MultisetView v = docs.doc(orig[r]);
         len[r] = static_cast<uint32_t>(v.length);
-        tmp.clear();
-        for (uint32_t i = 0; i < v.size; ++i) {
-            uint32_t id = dict.find(v.hashes[i]);
-            if (id == UINT32_MAX)
-                lead[r] += v.freqs[i];  // cannot be common with any indexed document
-            else
-                tmp.push_back(static_cast<uint64_t>(id) << 32 | v.freqs[i]);
-        }
-        std::sort(tmp.begin(), tmp.end());
-        for (uint64_t x : tmp) {
-            sig.push_back(static_cast<uint32_t>(x >> 32));
-            freq.push_back(static_cast<uint32_t>(x));
-        }
-        off.push_back(sig.size());
+        off[r + 1] = v.size;
     }
+    if (entry_ids == nullptr) {
+        run_workers(threads, n, kChunk, [&](int, size_t begin, size_t end) {
+            throw_if_canceled(cancel);
+            for (size_t r = begin; r < end; ++r) {
+                MultisetView v = docs.doc(orig[r]);
+                uint64_t found = 0;
+                for (uint32_t i = 0; i < v.size; ++i) {
+                    if (i + kAhead < v.size) dict.prefetch(v.hashes[i + kAhead]);
+                    found += dict.find(v.hashes[i]) != UINT32_MAX;
+                }
+                off[r + 1] = found;
+            }
+        });
+    }
+    for (size_t r = 0; r < n; ++r) off[r + 1] += off[r];
+    const size_t entries = off[n];
+    budget.charge(entries * 2 * sizeof(uint32_t), "the re-coded documents");
+    sig.resize(entries);
+    freq.resize(entries);
+
+    // Pass 2: the (id, frequency) pairs of each document sorted by id; signatures the
+    // dictionary lacks only add to the document's lead mass.
+    run_workers(threads, n, kChunk, [&](int, size_t begin, size_t end) {
+        throw_if_canceled(cancel);
+        std::vector<uint64_t> tmp;
+        for (size_t r = begin; r < end; ++r) {
+            MultisetView v = docs.doc(orig[r]);
+            tmp.clear();
+            uint32_t absent = 0;
+            if (entry_ids != nullptr) {
+                const uint32_t* ids = entry_ids->data() + (*entry_off)[orig[r]];
+                for (uint32_t i = 0; i < v.size; ++i) tmp.push_back(static_cast<uint64_t>(ids[i]) << 32 | v.freqs[i]);
+            } else {
+                for (uint32_t i = 0; i < v.size; ++i) {
+                    if (i + kAhead < v.size) dict.prefetch(v.hashes[i + kAhead]);
+                    uint32_t id = dict.find(v.hashes[i]);
+                    if (id == UINT32_MAX)
+                        absent += v.freqs[i];  // cannot be common with any indexed document
+                    else
+                        tmp.push_back(static_cast<uint64_t>(id) << 32 | v.freqs[i]);
+                }
+            }
+            std::sort(tmp.begin(), tmp.end());
+            lead[r] = absent;
+            uint64_t o = off[r];
+            for (uint64_t x : tmp) {
+                sig[o] = static_cast<uint32_t>(x >> 32);
+                freq[o++] = static_cast<uint32_t>(x);
+            }
+        }
+    });
+    throw_if_canceled(cancel);
 }
 
 }  // namespace spotsigs::join_detail

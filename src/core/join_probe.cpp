@@ -217,12 +217,17 @@ std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions&
                                       const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit);
     SignatureDictionary dict;
-    dict.build(docs, budget, opt.cancel);
-    DocStore store;
-    store.build(docs, dict, budget, opt.cancel);
+    std::vector<uint32_t> ids;
+    std::vector<uint64_t> ids_off;
+    dict.build(docs, budget, opt.cancel, &ids, &ids_off);
     const uint32_t num_sigs = dict.size();
     budget.release(dict.memory_bytes());
     dict = SignatureDictionary();
+    DocStore store;
+    store.build(docs, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
+    budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));
+    std::vector<uint32_t>().swap(ids);
+    std::vector<uint64_t>().swap(ids_off);
     InvertedIndex index;
     index.build(store, num_sigs, cfg.prefix_index, opt.tau, budget, opt.cancel);
     return run_join(store, store, index, docs, docs, max_length(store), opt, cfg, budget, true);
@@ -234,10 +239,15 @@ std::vector<JoinPair> index_rs_join(const Collection& r, const Collection& s, co
     // The order is S's document frequency; R's signatures absent from S come first (df 0) and
     // are kept only as "lead" mass, since they can never be common.
     SignatureDictionary dict;
-    dict.build(s, budget, opt.cancel);
+    std::vector<uint32_t> ids;
+    std::vector<uint64_t> ids_off;
+    dict.build(s, budget, opt.cancel, &ids, &ids_off);
     DocStore ss, rs;
-    ss.build(s, dict, budget, opt.cancel);
-    rs.build(r, dict, budget, opt.cancel);
+    ss.build(s, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
+    budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));
+    std::vector<uint32_t>().swap(ids);
+    std::vector<uint64_t>().swap(ids_off);
+    rs.build(r, dict, nullptr, nullptr, opt.threads, budget, opt.cancel);
     const uint32_t num_sigs = dict.size();
     budget.release(dict.memory_bytes());
     dict = SignatureDictionary();
