@@ -42,7 +42,8 @@ CREATE FUNCTION cosine_similarity(spotsig, spotsig) RETURNS double precision
 COMMENT ON FUNCTION cosine_similarity(spotsig, spotsig) IS 'cosine of the frequency vectors (plain tf; IDF-filter first to discount common signatures)';
 
 -- LSH-S: the pairs of rows of rel that share at least one band key and whose exact multiset
--- Jaccard similarity is at least threshold. Ids must be castable to bigint.
+-- Jaccard similarity is at least threshold. Ids must be castable to bigint. (The candidate
+-- pairs are materialised first so that similarity() runs on candidates only.)
 CREATE FUNCTION spotsigs_lsh_pairs(rel regclass, id_col name, sig_col name,
                                    threshold double precision, k integer DEFAULT 6,
                                    l integer DEFAULT 32, seed bigint DEFAULT 0)
@@ -54,10 +55,11 @@ BEGIN
             SELECT %2$I::bigint AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),
         keys AS (SELECT id, unnest(@extschema@.spotsig_lsh_keys(sig, $1, $2, $3)) AS key FROM d),
         cand AS (SELECT DISTINCT a.id AS i, b.id AS j FROM keys a JOIN keys b
-                 ON a.key = b.key AND a.id < b.id)
-        SELECT c.i, c.j, s FROM cand c JOIN d x ON x.id = c.i JOIN d y ON y.id = c.j,
-             LATERAL @extschema@.similarity(x.sig, y.sig) s
-        WHERE s >= $4$q$, rel, id_col, sig_col)
+                 ON a.key = b.key AND a.id < b.id),
+        pairs AS MATERIALIZED (SELECT c.i, c.j, x.sig AS s1, y.sig AS s2
+                 FROM cand c JOIN d x ON x.id = c.i JOIN d y ON y.id = c.j)
+        SELECT i, j, sim FROM (SELECT i, j, @extschema@.similarity(s1, s2) AS sim FROM pairs) v
+        WHERE sim >= $4$q$, rel, id_col, sig_col)
     USING k, l, seed, threshold;
 END
 $fn$;

@@ -244,13 +244,13 @@ def methods(default_words):
     im = (0.4, 0.75)
     return [
         dict(name='spotsigs', label='SpotSigs (defaults, no IDF)', expr=sp, kind='jaccard'),
-        dict(name='spotsigs_idf', label='SpotSigs', expr=sp, idf=idf, kind='jaccard'),
+        dict(name='spotsigs_idf', label='SpotSigs (IDF [0.2, 0.85])', expr=sp, idf=idf, kind='jaccard'),
         dict(name='shingle1', label='1-Shingles', expr='shingles(html, 1)', idf=idf, kind='jaccard'),
         dict(name='shingle3', label='3-Shingles', expr='shingles(html, 3)', idf=idf, kind='jaccard'),
-        dict(name='lsh', label='LSH-S', expr=sp, idf=idf, kind='lsh', k=6, l=32, ref='spotsigs_idf'),
-        dict(name='lsh_k6_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=6, l=32, ref='spotsigs'),
-        dict(name='lsh_k3_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=3, l=32, ref='spotsigs'),
-        dict(name='lsh_k2_l32', label='LSH-S (no IDF)', expr=sp, kind='lsh', k=2, l=32, ref='spotsigs'),
+        dict(name='lsh', label='LSH-S k=6 l=32', expr=sp, idf=idf, kind='lsh', k=6, l=32, ref='spotsigs_idf'),
+        dict(name='lsh_k6_l32', label='LSH-S (no IDF) k=6 l=32', expr=sp, kind='lsh', k=6, l=32, ref='spotsigs'),
+        dict(name='lsh_k3_l32', label='LSH-S (no IDF) k=3 l=32', expr=sp, kind='lsh', k=3, l=32, ref='spotsigs'),
+        dict(name='lsh_k2_l32', label='LSH-S (no IDF) k=2 l=32', expr=sp, kind='lsh', k=2, l=32, ref='spotsigs'),
         dict(name='imatch', label='I-Match', expr='shingles(html, 1)', idf=im, kind='imatch'),
         dict(name='imatch_s', label='I-Match-S', expr=sp, idf=im, kind='imatch'),
         dict(name='spotsigs_cos', label='SpotSigs, cosine', expr=sp, idf=idf, kind='cosine'),
@@ -352,7 +352,7 @@ def write_heldout_methods(results):
              '|---|---|---|---|---|---|---|']
     for r in results:
         bA = best_on(r['sweeps']['A'])
-        label = r['label'] + (' k=%d l=%d' % (r['k'], r['l']) if r['kind'] == 'lsh' else '')
+        label = r['label']
         bB = at_tau(r['sweeps']['B'], bA['threshold'])
         lines.append('| %s | %s | %.4f | %.4f | %.4f | %.4f | %.4f |' % (
             label, 'n/a' if r['kind'] == 'imatch' else '%.2f' % bA['threshold'], bA['f1'],
@@ -367,11 +367,20 @@ def plot(results, runs):
     d = os.path.join(OUT, 'data')
     gp = ['set terminal pngcairo size 1100,600 noenhanced' if has_cairo() else 'set terminal png size 1100,600',
           'set xlabel "tau"', 'set yrange [0:1.02]', 'set xrange [0:1]', 'set key outside right top', 'set grid']
-    # Figure 5: F1 against tau for every method
-    gp.append('set output "%s/fig5-f1.png"' % OUT)
-    gp.append('set title "F1 against tau (NewsFrames dev, all pages)"; set ylabel "F1"')
-    gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], r['label'])
-                                  for r in results))
+    # Figure 5: F1 against tau, Jaccard methods, cosine methods, and LSH-S against SpotSigs
+    groups5 = [('fig5-f1', 'Jaccard', lambda r: r['kind'] in ('jaccard', 'imatch')),
+               ('fig5-cosine', 'cosine (SpotSigs Jaccard for reference)',
+                lambda r: r['kind'] == 'cosine' or r['name'] == 'spotsigs'),
+               ('fig5-lsh-f1', 'LSH-S against SpotSigs',
+                lambda r: r['kind'] == 'lsh' or r['name'] in ('spotsigs', 'spotsigs_idf'))]
+    for fname, title, keep in groups5:
+        rs = [r for r in results if keep(r)]
+        if not rs:
+            continue
+        gp.append('set output "%s/%s.png"' % (OUT, fname))
+        gp.append('set title "F1 against tau, %s (NewsFrames dev, all pages)"; set ylabel "F1"' % title)
+        gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], r['label'])
+                                      for r in rs))
     for r in results:
         gp.append('set output "%s/fig5-%s.png"' % (OUT, r['name']))
         gp.append('set title "%s: precision, recall and F1 against tau"; set ylabel ""' % r['label'])
@@ -456,9 +465,6 @@ def replot():
     DEFAULTS = read_default_dc()
     d = os.path.join(OUT, 'data')
     results = [m for m in methods([]) if os.path.exists(os.path.join(d, m['name'] + '.dat'))]
-    for m in results:
-        if m['kind'] == 'lsh':
-            m['label'] += ' k=%d l=%d' % (m['k'], m['l'])
     runs = []
     for f in sorted(os.listdir(d)):
         if f.startswith('f6_'):
