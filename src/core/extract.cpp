@@ -108,7 +108,7 @@ void check_size(std::string_view doc) {
 
 struct Extractor::Impl {
     std::vector<CompiledSpec> specs;  // grouped by antecedent
-    std::vector<WordInfo> infos;      // per table word
+    std::vector<WordInfo> infos;      // per table word, then one for every other word
     WordTable table;
 
     // Validates config, merges duplicate specs, and builds the word table.
@@ -125,7 +125,7 @@ struct Extractor::Impl {
         }
         for (const std::string& w : config.stopwords) list.stop[list.at(single_word(w, "stopword"))] = true;
         std::vector<CompiledSpec> specs;
-        std::vector<WordInfo> infos(list.words.size());
+        std::vector<WordInfo> infos(list.words.size() + 1);  // the last one: any other word
         for (size_t i = 0; i < list.words.size(); ++i) {
             infos[i].stop = list.stop[i];
             infos[i].spec_begin = uint32_t(specs.size());
@@ -140,9 +140,12 @@ struct Extractor::Impl {
     void run(std::string_view doc, Sink& sink, const PollFn& poll) const {
         check_size(doc);
         SpotChains<Sink> chains(specs, sink);
-        tokenize(doc, [&](std::string_view w) {
+        const WordInfo* info = infos.data();
+        const int32_t other = int32_t(infos.size() - 1);
+        // The per-word callback is inlined into the tokenizer's loop.
+        tokenize(doc, [&](std::string_view w) SPOTSIGS_LAMBDA_INLINE {
             int32_t k = table.find(w);
-            chains.token(w, k < 0 ? nullptr : &infos[size_t(k)]);
+            chains.token(w, info[k < 0 ? other : k]);
         }, poll);
         chains.finish();
     }

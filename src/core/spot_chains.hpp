@@ -16,6 +16,17 @@
 
 #include "extract.hpp"
 
+// Inlining hints for the per-token path (plain inline elsewhere).
+#if defined(__GNUC__)
+#define SPOTSIGS_INLINE inline __attribute__((always_inline))
+#define SPOTSIGS_LAMBDA_INLINE __attribute__((always_inline))
+#define SPOTSIGS_NOINLINE __attribute__((noinline))
+#else
+#define SPOTSIGS_INLINE inline
+#define SPOTSIGS_LAMBDA_INLINE
+#define SPOTSIGS_NOINLINE
+#endif
+
 namespace spotsigs {
 
 // One spot specification after compilation.
@@ -45,28 +56,14 @@ public:
         free_.reserve(32);
     }
 
-    // Consumes the next token; info describes it when it is in the word table, else nullptr.
-    void token(std::string_view word, const WordInfo* info) {
+    // Consumes the next token; info describes it (a word outside the table has an info that is
+    // neither a stopword nor an antecedent).
+    // Only the checks are inline; the work on chains is in out-of-line functions.
+    SPOTSIGS_INLINE void token(std::string_view word, const WordInfo& info) {
         uint32_t& slot = ring_[t_ & (kRing - 1)];
-        for (uint32_t c = slot; c != kNil;) {
-            uint32_t next = pool_[c].next;
-            to_due(c);
-            c = next;
-        }
-        slot = kNil;
-        if (due_ != kNil && !(info != nullptr && info->stop)) take_word(word);
-        if (info != nullptr) {
-            for (uint32_t s = info->spec_begin; s < info->spec_end; ++s) {
-                uint32_t c = alloc();
-                Chain& ch = pool_[c];
-                sink_.start(ch.state, word);
-                ch.count = 1;
-                ch.origin = t_;
-                ch.spec = s;
-                ch.found = 0;
-                park(c, t_ + specs_[s].distance);
-            }
-        }
+        if (slot != kNil) arrive(slot);
+        if (due_ != kNil && !info.stop) take_word(word);
+        if (info.spec_begin != info.spec_end) open_chains(word, info);
         ++t_;
     }
 
@@ -95,8 +92,32 @@ private:
         uint32_t next = kNil;
     };
 
+    // Moves the chains waiting for this token index into the due list.
+    SPOTSIGS_NOINLINE void arrive(uint32_t& slot) {
+        for (uint32_t c = slot; c != kNil;) {
+            uint32_t next = pool_[c].next;
+            to_due(c);
+            c = next;
+        }
+        slot = kNil;
+    }
+
+    // Starts one chain per spec of the antecedent at the current token.
+    SPOTSIGS_NOINLINE void open_chains(std::string_view word, const WordInfo& info) {
+        for (uint32_t s = info.spec_begin; s < info.spec_end; ++s) {
+            uint32_t c = alloc();
+            Chain& ch = pool_[c];
+            sink_.start(ch.state, word);
+            ch.count = 1;
+            ch.origin = t_;
+            ch.spec = s;
+            ch.found = 0;
+            park(c, t_ + specs_[s].distance);
+        }
+    }
+
     // Gives every due chain the non-stopword word; finished chains are emitted.
-    void take_word(std::string_view word) {
+    SPOTSIGS_NOINLINE void take_word(std::string_view word) {
         uint32_t c = due_;
         due_ = kNil;
         while (c != kNil) {
