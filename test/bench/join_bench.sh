@@ -7,8 +7,10 @@
 #  1. loads the 75,400 documents of textcorpus and extracts their spot signatures;
 #  2. scales them to ROWS (default 1,000,000) documents with test/bench/scale_corpus.cpp: the
 #     first 75,400 rows are the real corpus, later copies are unrelated documents of the same
-#     shape, except a share VARIANT_SHARE (default 0.10) of them, which are near-duplicate
-#     variants of their base document (2-15% of the signatures replaced); seed SEED (default 42);
+#     shape over the same vocabulary (each signature swapped for one of about the same document
+#     frequency; SCALE_MODE=fresh gives every copy brand-new signatures instead), except a share
+#     VARIANT_SHARE (default 0.10) of them, which are near-duplicate variants of their base
+#     document (2-15% of the signatures replaced); seed SEED (default 42);
 #  3. times spotsigs_join at tau in {1.0, 0.9, 0.8, 0.6, 0.44} with 1 and 2 threads on both
 #     corpora (best of REPEAT runs, default 2), and in the same run the sequential read of the
 #     signature column (SELECT sum(length(sig)): every value read and detoasted, the floor of any
@@ -28,9 +30,9 @@ repo=$(cd "$here/../.." && pwd)
 corpus=${1:-$repo/../shared/data/textcorpus}
 corpus=$(cd "$corpus" && pwd)
 : "${ROWS:=1000000}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${REPEAT:=2}"
-: "${SUBSAMPLE:=100000}" "${TRGM_DOCS:=5000}" "${NOPART_TIMEOUT:=900}"
+: "${SCALE_MODE:=vocab}" "${SUBSAMPLE:=100000}" "${TRGM_DOCS:=5000}" "${NOPART_TIMEOUT:=900}"
 : "${OUT:=$repo/build/join-bench}"
-export ROWS VARIANT_SHARE SEED REPEAT SUBSAMPLE TRGM_DOCS NOPART_TIMEOUT OUT
+export SCALE_MODE ROWS VARIANT_SHARE SEED REPEAT SUBSAMPLE TRGM_DOCS NOPART_TIMEOUT OUT
 
 if [[ -z ${JOIN_BENCH_INSIDE:-} ]]; then
   mkdir -p "$OUT"
@@ -80,7 +82,7 @@ log "base signatures: $(psql_q -c "SELECT 'mean length ' || round(avg(length(sig
 
 # The scaled corpus (through a file: the generator's summary goes to the log).
 psql_q -c "\\copy (SELECT id, sig FROM base ORDER BY id) to '$OUT/base.tsv'"
-"$OUT/scale_corpus" "$ROWS" "$VARIANT_SHARE" "$SEED" < "$OUT/base.tsv" > "$OUT/scaled.tsv" 2> "$OUT/scale_summary.txt"
+"$OUT/scale_corpus" "$ROWS" "$VARIANT_SHARE" "$SEED" "$SCALE_MODE" < "$OUT/base.tsv" > "$OUT/scaled.tsv" 2> "$OUT/scale_summary.txt"
 log "$(cat "$OUT/scale_summary.txt")"
 psql_q -c "CREATE TABLE scaled (id bigint, sig spotsig)"
 psql_q -c "\\copy scaled from '$OUT/scaled.tsv'"
@@ -111,6 +113,10 @@ for tau in ${TAUS:-1.0 0.9 0.8 0.6 0.44}; do
   echo "$tau $b1 $b2 $s1 $s2" >> "$OUT/runtime.dat"
   log "$(printf '%-5s %10s %10s %10s %10s %10s %10s %8s' "$tau" "$bp" "$b1" "$b2" "$sp" "$s1" "$s2" "$(ratio "$s1" "$s2")x")"
 done
+
+# Where the time of one join goes (reading the rows, matching), from its DEBUG1 message.
+log "phases at tau 0.9, 2 threads: $(psql -X -qAt -c "SET client_min_messages = debug1" \
+  -c "SELECT count(*) FROM spotsigs_join('scaled', 'id', 'sig', 0.9, 2)" 2>&1 | sed -n 's/^DEBUG: *//p')"
 
 # 3. The ablations (paper Table 2) and pg_trgm.
 log ""

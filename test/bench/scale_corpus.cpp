@@ -1,6 +1,6 @@
 // Scales a corpus of spot signatures to any size with a known share of near-duplicate variants.
 //
-//   scale_corpus ROWS [VARIANT_SHARE=0.10] [SEED=42] < base.tsv > scaled.tsv 2> summary
+//   scale_corpus ROWS [VARIANT_SHARE=0.10] [SEED=42] [MODE=vocab|fresh] < base.tsv > scaled.tsv
 //
 // Input and output are PostgreSQL COPY text lines "id<TAB>spotsig" ('{hex[:freq],...}'). Output
 // row r (0-based, id r+1) derives from base row r % N, copy c = r / N:
@@ -9,12 +9,19 @@
 //     each distinct signature is dropped with probability d, d drawn uniformly from
 //     [0.02, 0.15] per row, and about d * size new random signatures are added (similarity to
 //     the base document then lies around 0.75-0.96);
-//   * otherwise: a new, unrelated document of the same shape: every hash is mixed with a
-//     per-copy salt, so it shares no signature with the base row or other copies (only with
-//     rows of the same copy whose base documents shared signatures).
+//   * otherwise: a new, unrelated document of the same shape over the same vocabulary: every
+//     signature is replaced by another signature of the base corpus with about the same
+//     document frequency (the vocabulary, sorted by document frequency, is cut into blocks of
+//     64, and copy c permutes each block with its own bijection). The scaled corpus so keeps
+//     the base corpus's vocabulary and document-frequency profile, as a larger crawl of the
+//     same kind of text would (with MODE=fresh, every copy gets brand-new signatures instead:
+//     each hash mixed with a per-copy salt, so the vocabulary grows with the row count).
 // Every random choice comes from SplitMix64 seeded with SEED and the row number: the output is
 // the same on every run and machine. The summary on stderr counts rows and variants.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <unordered_map>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -93,7 +100,7 @@ uint64_t mix(uint64_t x) {
 // Reads the base corpus, writes the scaled one, prints the summary.
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: scale_corpus ROWS [VARIANT_SHARE] [SEED] < base.tsv\n");
+        std::fprintf(stderr, "usage: scale_corpus ROWS [VARIANT_SHARE] [SEED] [vocab|fresh] < base.tsv\n");
         return 2;
     }
     const uint64_t rows = std::strtoull(argv[1], nullptr, 10);
@@ -113,6 +120,33 @@ int main(int argc, char** argv) {
         return 1;
     }
     const uint64_t n = base.size();
+    const bool fresh = argc > 4 && std::strcmp(argv[4], "fresh") == 0;
+
+    // The vocabulary in order of document frequency (ties by hash), and each hash's rank in it.
+    std::unordered_map<uint64_t, uint32_t> df;
+    for (const auto& d : base)
+        for (const Sig& s : d) ++df[s.hash];
+    std::vector<uint64_t> vocab;
+    vocab.reserve(df.size());
+    for (const auto& e : df) vocab.push_back(e.first);
+    std::sort(vocab.begin(), vocab.end(), [&df](uint64_t x, uint64_t y) {
+        uint32_t a = df[x], b = df[y];
+        return a != b ? a < b : x < y;
+    });
+    std::unordered_map<uint64_t, uint32_t> rank;
+    rank.reserve(vocab.size());
+    for (uint32_t i = 0; i < vocab.size(); ++i) rank[vocab[i]] = i;
+    const uint64_t vsize = vocab.size();
+    // Copy c's bijection of the ranks: inside each block of 64, offset -> (offset * a + b) mod 64
+    // with a odd (a rotation in the last, partial block).
+    auto permuted = [vsize, seed](uint32_t r, uint64_t copy) -> uint64_t {
+        const uint64_t start = r & ~uint64_t(63);
+        const uint64_t size = std::min<uint64_t>(64, vsize - start);
+        SplitMix g{mix(seed ^ (copy * 0x9e3779b97f4a7c15ULL) ^ (start << 8))};
+        const uint64_t a = g.next() | 1, b = g.next();
+        const uint64_t off = r - start;
+        return start + (size == 64 ? ((off * a + b) & 63) : ((off + b) % size));
+    };
     uint64_t variants = 0, unrelated = 0, originals = 0;
     std::string out;
     out.reserve(1 << 22);
@@ -132,9 +166,12 @@ int main(int argc, char** argv) {
             size_t add = static_cast<size_t>(drop * static_cast<double>(b.size()) + 0.5);
             for (size_t k = 0; k < add; ++k) doc.push_back(Sig{rng.next(), 1});
             ++variants;
-        } else {
+        } else if (fresh) {
             const uint64_t salt = mix(seed + 0x9e3779b97f4a7c15ULL * copy);
             for (const Sig& s : b) doc.push_back(Sig{mix(s.hash ^ salt), s.freq});
+            ++unrelated;
+        } else {
+            for (const Sig& s : b) doc.push_back(Sig{vocab[permuted(rank.at(s.hash), copy)], s.freq});
             ++unrelated;
         }
         out += std::to_string(r + 1);
@@ -148,10 +185,12 @@ int main(int argc, char** argv) {
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fprintf(stderr,
-                 "scaled corpus: %llu rows from %llu base documents (seed %llu): %llu originals, "
+                 "scaled corpus: %llu rows from %llu base documents (seed %llu, %s, vocabulary "
+                 "%llu signatures): %llu originals, "
                  "%llu near-duplicate variants (share %.3f of the copies), %llu unrelated copies\n",
                  static_cast<unsigned long long>(rows), static_cast<unsigned long long>(n),
-                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(originals),
+                 static_cast<unsigned long long>(seed), fresh ? "fresh signatures" : "same vocabulary",
+                 static_cast<unsigned long long>(vsize), static_cast<unsigned long long>(originals),
                  static_cast<unsigned long long>(variants), share, static_cast<unsigned long long>(unrelated));
     return 0;
 }
