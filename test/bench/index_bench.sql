@@ -10,8 +10,8 @@
 \endif
 \if :rebuild
 \timing on
-VACUUM ANALYZE bench;
 DROP INDEX IF EXISTS bench_sig;
+VACUUM ANALYZE bench;
 SELECT clock_timestamp() AS t0 \gset
 CREATE INDEX bench_sig ON bench USING spotsigs (sig);
 SELECT extract(epoch FROM clock_timestamp() - :'t0') AS build_s \gset

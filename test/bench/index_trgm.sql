@@ -13,9 +13,9 @@ CREATE INDEX docs_trgm ON docs USING gin (body gin_trgm_ops);
 SELECT extract(epoch FROM clock_timestamp() - :'t0') AS trgm_build_s \gset
 ANALYZE base;
 ANALYZE docs;
-CREATE TABLE IF NOT EXISTS figures (what text, value text, seq serial);
-DELETE FROM figures WHERE what LIKE 'text %';
-INSERT INTO figures VALUES
+CREATE TABLE IF NOT EXISTS figures_text (what text, value text, seq serial);
+DELETE FROM figures_text WHERE what LIKE 'text %';
+INSERT INTO figures_text VALUES
   ('text rows', (SELECT count(*) FROM docs)::text),
   ('text spotsigs build (s)', round(:spotsigs_build_s::numeric, 1)::text),
   ('text pg_trgm GIN build (s)', round(:trgm_build_s::numeric, 1)::text),
@@ -46,7 +46,7 @@ BEGIN
   END LOOP;
 END $$;
 CREATE OR REPLACE FUNCTION pg_temp.trecord(kind text) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO figures
+  INSERT INTO figures_text
   SELECT 'text ' || kind || ' % 0.8 p50 (ms)', round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.tlat(kind)
   UNION ALL SELECT 'text ' || kind || ' % 0.8 p95 (ms)', round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.tlat(kind);
 $$;
@@ -55,8 +55,8 @@ SELECT count(*) FROM pg_temp.tlat('spotsigs');
 SELECT pg_temp.trecord('spotsigs');
 SELECT pg_temp.trecord('trgm');
 RESET enable_seqscan;
-INSERT INTO figures
-SELECT 'text pg_trgm/spotsigs p50 ratio', round((SELECT value::numeric FROM figures WHERE what = 'text trgm % 0.8 p50 (ms)')
-                                             / (SELECT value::numeric FROM figures WHERE what = 'text spotsigs % 0.8 p50 (ms)'), 1)::text;
+INSERT INTO figures_text
+SELECT 'text pg_trgm/spotsigs p50 ratio', round((SELECT value::numeric FROM figures_text WHERE what = 'text trgm % 0.8 p50 (ms)')
+                                             / (SELECT value::numeric FROM figures_text WHERE what = 'text spotsigs % 0.8 p50 (ms)'), 1)::text;
 
-SELECT what, value FROM figures ORDER BY seq;
+SELECT what, value FROM figures_text ORDER BY seq;
