@@ -10,7 +10,7 @@
 //  * a pending list: a byte stream over linked PENDING pages of whole entries (heap TID, packed
 //    spotsig) appended by aminsert; every scan reads it; VACUUM merges it into a segment.
 // Posting lists are coded by the core (index_search.hpp): descending length, then ascending id,
-// where id = (block << 16) | offset of the heap TID. Every page change goes through GenericXLog.
+// where id = (block << 12) | offset of the heap TID. Every page change goes through GenericXLog.
 // Readers pin the metapage while they read a segment or the pending list; VACUUM frees replaced
 // pages only after it has held a cleanup lock on the metapage, so no reader is still inside them.
 #pragma once
@@ -31,7 +31,7 @@ extern "C" {
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
-constexpr uint32 kVersion = 2;
+constexpr uint32 kVersion = 3;
 // DATA pages keep the offset of every kSampleEvery-th record (uint16s between pd_upper and the
 // special space), so a lookup binary-searches them and parses at most kSampleEvery records.
 constexpr uint32 kSampleEvery = 16;
@@ -135,12 +135,15 @@ void free_blocks(Relation index, const BlockNumber* blks, int n);
 // ERROR with ERRCODE_INDEX_CORRUPTED naming the index.
 [[noreturn]] void corrupted(Relation index, const char* what, BlockNumber blk);
 
-// Packs a heap TID into a posting id and back.
+// Packs a heap TID into a posting id and back: (block << 12) | offset. Offsets never exceed
+// MaxOffsetNumber (2048 with 8 kB pages), so 12 bits hold them and ids stay short as varints.
+constexpr unsigned kOffsetBits = 12;
+static_assert(MaxOffsetNumber < (1u << kOffsetBits), "offsets must fit kOffsetBits");
 inline uint64 tid_to_id(ItemPointer t) {
-    return (uint64(ItemPointerGetBlockNumberNoCheck(t)) << 16) | ItemPointerGetOffsetNumberNoCheck(t);
+    return (uint64(ItemPointerGetBlockNumberNoCheck(t)) << kOffsetBits) | ItemPointerGetOffsetNumberNoCheck(t);
 }
 inline void id_to_tid(uint64 id, ItemPointer t) {
-    ItemPointerSet(t, BlockNumber(id >> 16), OffsetNumber(id & 0xffff));
+    ItemPointerSet(t, BlockNumber(id >> kOffsetBits), OffsetNumber(id & ((1u << kOffsetBits) - 1)));
 }
 
 // One partition list of a hash record: count and either inline bytes or a chain position.
