@@ -1,7 +1,7 @@
 -- The spotsigs index benchmark on bench(id, sig) (see index_gen.sql) and docs(id, body):
 -- build time, index size against the column, % at tau 0.8 and top-10 <-> latency (p50/p95) over
 -- :nq queries through the index, the same queries by sequential scan (:nseq of them), and % on
--- the text through pg_trgm's GIN index (on docs, :ntrgm queries). Prints one table of figures.
+-- the text through pg_trgm's GIN index (on docs, :ntrgm queries). Prints one table of figures_index.
 -- Run with -v rebuild=0 to keep an existing index and only measure the queries.
 \set ON_ERROR_STOP on
 \if :{?rebuild}
@@ -19,16 +19,16 @@ SELECT extract(epoch FROM clock_timestamp() - :'t0') AS build_s \gset
 SELECT spotsigs_index_check('bench_sig');
 ANALYZE bench;
 
-DROP TABLE IF EXISTS figures;
-CREATE TABLE figures (what text, value text, seq serial);
-INSERT INTO figures VALUES
+DROP TABLE IF EXISTS figures_index;
+CREATE TABLE figures_index (what text, value text, seq serial);
+INSERT INTO figures_index VALUES
   ('rows', (SELECT count(*) FROM bench)::text),
   ('build time (s)', round(:build_s::numeric, 1)::text),
   ('signature column (MB)', round(((SELECT sum(pg_column_size(sig)) FROM bench) / 1048576.0)::numeric, 1)::text),
   ('index (MB)', round((pg_relation_size('bench_sig') / 1048576.0)::numeric, 1)::text);
-INSERT INTO figures VALUES ('index / column', round((SELECT pg_relation_size('bench_sig')::numeric / sum(pg_column_size(sig)) FROM bench), 3)::text);
+INSERT INTO figures_index VALUES ('index / column', round((SELECT pg_relation_size('bench_sig')::numeric / sum(pg_column_size(sig)) FROM bench), 3)::text);
 \else
-DELETE FROM figures WHERE what NOT IN ('rows', 'build time (s)', 'signature column (MB)', 'index (MB)', 'index / column');
+DELETE FROM figures_index WHERE what NOT IN ('rows', 'build time (s)', 'signature column (MB)', 'index (MB)', 'index / column');
 \endif
 
 -- the queries: a deterministic sample of rows
@@ -56,7 +56,7 @@ END $$;
 
 -- pct(kind, n, label): records p50 and p95 of lat()
 CREATE OR REPLACE FUNCTION pg_temp.record(kind text, n int, label text) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO figures
+  INSERT INTO figures_index
   SELECT label || ' p50 (ms)', round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.lat(kind, n)
   UNION ALL SELECT label || ' p95 (ms)', round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3)::text FROM pg_temp.lat(kind, n);
 $$;
@@ -64,7 +64,7 @@ $$;
 -- warm the cache, then measure through the index
 SELECT count(*) FROM pg_temp.lat('sim', :nq);
 SELECT pg_temp.record('sim', :nq, 'index % tau=0.8');
-INSERT INTO figures SELECT 'index % tau=0.8 mean matches', round(avg(nrows), 2)::text FROM pg_temp.lat('sim', :nq);
+INSERT INTO figures_index SELECT 'index % tau=0.8 mean matches', round(avg(nrows), 2)::text FROM pg_temp.lat('sim', :nq);
 SELECT pg_temp.record('top', :nq, 'index top-10');
 -- the same queries by sequential scan (the first :nseq)
 SET enable_indexscan = off;
@@ -76,10 +76,10 @@ RESET enable_bitmapscan;
 -- the index on the same first :nseq queries, for a like-for-like ratio
 SELECT pg_temp.record('sim', :nseq, 'index % tau=0.8 (seq subset)');
 SELECT pg_temp.record('top', :nseq, 'index top-10 (seq subset)');
-INSERT INTO figures
-SELECT 'seqscan/index p50 ratio %', round((SELECT value::numeric FROM figures WHERE what = 'seqscan % tau=0.8 p50 (ms)')
-                                       / (SELECT value::numeric FROM figures WHERE what = 'index % tau=0.8 (seq subset) p50 (ms)'), 1)::text
+INSERT INTO figures_index
+SELECT 'seqscan/index p50 ratio %', round((SELECT value::numeric FROM figures_index WHERE what = 'seqscan % tau=0.8 p50 (ms)')
+                                       / (SELECT value::numeric FROM figures_index WHERE what = 'index % tau=0.8 (seq subset) p50 (ms)'), 1)::text
 UNION ALL
-SELECT 'seqscan/index p50 ratio top-10', round((SELECT value::numeric FROM figures WHERE what = 'seqscan top-10 p50 (ms)')
-                                       / (SELECT value::numeric FROM figures WHERE what = 'index top-10 (seq subset) p50 (ms)'), 1)::text;
-SELECT what, value FROM figures ORDER BY seq;
+SELECT 'seqscan/index p50 ratio top-10', round((SELECT value::numeric FROM figures_index WHERE what = 'seqscan top-10 p50 (ms)')
+                                       / (SELECT value::numeric FROM figures_index WHERE what = 'index top-10 (seq subset) p50 (ms)'), 1)::text;
+SELECT what, value FROM figures_index ORDER BY seq;
