@@ -12,4 +12,4 @@ make -s -j2 && make -s install && make -s build/core_extract
 echo "== core (C++ only)"
 SPOTSIGS_TEXTCORPUS=$corpus build/core_extract
 echo "== SQL: spotsigs() vs to_tsvector('english') on the same $rows rows"
-pg_virtualenv -v 15 psql -X -q -v ON_ERROR_STOP=1 -v corpus="$corpus" -v rows="$rows" -f test/bench/extract_bench.sql
+test/with-cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$corpus" -v rows="$rows" -f test/bench/extract_bench.sql
