@@ -14,7 +14,7 @@
 #
 # The spotsigs index appends inserted rows to a pending list that every scan reads in full until
 # VACUUM merges it, so the trigger's per-row cost grows with the rows COPYed since the last
-# VACUUM: rows/s depends on NEW_ROWS (see docs/ingest.md for figures at several sizes).
+# VACUUM: rows/s depends on NEW_ROWS (see the README, "Deduplicate as you ingest", for figures).
 #
 # NOVEL=1 uses the sampled documents with their words reversed instead (new content: few flags).
 #
