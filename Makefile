@@ -23,9 +23,11 @@ REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -Isrc/core
-PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer -pthread
+# -MMD -MP: every object records the headers it includes (src/**/*.d), so a header change
+# rebuilds every object that depends on it (a stale object would disagree on class layouts).
+PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer -pthread -MMD -MP
 SHLIB_LINK = -lstdc++ -pthread
-EXTRA_CLEAN = build
+EXTRA_CLEAN = build $(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -36,6 +38,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 override with_llvm = no
 
 include $(PGXS)
+
+-include $(OBJS:.o=.d)
 
 
 $(DATA_built): $(SQL_PARTS) spotsigs.control
