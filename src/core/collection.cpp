@@ -1,28 +1,79 @@
 // Collection: many multisets in columnar storage.
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "error.hpp"
+#include "huge_pages.hpp"
 #include "join.hpp"
 
 namespace spotsigs {
+
+namespace {
+// Signatures per chunk: the first chunk is small (most joins in tests are tiny), later ones grow
+// to 8M signatures (96 MB); a document larger than that gets a chunk of its own size.
+constexpr size_t kFirstChunk = 4096;
+constexpr size_t kMaxChunk = size_t(1) << 23;
+}  // namespace
+
+void Collection::new_chunk(size_t n) {
+    if (chunks_.size() >= UINT32_MAX)
+        throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
+    size_t cap = std::max(n, std::max(next_chunk_, kFirstChunk));
+    next_chunk_ = std::min(kMaxChunk, 2 * std::max(next_chunk_, kFirstChunk));
+    chunks_.emplace_back();
+    reserve_huge(chunks_.back().hashes, cap);
+    reserve_huge(chunks_.back().freqs, cap);  // one byte each covers most documents
+}
 
 uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     if (ids_.size() >= UINT32_MAX)
         throw Error(ErrorKind::ProgramLimit, "a join collection holds at most 4294967295 documents");
     // Recompute the length from the frequencies so that lengths and similarity always agree.
     uint64_t length = 0;
+    uint32_t fmax = 0;
     for (uint32_t i = 0; i < sig.size; ++i) {
         uint32_t f = sig.freqs[i];
         if (f == 0) throw Error(ErrorKind::DataCorrupted, "spotsig frequency of zero in join input");
         if (i > 0 && sig.hashes[i] <= sig.hashes[i - 1])
             throw Error(ErrorKind::DataCorrupted, "spotsig hashes not strictly ascending in join input");
         length += f;
+        fmax = std::max(fmax, f);
     }
+    // Frequencies in the narrowest width that holds them all (none when all are 1).
+    const unsigned width = fmax <= 1 ? 0 : fmax <= 0xff ? 1 : fmax <= 0xffff ? 2 : 4;
     if (length > kMaxLength)
         throw Error(ErrorKind::ProgramLimit, "spotsig length exceeds " + std::to_string(kMaxLength));
-    hashes_.insert(hashes_.end(), sig.hashes, sig.hashes + sig.size);
-    for (uint32_t i = 0; i < sig.size; ++i) freqs_.push_back(sig.freqs[i]);
-    offsets_.push_back(hashes_.size());
+    if (chunks_.empty() || chunks_.back().hashes.size() + sig.size > chunks_.back().hashes.capacity() ||
+        chunks_.back().freqs.size() + size_t(width) * sig.size > chunks_.back().freqs.capacity())
+        new_chunk(sig.size * size_t(std::max(width, 1u)));
+    Chunk& c = chunks_.back();
+    uint64_t at = c.hashes.size();
+    uint64_t fat = c.freqs.size();
+    c.hashes.insert(c.hashes.end(), sig.hashes, sig.hashes + sig.size);
+    if (width != 0) {
+        c.freqs.resize(fat + size_t(width) * sig.size);
+        unsigned char* out = c.freqs.data() + fat;
+        for (uint32_t i = 0; i < sig.size; ++i, out += width) {
+            uint32_t f = sig.freqs[i];
+            if (width == 1) *out = static_cast<unsigned char>(f);
+            else if (width == 2) { uint16_t h = static_cast<uint16_t>(f); std::memcpy(out, &h, 2); }
+            else std::memcpy(out, &f, 4);
+        }
+    }
+    if (ids_.size() == ids_.capacity()) {
+        size_t want = std::max<size_t>(1024, 2 * ids_.capacity());
+        reserve_huge(ids_, want);
+        reserve_huge(where_, want);
+        reserve_huge(sizes_, want);
+        reserve_huge(fpos_, want);
+        reserve_huge(widths_, want);
+        reserve_huge(lengths_, want);
+    }
+    where_.push_back(static_cast<uint64_t>(chunks_.size() - 1) << 32 | at);
+    sizes_.push_back(sig.size);
+    fpos_.push_back(static_cast<uint32_t>(fat));
+    widths_.push_back(static_cast<unsigned char>(width));
     lengths_.push_back(length);
     ids_.push_back(id);
     return static_cast<uint32_t>(ids_.size() - 1);
@@ -30,27 +81,33 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
 
 MultisetView Collection::doc(size_t i) const noexcept {
     MultisetView v;
-    uint64_t begin = offsets_[i];
-    v.hashes = hashes_.data() + begin;
-    v.freqs.data = reinterpret_cast<const unsigned char*>(freqs_.data() + begin);
-    v.freqs.width = 4;
-    v.size = static_cast<uint32_t>(offsets_[i + 1] - begin);
+    const Chunk& c = chunks_[where_[i] >> 32];
+    uint64_t begin = where_[i] & 0xffffffffu;
+    v.hashes = c.hashes.data() + begin;
+    v.freqs.data = c.freqs.data() + fpos_[i];
+    v.freqs.width = widths_[i];
+    v.size = sizes_[i];
     v.length = lengths_[i];
     return v;
 }
 
 size_t Collection::memory_bytes() const noexcept {
-    return ids_.capacity() * sizeof(int64_t) + offsets_.capacity() * sizeof(uint64_t) +
-           hashes_.capacity() * sizeof(uint64_t) + freqs_.capacity() * sizeof(uint32_t) +
-           lengths_.capacity() * sizeof(uint64_t);
+    size_t b = ids_.capacity() * sizeof(int64_t) + where_.capacity() * sizeof(uint64_t) +
+               (sizes_.capacity() + fpos_.capacity()) * sizeof(uint32_t) + widths_.capacity() + lengths_.capacity() * sizeof(uint64_t) +
+               chunks_.capacity() * sizeof(Chunk);
+    for (const Chunk& c : chunks_) b += c.hashes.capacity() * sizeof(uint64_t) + c.freqs.capacity();
+    return b;
 }
 
 void Collection::reserve(size_t n, size_t total) {
-    ids_.reserve(n);
-    offsets_.reserve(n + 1);
-    lengths_.reserve(n);
-    hashes_.reserve(total);
-    freqs_.reserve(total);
+    reserve_huge(ids_, n);
+    reserve_huge(where_, n);
+    reserve_huge(sizes_, n);
+    reserve_huge(fpos_, n);
+    reserve_huge(widths_, n);
+    reserve_huge(lengths_, n);
+    // Later chunks are sized for what is expected to come (at most kMaxChunk each).
+    if (total > next_chunk_) next_chunk_ = std::min(kMaxChunk, total);
 }
 
 }  // namespace spotsigs

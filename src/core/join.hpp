@@ -24,15 +24,28 @@ public:
     MultisetView doc(size_t i) const noexcept;
     // Bytes held by this collection.
     size_t memory_bytes() const noexcept;
-    // Reserves room for n documents with total distinct signatures.
+    // Reserves room for n documents with total distinct signatures (a hint: storage also grows).
     void reserve(size_t n, size_t total);
 
 private:
+    // Signatures live in chunks that are never moved or copied once allocated (growing one
+    // contiguous array would copy everything read so far, and touch it all again); each
+    // document's signatures sit in one chunk.
+    struct Chunk {
+        std::vector<uint64_t> hashes;
+        std::vector<unsigned char> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
+    };
+    // Starts a new chunk with room for at least n signatures.
+    void new_chunk(size_t n);
+
     std::vector<int64_t> ids_;
-    std::vector<uint64_t> offsets_{0};
-    std::vector<uint64_t> hashes_;
-    std::vector<uint32_t> freqs_;
+    std::vector<uint64_t> where_;  // per document: chunk << 32 | offset within the chunk
+    std::vector<uint32_t> sizes_;  // per document: distinct signatures
+    std::vector<uint32_t> fpos_;   // per document: where its frequencies start in the chunk
+    std::vector<unsigned char> widths_;  // per document: frequency width (0 = all are 1)
     std::vector<uint64_t> lengths_;
+    std::vector<Chunk> chunks_;
+    size_t next_chunk_ = 0;        // capacity (signatures) of the next chunk
 };
 
 // Which matcher to run: the paper's Table 2 variants.

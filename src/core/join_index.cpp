@@ -1,6 +1,7 @@
 // Building the inverted lists over re-coded documents (full, or prefixes only).
 #include <algorithm>
 
+#include "huge_pages.hpp"
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
 
@@ -41,7 +42,10 @@ void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, 
     const size_t scratch = static_cast<size_t>(num_sigs) * sizeof(uint64_t) + n * sizeof(uint32_t);
     budget.charge((static_cast<size_t>(num_sigs) + 1) * sizeof(uint64_t) + scratch,
                   "the inverted index offsets");
-    std::vector<uint32_t> count(n);
+    std::vector<uint32_t> count;
+    reserve_huge(count, n);
+    count.resize(n);
+    reserve_huge(start, static_cast<size_t>(num_sigs) + 1);
     start.assign(static_cast<size_t>(num_sigs) + 1, 0);
     uint64_t total = 0;
     for (size_t r = 0; r < n; ++r) {
@@ -53,8 +57,11 @@ void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, 
     for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
 
     budget.charge(total * sizeof(Posting), "the inverted index postings");
+    reserve_huge(postings, total);
     postings.resize(total);
-    std::vector<uint64_t> fill(start.begin(), start.end() - 1);
+    std::vector<uint64_t> fill;
+    reserve_huge(fill, start.size() - 1);
+    fill.assign(start.begin(), start.end() - 1);
     // Documents go in by ascending rank, so every list comes out sorted by rank (= by length).
     for (size_t r = 0; r < n; ++r) {
         if (r % 4096 == 0) throw_if_canceled(cancel);

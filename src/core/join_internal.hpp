@@ -66,6 +66,31 @@ private:
     uint32_t count_ = 0;
 };
 
+// Spreads a 64-bit hash over the table (the inputs need not be well mixed).
+inline size_t dictionary_mix(uint64_t h) noexcept {
+    h ^= h >> 31;
+    h *= 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    return static_cast<size_t>(h);
+}
+
+// Inline: these run once per signature occurrence (88M times for 1M documents).
+inline size_t SignatureDictionary::probe(uint64_t hash) const noexcept {
+    size_t i = dictionary_mix(hash) & mask_;
+    while (slots_[i].df != 0 && slots_[i].hash != hash) i = (i + 1) & mask_;
+    return i;
+}
+
+inline void SignatureDictionary::prefetch(uint64_t hash) const noexcept {
+    __builtin_prefetch(&slots_[dictionary_mix(hash) & mask_]);
+}
+
+inline uint32_t SignatureDictionary::find(uint64_t hash) const noexcept {
+    if (slots_.empty()) return UINT32_MAX;
+    const Slot& s = slots_[probe(hash)];
+    return s.df != 0 ? s.id : UINT32_MAX;
+}
+
 // Non-empty documents re-coded to dense ids, sorted by (length, collection index): the "rank".
 // Each document's ids are ascending, i.e. its signatures are in global rarest-first order.
 struct DocStore {

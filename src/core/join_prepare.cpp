@@ -4,19 +4,12 @@
 #include <string>
 
 #include "error.hpp"
+#include "huge_pages.hpp"
 #include "join_internal.hpp"
 
 namespace spotsigs::join_detail {
 
 namespace {
-
-// Spreads a 64-bit hash over the table (the inputs need not be well mixed).
-inline size_t mix(uint64_t h) noexcept {
-    h ^= h >> 31;
-    h *= 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 29;
-    return static_cast<size_t>(h);
-}
 
 // How often long loops on the calling thread look at the cancel flag.
 constexpr size_t kCancelStride = 4096;
@@ -39,17 +32,12 @@ void throw_if_canceled(const CancelToken* cancel) {
     if (cancel != nullptr && cancel->stopped()) throw Error(ErrorKind::Canceled, "canceled");
 }
 
-size_t SignatureDictionary::probe(uint64_t hash) const noexcept {
-    size_t i = mix(hash) & mask_;
-    while (slots_[i].df != 0 && slots_[i].hash != hash) i = (i + 1) & mask_;
-    return i;
-}
-
 void SignatureDictionary::grow(MemoryBudget& budget) {
     size_t cap = slots_.empty() ? 1024 : slots_.size() * 2;
     budget.charge(cap * sizeof(Slot), "the signature dictionary");
     std::vector<Slot> old;
     old.swap(slots_);
+    reserve_huge(slots_, cap);
     slots_.assign(cap, Slot{0, 0, 0});
     mask_ = cap - 1;
     for (const Slot& s : old)
@@ -65,6 +53,8 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
         for (size_t d = 0; d < docs.size(); ++d) total += docs.doc(d).size;
         budget.charge(total * sizeof(uint32_t) + (docs.size() + 1) * sizeof(uint64_t),
                       "the signature occurrences");
+        reserve_huge(*entry_ids, total);
+        reserve_huge(*entry_off, docs.size() + 1);
         entry_ids->resize(total);
         entry_off->assign(docs.size() + 1, 0);
     }
@@ -93,7 +83,9 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     for (const Slot& s : slots_) max_df = std::max(max_df, s.df);
     const size_t scratch = (static_cast<size_t>(max_df) + 2 + count_) * sizeof(uint32_t);
     budget.charge(scratch, "ordering the signatures");
-    std::vector<uint32_t> df_of(count_), next(static_cast<size_t>(max_df) + 2, 0);
+    std::vector<uint32_t> df_of, next(static_cast<size_t>(max_df) + 2, 0);
+    reserve_huge(df_of, count_);
+    df_of.resize(count_);
     for (const Slot& s : slots_)
         if (s.df != 0) df_of[s.id] = s.df;
     for (uint32_t f : df_of) ++next[f + 1];
@@ -105,16 +97,6 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     if (entry_ids != nullptr)
         for (uint32_t& id : *entry_ids) id = perm[id];
     budget.release(scratch);
-}
-
-void SignatureDictionary::prefetch(uint64_t hash) const noexcept {
-    __builtin_prefetch(&slots_[mix(hash) & mask_]);
-}
-
-uint32_t SignatureDictionary::find(uint64_t hash) const noexcept {
-    if (slots_.empty()) return UINT32_MAX;
-    const Slot& s = slots_[probe(hash)];
-    return s.df != 0 ? s.id : UINT32_MAX;
 }
 
 size_t DocStore::memory_bytes() const noexcept {
@@ -131,13 +113,16 @@ void DocStore::build(const Collection& docs, const SignatureDictionary& dict, co
     size_t n = 0;
     for (size_t d = 0; d < docs.size(); ++d) n += docs.doc(d).empty() ? 0 : 1;
     budget.charge(n * (3 * sizeof(uint32_t) + sizeof(uint64_t)) + sizeof(uint64_t), "the re-coded documents");
-    orig.reserve(n);
+    reserve_huge(orig, n);
     for (size_t d = 0; d < docs.size(); ++d)
         if (!docs.doc(d).empty()) orig.push_back(static_cast<uint32_t>(d));
     // Rank = position in (length, collection index) order; the index is the tie-break.
     std::stable_sort(orig.begin(), orig.end(), [&docs](uint32_t x, uint32_t y) {
         return docs.doc(x).length < docs.doc(y).length;
     });
+    reserve_huge(len, n);
+    reserve_huge(lead, n);
+    reserve_huge(off, n + 1);
     len.resize(n);
     lead.assign(n, 0);
     off.assign(n + 1, 0);
@@ -166,6 +151,8 @@ void DocStore::build(const Collection& docs, const SignatureDictionary& dict, co
     for (size_t r = 0; r < n; ++r) off[r + 1] += off[r];
     const size_t entries = off[n];
     budget.charge(entries * 2 * sizeof(uint32_t), "the re-coded documents");
+    reserve_huge(sig, entries);
+    reserve_huge(freq, entries);
     sig.resize(entries);
     freq.resize(entries);
 

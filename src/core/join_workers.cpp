@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "error.hpp"
+#include "huge_pages.hpp"
 #include "join_internal.hpp"
 
 namespace spotsigs::join_detail {
@@ -112,7 +113,7 @@ std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts) {
     size_t total = 0;
     for (const auto& p : parts) total += p.size();
     std::vector<JoinPair> out;
-    out.reserve(total);
+    reserve_huge(out, total);
     for (auto& p : parts) {
         out.insert(out.end(), p.begin(), p.end());
         std::vector<JoinPair>().swap(p);
