@@ -6,6 +6,8 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "tcop/dest.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -23,8 +25,6 @@ extern "C" {
 namespace spotsigs::pg {
 
 namespace {
-
-constexpr long kFetchBatch = 2000;  // rows per SPI_cursor_fetch
 
 // The attribute number of a user column, or an ERROR (42703) naming the column.
 AttrNumber user_column(Oid relid, const char* relname, const char* column) {
@@ -113,49 +113,85 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
     return src;
 }
 
-void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Progress& progress) {
-    Portal portal = nullptr;
-    MemoryContext batch_cxt = nullptr;
-    pg_guard([&] {
-        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-        portal = SPI_cursor_open_with_args(nullptr, src.query, 0, nullptr, nullptr, nullptr, true, 0);
-        batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join batch",
-                                          ALLOCSET_DEFAULT_SIZES);
+namespace {
+
+// How often (rows) the reader checks the memory limit, reports progress and frees detoasted copies.
+constexpr uint64 kReadStride = 2000;
+
+// A DestReceiver that adds every row of the reader's query to a Collection as the executor
+// produces it: no tuple is copied into an SPI tuple table, and values stored inline are read in
+// place (only compressed or out-of-line values are detoasted, into a context reset every
+// kReadStride rows). C-style: it is called from the executor, and its C++ work runs in pg_entry.
+struct CollectReceiver {
+    DestReceiver pub;  // first member: the executor sees a DestReceiver*
+    Collection* out;
+    size_t memory_limit;
+    Progress* progress;
+    const char* relname;
+    MemoryContext scratch;
+    uint64 rows;
+};
+
+// Adds one row (id, sig) to the collection.
+bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
+    CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
+    bool id_null, sig_null;
+    Datum id = slot_getattr(slot, 1, &id_null);
+    Datum sig = slot_getattr(slot, 2, &sig_null);
+    if (id_null || sig_null) return true;  // the query already excludes them
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* v = PG_DETOAST_DATUM_PACKED(sig);
+    MemoryContextSwitchTo(old);
+    bool stride = ++r->rows % kReadStride == 0;
+    if (stride) CHECK_FOR_INTERRUPTS();
+    pg_entry([&] {
+        r->out->add(DatumGetInt64(id), view_of(v));
+        if (stride) {
+            if (r->memory_limit != 0 && r->out->memory_bytes() > r->memory_limit)
+                throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+            r->progress->reading(r->out->size());
+        }
+        return Datum(0);
     });
+    if (stride) MemoryContextReset(r->scratch);
+    return true;
+}
+
+// Receiver start-up and shut-down: nothing to do.
+void collect_startup(DestReceiver*, int, TupleDesc) {}
+void collect_shutdown(DestReceiver*) {}
+void collect_destroy(DestReceiver*) {}
+
+}  // namespace
+
+void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Progress& progress) {
     double est_bytes = src.est_rows * 32 + src.est_entries * 12;
     if (out.size() == 0 && src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2)
         out.reserve(static_cast<size_t>(src.est_rows), static_cast<size_t>(src.est_entries));
-    int64 ids[kFetchBatch];
-    struct varlena* sigs[kFetchBatch];
-    for (;;) {
-        uint64 n = 0;
-        // One batch: fetch, detoast into batch_cxt; plain arrays only inside the guard.
-        pg_guard([&] {
-            CHECK_FOR_INTERRUPTS();
-            MemoryContextReset(batch_cxt);
-            SPI_cursor_fetch(portal, true, kFetchBatch);
-            n = SPI_processed;
-            SPITupleTable* tt = SPI_tuptable;
-            MemoryContext old = MemoryContextSwitchTo(batch_cxt);
-            for (uint64 i = 0; i < n; ++i) {
-                bool isnull;
-                ids[i] = DatumGetInt64(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull));
-                sigs[i] = PG_DETOAST_DATUM(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
-            }
-            MemoryContextSwitchTo(old);
-        });
-        if (n == 0) break;
-        for (uint64 i = 0; i < n; ++i) out.add(ids[i], view_of(sigs[i]));
-        // The copied signatures sit in the SPI tuple table and batch_cxt until the next batch.
-        pg_guard([&] { SPI_freetuptable(SPI_tuptable); });
-        if (memory_limit != 0 && out.memory_bytes() > memory_limit)
-            throw_memory_limit(("reading " + std::string(src.relname)).c_str());
-        progress.reading(out.size());
-    }
+    // Plain data only: no C++ object with a destructor lives while the executor runs.
+    CollectReceiver* recv = nullptr;
     pg_guard([&] {
-        SPI_cursor_close(portal);
-        MemoryContextDelete(batch_cxt);
+        recv = static_cast<CollectReceiver*>(palloc0(sizeof(CollectReceiver)));
+        recv->pub.receiveSlot = collect_slot;
+        recv->pub.rStartup = collect_startup;
+        recv->pub.rShutdown = collect_shutdown;
+        recv->pub.rDestroy = collect_destroy;
+        recv->pub.mydest = DestNone;
+        recv->out = &out;
+        recv->memory_limit = memory_limit;
+        recv->progress = &progress;
+        recv->relname = src.relname;
+        recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        SPIExecuteOptions opts;
+        memset(&opts, 0, sizeof opts);
+        opts.read_only = true;
+        opts.dest = &recv->pub;
+        int rc = SPI_execute_extended(src.query, &opts);
+        if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
         SPI_finish();
+        MemoryContextDelete(recv->scratch);
+        pfree(recv);
     });
 }
 
