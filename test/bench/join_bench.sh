@@ -56,7 +56,8 @@ timed() {
   local out
   out=$(psql_q -c '\timing on' -c "$1")
   ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)
-  val=$(grep -v '^Time:' <<<"$out" | tail -1)
+  # || true: a statement without rows (CREATE INDEX) leaves grep nothing to print (status 1).
+  val=$(grep -v '^Time:' <<<"$out" | tail -1 || true)
 }
 # best SQL: the fastest of REPEAT runs in $ms (seconds in $s), the result in $val.
 best() {
