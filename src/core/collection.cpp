@@ -16,14 +16,14 @@ constexpr size_t kFirstChunk = 4096;
 constexpr size_t kMaxChunk = size_t(1) << 23;
 }  // namespace
 
-void Collection::new_chunk(size_t n) {
+void Collection::new_chunk(size_t hashes, size_t freq_bytes) {
     if (chunks_.size() >= UINT32_MAX)
         throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
-    size_t cap = std::max(n, std::max(next_chunk_, kFirstChunk));
-    next_chunk_ = std::min(kMaxChunk, 2 * std::max(next_chunk_, kFirstChunk));
+    size_t cap = std::max(next_chunk_, kFirstChunk);
+    next_chunk_ = std::min(kMaxChunk, 2 * cap);
     chunks_.emplace_back();
-    reserve_huge(chunks_.back().hashes, cap);
-    reserve_huge(chunks_.back().freqs, cap);  // one byte each covers most documents
+    reserve_huge(chunks_.back().hashes, std::max(hashes, cap));
+    reserve_huge(chunks_.back().freqs, std::max(freq_bytes, cap));  // a byte a signature covers most documents
 }
 
 uint32_t Collection::add(int64_t id, const MultisetView& sig) {
@@ -46,7 +46,7 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
         throw Error(ErrorKind::ProgramLimit, "spotsig length exceeds " + std::to_string(kMaxLength));
     if (chunks_.empty() || chunks_.back().hashes.size() + sig.size > chunks_.back().hashes.capacity() ||
         chunks_.back().freqs.size() + size_t(width) * sig.size > chunks_.back().freqs.capacity())
-        new_chunk(sig.size * size_t(std::max(width, 1u)));
+        new_chunk(sig.size, size_t(width) * sig.size);
     Chunk& c = chunks_.back();
     uint64_t at = c.hashes.size();
     uint64_t fat = c.freqs.size();

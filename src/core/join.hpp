@@ -35,8 +35,8 @@ private:
         std::vector<uint64_t> hashes;
         std::vector<unsigned char> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
     };
-    // Starts a new chunk with room for at least n signatures.
-    void new_chunk(size_t n);
+    // Starts a new chunk with room for at least the given hashes and frequency bytes.
+    void new_chunk(size_t hashes, size_t freq_bytes);
 
     std::vector<int64_t> ids_;
     std::vector<uint64_t> where_;  // per document: chunk << 32 | offset within the chunk

@@ -509,3 +509,33 @@ TEST(Join, RequiredOverlapMatchesDefinition) {
         EXPECT_FALSE(static_cast<double>(o - 1) / static_cast<double>(s - o + 1) >= 0.8);
     }
 }
+
+// The collection returns every document exactly as added: frequencies of every width (all 1,
+// up to 255, up to 65535, larger), documents spread over several storage chunks, and a
+// document larger than a chunk.
+TEST(Collection, StoresEveryWidthAcrossChunks) {
+    std::vector<Doc> docs;
+    std::mt19937_64 rng(7);
+    const uint64_t tops[] = {1, 200, 60000, 3000000};
+    for (size_t i = 0; i < 3000; ++i) {
+        size_t n = i == 1500 ? 20000 : 1 + rng() % 12;  // one document bigger than a chunk
+        uint64_t top = tops[i % 4];
+        Doc d;
+        for (size_t k = 0; k < n; ++k) d.emplace_back(k * 7919 + i, 1 + rng() % top);
+        docs.push_back(d);
+    }
+    docs.push_back({});  // an empty document
+    Collection c = make(docs);
+    ASSERT_EQ(c.size(), docs.size());
+    for (size_t i = 0; i < docs.size(); ++i) {
+        Multiset m = Multiset::from_pairs(docs[i]);
+        MultisetView want = m.view(), got = c.doc(i);
+        ASSERT_EQ(got.size, want.size) << i;
+        ASSERT_EQ(got.length, want.length) << i;
+        EXPECT_EQ(c.id(i), static_cast<int64_t>(100 + i));
+        for (uint32_t k = 0; k < want.size; ++k) {
+            ASSERT_EQ(got.hashes[k], want.hashes[k]) << i << ":" << k;
+            ASSERT_EQ(got.freqs[k], want.freqs[k]) << i << ":" << k;
+        }
+    }
+}
