@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "index_search.hpp"
+#include "memory_postings.hpp"
 #include "multiset.hpp"
 
 using namespace spotsigs;
@@ -162,6 +163,27 @@ TEST(IndexSearch, ThresholdEqualsBruteForce) {
             }
         }
     }
+}
+
+TEST(IndexSearch, MemoryPostingsEqualBruteForce) {
+    // The pending list's in-memory lists: documents added in shuffled id order, empty ones too,
+    // searched at every threshold (lists are unsorted, so every length filter is exercised).
+    std::vector<Multiset> docs = corpus(17, 600, 300);
+    docs.push_back(Multiset{});
+    std::vector<size_t> order(docs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+    MemoryPostings mem;
+    for (size_t d : order) mem.add(d, docs[d].view());
+    EXPECT_EQ(mem.documents(), docs.size());
+    EXPECT_GT(mem.bytes(), 0u);
+    for (double tau : {0.05, 0.3, 0.44, 0.6, 0.8, 0.9, 1.0})
+        for (size_t qi = 0; qi < docs.size(); qi += 7) {
+            MemoryPostings::Source src(mem, docs[qi].view());
+            std::vector<Match> m = threshold_search(docs[qi].view(), tau, src);
+            ASSERT_EQ(ids_of(m), brute(docs, docs[qi], tau)) << "tau=" << tau << " q=" << qi;
+            for (const Match& x : m) ASSERT_EQ(x.similarity, similarity(docs[qi].view(), docs[x.id].view()));
+        }
 }
 
 TEST(IndexSearch, HighThresholdReadsFewerPostings) {
