@@ -84,7 +84,10 @@ EXPLAIN (COSTS OFF) SELECT id FROM ix_big ORDER BY sig <-> (SELECT sig FROM ix_b
 RESET enable_seqscan;
 
 -- inserts go to the pending list; scans see them; VACUUM merges them and drops deleted rows
-INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0;
+INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0 AND id < 1500;
+SELECT * FROM ix_compare(0.8);
+-- more rows: this backend's copy of the pending list reads only the new entries
+INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0 AND id >= 1500;
 SELECT spotsigs_index_check('ix_big_sig');
 SELECT * FROM ix_compare(0.8);
 -- VACUUM of an insert-only table merges the pending list into a second segment
@@ -92,7 +95,13 @@ VACUUM ix_big;
 SELECT spotsigs_index_check('ix_big_sig');
 SELECT segment, sum(rows) AS rows FROM spotsigs_index_stats('ix_big_sig') GROUP BY segment ORDER BY segment;
 SELECT * FROM ix_compare(0.44);
--- deleting rows makes VACUUM rewrite everything into one segment without them
+-- rows deleted in the second segment only: VACUUM rewrites that segment alone
+DELETE FROM ix_big WHERE id > 10000 AND id % 7 = 0;
+VACUUM ix_big;
+SELECT spotsigs_index_check('ix_big_sig');
+SELECT segment, sum(rows) AS rows FROM spotsigs_index_stats('ix_big_sig') GROUP BY segment ORDER BY segment;
+SELECT * FROM ix_compare(0.44);
+-- deleting rows in both segments makes VACUUM rewrite everything into one segment without them
 DELETE FROM ix_big WHERE id % 5 = 0;
 VACUUM ix_big;
 SELECT spotsigs_index_check('ix_big_sig');

@@ -86,7 +86,7 @@ struct MetaData {
     uint64 pending_count;     // entries in the pending list
     uint64 total_docs;        // rows in segments and pending list
     uint32 nparts;
-    uint32 pad;
+    uint32 pending_gen;       // bumped whenever VACUUM moves pending_head (backend caches check it)
     SegmentDesc seg[kMaxSegments];
     uint32 part_docs[kMaxPartitions];  // rows per length partition (segments and pending)
 };
@@ -124,6 +124,9 @@ void read_meta(Relation index, MetaData* out);
 void check_meta(Relation index, const MetaData* m);
 // Copies block blk into dst (BLCKSZ bytes) under a share lock; ERROR on a page of the wrong kind.
 void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect);
+// Pins and share-locks block blk, checked like read_page_copy, for reading in place (segment
+// pages never change once written); release with UnlockReleaseBuffer.
+Buffer pin_page(Relation index, BlockNumber blk, PageKind expect);
 // A new or recycled block, returned pinned and exclusively locked.
 Buffer new_buffer(Relation index);
 // Reserves a block for a page that write_page() fills later.
@@ -195,9 +198,31 @@ struct PendingEntry {
 // Pending entry header in the stream: TID id (8 bytes) and payload size (4 bytes).
 constexpr uint32 kPendingHeader = 12;
 // Reads every pending entry from (blk, off) to the end of the list (values palloc'd, 8-aligned).
-// Sets *n; stops at end_blk/end_off when end_blk is valid. ERROR on corruption.
+// Sets *n; stops at end_blk/end_off when end_blk is valid. ERROR on corruption. When stop_blk is
+// not null, *stop_blk/*stop_off receive the position just after the last entry read (where a
+// later call may resume: the list only grows at its end until VACUUM moves its head).
 PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk,
-                           uint32 end_off, int64* n, uint32* npages);
+                           uint32 end_off, int64* n, uint32* npages, BlockNumber* stop_blk = nullptr,
+                           uint32* stop_off = nullptr);
+
+// ---- searches (scan.cpp) ----
+// Ids (packed heap TIDs) with their similarity, in palloc'd arrays.
+struct Results {
+    uint64* ids;
+    double* sims;
+    int64 n;
+};
+// Every indexed id with similarity >= tau to q, in segments and the pending list, exactly (the
+// similarity computed as similarity() computes it); dead and invisible rows included, in no order.
+Results threshold_matches(Relation index, const MultisetView& q, double tau);
+
+// ---- the backend's cache of pending lists (pending_cache.cpp) ----
+// Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the
+// backend's searchable copy of the pending list, after reading the entries appended since the
+// last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache; the
+// caller then compares q with every entry itself. Call outside pg_entry: it reads pages.
+bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau,
+                          Match** out, int64* nout);
 
 // ---- segment writing (build and vacuum) ----
 struct SegmentWriter;

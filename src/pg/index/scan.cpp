@@ -28,7 +28,7 @@ class PageSource : public PostingSource {
 public:
     // Looks up every query signature in every segment (only partitions overlapping range).
     PageSource(Relation index, const MetaData& meta, const MultisetView& q, LengthRange range)
-        : index_(index), parts_(partitioning_for(meta.growth)), subs_(q.size), page_(BLCKSZ) {
+        : index_(index), parts_(partitioning_for(meta.growth)), subs_(q.size) {
         if (range.empty()) return;
         plo_ = parts_.partition_of(range.lo);
         phi_ = parts_.partition_of(range.hi);
@@ -72,13 +72,43 @@ private:
         pg_guard([&] { read_page_copy(index_, blk, buf, kind); });
     }
 
+    // Pins and share-locks block blk for reading in place: a lookup touches a few cache lines of
+    // a page, a copy all of them (copies of cold pages dominated the search's time).
+    Buffer pin(BlockNumber blk, PageKind kind) {
+        Buffer b = InvalidBuffer;
+        pg_guard([&] { b = pin_page(index_, blk, kind); });
+        return b;
+    }
+
+    // Releases a buffer from pin(), if any.
+    void unpin(Buffer& b) {
+        if (!BufferIsValid(b)) return;
+        Buffer x = b;
+        b = InvalidBuffer;
+        pg_guard([&] { UnlockReleaseBuffer(x); });
+    }
+
     // Descends a segment's tree for each query hash (ascending) and records matching lists.
     void lookup_segment(const SegmentDesc& seg, const MultisetView& q) {
         if (seg.root == InvalidBlockNumber) return;
+        Buffer dbuf = InvalidBuffer;  // the DATA page being read (pinned, share-locked)
+        try {
+            lookup_hashes(seg, q, dbuf);
+        } catch (...) {
+            unpin(dbuf);
+            throw;
+        }
+        unpin(dbuf);
+    }
+
+    // lookup_segment's work; dbuf holds the current DATA page.
+    void lookup_hashes(const SegmentDesc& seg, const MultisetView& q, Buffer& dbuf) {
         uint32 height = seg.height;
         std::vector<std::vector<char>> cache(height + 1, std::vector<char>(BLCKSZ));
         std::vector<BlockNumber> cached(height + 1, InvalidBlockNumber);
         std::vector<PartRef> refs(kMaxPartitions);
+        BlockNumber dblk = InvalidBlockNumber;
+        const char* dp = nullptr;
         // DATA page cursor: resume parsing where the previous (smaller) hash stopped.
         const unsigned char* dpos = nullptr;
         for (uint32 i = 0; i < q.size; ++i) {
@@ -109,10 +139,11 @@ private:
                 std::memcpy(&blk, pg + kContentStart + 12 * (lo - 1) + 8, 4);
             }
             if (!found_path) continue;
-            char* dp = cache[0].data();
-            if (cached[0] != blk) {
-                read(blk, dp, kDataPage);
-                cached[0] = blk;
+            if (dblk != blk) {
+                unpin(dbuf);
+                dbuf = pin(blk, kDataPage);
+                dblk = blk;
+                dp = (const char*)BufferGetPage(dbuf);
                 dpos = (const unsigned char*)dp + kContentStart;
             }
             {
@@ -138,7 +169,7 @@ private:
                 uint64 rh;
                 int np;
                 if (!parse_record(dpos, end, &rh, &np, refs.data()))
-                    pg_guard([&] { corrupted(index_, "malformed hash record", blk); });
+                    throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed hash record");
                 if (rh < h) continue;
                 if (rh > h) {
                     dpos = start;  // a later, larger query hash may match it
@@ -171,29 +202,39 @@ private:
             }
             return true;
         }
-        char* pg = page_.data();
-        BlockNumber blk = s.blk;
-        uint32 off = s.off;
-        uint32 left = s.count;
-        while (left > 0) {
-            read(blk, pg, kChainPage);
-            uint32 lower = ((PageHeader)pg)->pd_lower;
-            if (off < kContentStart || off + 2 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting run outside its page");
-            uint16 n;
-            std::memcpy(&n, pg + off, 2);
-            if (n == 0 || n > left) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad posting run size");
-            const unsigned char* pos = (const unsigned char*)pg + off + 2;
-            const unsigned char* end = (const unsigned char*)pg + lower;
-            for (uint32 k = 0; k < n; ++k) {
-                decode_posting(pos, end, p, k ? &prev : nullptr);
-                prev = p;
-                if (p.length > hi) continue;
-                if (p.length < lo) return true;
-                if (!fn(p)) return false;
+        Buffer cbuf = InvalidBuffer;
+        try {
+            BlockNumber blk = s.blk;
+            uint32 off = s.off;
+            uint32 left = s.count;
+            while (left > 0) {
+                cbuf = pin(blk, kChainPage);
+                const char* pg = (const char*)BufferGetPage(cbuf);
+                uint32 lower = ((PageHeader)pg)->pd_lower;
+                if (off < kContentStart || off + 2 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting run outside its page");
+                uint16 n;
+                std::memcpy(&n, pg + off, 2);
+                if (n == 0 || n > left) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad posting run size");
+                const unsigned char* pos = (const unsigned char*)pg + off + 2;
+                const unsigned char* end = (const unsigned char*)pg + lower;
+                for (uint32 k = 0; k < n; ++k) {
+                    decode_posting(pos, end, p, k ? &prev : nullptr);
+                    prev = p;
+                    if (p.length > hi) continue;
+                    if (p.length < lo || !fn(p)) {  // descending lengths: nothing further qualifies
+                        bool more = p.length < lo;
+                        unpin(cbuf);
+                        return more;
+                    }
+                }
+                left -= n;
+                blk = opaque_of((Page)pg)->next;
+                off = kContentStart;
+                unpin(cbuf);
             }
-            left -= n;
-            blk = opaque_of((Page)pg)->next;
-            off = kContentStart;
+        } catch (...) {
+            unpin(cbuf);
+            throw;
         }
         return true;
     }
@@ -201,20 +242,16 @@ private:
     Relation index_;
     const Partitioning& parts_;
     std::vector<std::vector<Sub>> subs_;
-    std::vector<char> page_;
     uint32 plo_ = 1, phi_ = 0;
 };
 
-// A result set: ids with their similarity.
-struct Results {
-    uint64* ids;
-    double* sims;
-    int64 n;
-};
-
 // Threshold search over segments and pending entries: every id with similarity >= tau.
-// C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry.
-Results search(Relation index, const MultisetView& q, double tau) {
+// C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry. The
+// pending entries come from the backend's cached copy (pending_cache.cpp), or, when the list is
+// too large to cache, are read and compared one by one.
+}  // namespace
+
+Results threshold_matches(Relation index, const MultisetView& q, double tau) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);
     LockBuffer(mb, BUFFER_LOCK_SHARE);
@@ -222,15 +259,20 @@ Results search(Relation index, const MultisetView& q, double tau) {
     std::memcpy(meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
     check_meta(index, meta);
-    int64 npend;
-    uint32 ppages;
-    PendingEntry* pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    Match* cached = nullptr;
+    int64 ncached = 0, npend = 0;
+    PendingEntry* pend = nullptr;
+    if (!pending_cache_search(index, meta, q, tau, &cached, &ncached)) {
+        uint32 ppages;
+        pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    }
     pg_entry([&] {
         std::vector<Match> found;
         if (!q.empty()) {
             PageSource src(index, *meta, q, length_range(q.length, tau));
             found = threshold_search(q, tau, src);
         }
+        found.insert(found.end(), cached, cached + ncached);
         for (int64 k = 0; k < npend; ++k) {
             double s = similarity(q, pend[k].sig);
             if (s >= tau) found.push_back(Match{pend[k].id, s});
@@ -250,6 +292,8 @@ Results search(Relation index, const MultisetView& q, double tau) {
     ReleaseBuffer(mb);
     return res;
 }
+
+namespace {
 
 // Every indexed id (document lists of all segments and the pending list).
 Results all_ids(Relation index) {
@@ -415,7 +459,7 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
             st->empty = true;
             return;
         }
-        Results r = search(scan->indexRelation, q, tau);
+        Results r = threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
         if (!st->have_filter) {
             st->filter = r.ids;
@@ -454,7 +498,7 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
     if (st->tier < (int)ntiers) {
         double lo = order_tier((size_t)st->tier);
         double hi = st->tier == 0 ? 2.0 : order_tier((size_t)st->tier - 1);
-        Results all = search(scan->indexRelation, st->oq, lo);
+        Results all = threshold_matches(scan->indexRelation, st->oq, lo);
         if (st->tier == (int)ntiers - 1) {
             // Every id with similarity > 0: what the zero tier must leave out.
             st->positives = (uint64*)palloc(sizeof(uint64) * (all.n ? all.n : 1));

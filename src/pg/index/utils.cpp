@@ -83,6 +83,25 @@ void read_meta(Relation index, MetaData* out) {
     check_meta(index, out);
 }
 
+// ERROR unless p (block blk) is a live page of kind expect with sane content bounds. buf, when
+// valid, is released first.
+static void check_page(Relation index, Page p, BlockNumber blk, PageKind expect, Buffer buf) {
+    const char* bad = nullptr;
+    if (PageIsNew(p) || PageGetSpecialSize(p) != MAXALIGN(sizeof(PageOpaque))) {
+        bad = "unexpected empty or foreign page";
+    } else {
+        PageOpaque* o = opaque_of(p);
+        uint16 lower = ((PageHeader)p)->pd_lower;
+        if (o->kind != expect || (o->flags & kFlagDeleted))
+            bad = "page of an unexpected kind";
+        else if (lower < kContentStart || lower > ((PageHeader)p)->pd_upper || ((PageHeader)p)->pd_upper > content_end(p))
+            bad = "page content bounds out of range";
+    }
+    if (bad == nullptr) return;
+    if (BufferIsValid(buf)) UnlockReleaseBuffer(buf);
+    corrupted(index, bad, blk);
+}
+
 void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect) {
     if (blk == InvalidBlockNumber || blk == kMetaBlock)
         corrupted(index, "link to a block outside the index", blk);
@@ -90,15 +109,16 @@ void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect)
     LockBuffer(buf, BUFFER_LOCK_SHARE);
     std::memcpy(dst, BufferGetPage(buf), BLCKSZ);
     UnlockReleaseBuffer(buf);
-    Page p = (Page)dst;
-    if (PageIsNew(p) || PageGetSpecialSize(p) != MAXALIGN(sizeof(PageOpaque)))
-        corrupted(index, "unexpected empty or foreign page", blk);
-    PageOpaque* o = opaque_of(p);
-    if (o->kind != expect || (o->flags & kFlagDeleted))
-        corrupted(index, "page of an unexpected kind", blk);
-    uint16 lower = ((PageHeader)p)->pd_lower;
-    if (lower < kContentStart || lower > ((PageHeader)p)->pd_upper || ((PageHeader)p)->pd_upper > content_end(p))
-        corrupted(index, "page content bounds out of range", blk);
+    check_page(index, (Page)dst, blk, expect, InvalidBuffer);
+}
+
+Buffer pin_page(Relation index, BlockNumber blk, PageKind expect) {
+    if (blk == InvalidBlockNumber || blk == kMetaBlock)
+        corrupted(index, "link to a block outside the index", blk);
+    Buffer buf = ReadBuffer(index, blk);
+    LockBuffer(buf, BUFFER_LOCK_SHARE);
+    check_page(index, BufferGetPage(buf), blk, expect, buf);
+    return buf;
 }
 
 Buffer new_buffer(Relation index) {
@@ -271,11 +291,15 @@ bool list_iter_next(ListIter* it, Posting* out) {
 }
 
 PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk,
-                           uint32 end_off, int64* n, uint32* npages) {
+                           uint32 end_off, int64* n, uint32* npages, BlockNumber* stop_blk, uint32* stop_off) {
     int64 cap = 16, cnt = 0;
     PendingEntry* out = (PendingEntry*)palloc(sizeof(PendingEntry) * cap);
     char* page = (char*)palloc(BLCKSZ);
     uint32 pages = 0;
+    if (stop_blk != nullptr) {
+        *stop_blk = blk;
+        *stop_off = off;
+    }
     if (blk == InvalidBlockNumber) {
         *n = 0;
         *npages = 0;
@@ -343,6 +367,10 @@ PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNum
         out[cnt].id = id;
         out[cnt].sig = v;
         cnt++;
+        if (stop_blk != nullptr) {
+            *stop_blk = blk;
+            *stop_off = pos;
+        }
     }
     pfree(page);
     *n = cnt;

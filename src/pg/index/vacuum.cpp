@@ -76,9 +76,11 @@ bool segment_has_dead(Relation index, const SegmentDesc& seg, IndexBulkDeleteCal
     return false;
 }
 
-// Feeds a segment's live postings and documents to the sorter; counts the dead documents.
+// Feeds a segment's live postings and documents to the sorter; counts the dead documents, in
+// total and per length partition (gone[]).
 void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallback cb, void* cbs,
-                  SegmentSorter* s, char* page, char* page2, double* removed) {
+                  SegmentSorter* s, char* page, char* page2, double* removed, const Partitioning& parts,
+                  uint32* gone) {
     PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
     BlockNumber blk = seg.first_data;
     ItemPointerData t;
@@ -113,6 +115,7 @@ void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallbac
             id_to_tid(p.id, &t);
             if (cb && cb(&t, cbs)) {
                 *removed += 1;
+                gone[parts.partition_of(p.length)]++;
                 continue;
             }
             sorter_add_doc(s, p.id, p.length, p.freq);
@@ -144,22 +147,29 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     }
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
 
-    // Which segments to rewrite: all when rows died in them (or when asked); else, once there are
-    // kMergeSegmentsAt of them, all but the largest (size-tiered: the big one is not rewritten
-    // for every small merge); else none, and only the pending list becomes a new segment.
+    // Which segments to rewrite: all when asked; else those where rows died (a segment without
+    // dead rows has nothing to drop, so a few dead rows cost a rewrite of their segments only)
+    // and, once there are kMergeSegmentsAt segments, all but the largest (size-tiered: the big
+    // one is not rewritten for every small merge); else none, and only the pending list becomes
+    // a new segment.
     bool full = force_full;
-    for (uint32 i = 0; !full && i < snap.nsegments; ++i)
-        if (segment_has_dead(index, snap.seg[i], cb, cbs, page)) full = true;
     bool take[kMaxSegments] = {false};
     bool any_taken = false;
     if (full) {
         for (uint32 i = 0; i < snap.nsegments; ++i) take[i] = any_taken = true;
-    } else if (snap.nsegments >= (uint32)kMergeSegmentsAt) {
-        uint32 big = 0;
-        for (uint32 i = 1; i < snap.nsegments; ++i)
-            if (snap.seg[i].npostings > snap.seg[big].npostings) big = i;
+    } else {
         for (uint32 i = 0; i < snap.nsegments; ++i)
-            if (i != big) take[i] = any_taken = true;
+            if (segment_has_dead(index, snap.seg[i], cb, cbs, page)) take[i] = any_taken = true;
+        if (snap.nsegments >= (uint32)kMergeSegmentsAt) {
+            uint32 big = 0;
+            for (uint32 i = 1; i < snap.nsegments; ++i)
+                if (snap.seg[i].npostings > snap.seg[big].npostings) big = i;
+            for (uint32 i = 0; i < snap.nsegments; ++i)
+                if (i != big) take[i] = any_taken = true;
+        }
+        // Every segment taken: that is a full rewrite (the counts are recomputed exactly).
+        full = any_taken;
+        for (uint32 i = 0; i < snap.nsegments; ++i) full = full && take[i];
     }
     bool pending_nonempty = snap.pending_count > 0;
     if (!any_taken && !pending_nonempty) {
@@ -171,10 +181,11 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     const Partitioning& parts = partitioning_for(growth);
     SegmentSorter* s = sorter_begin(mem_kb);
     double removed = 0;
+    uint32* gone = (uint32*)palloc0(sizeof(uint32) * kMaxPartitions);  // dead rows per partition
     BlockList old = {nullptr, 0, 0};
     for (uint32 i = 0; i < snap.nsegments; ++i)
         if (take[i]) {
-            feed_segment(index, snap.seg[i], cb, cbs, s, page, page2, &removed);
+            feed_segment(index, snap.seg[i], cb, cbs, s, page, page2, &removed, parts, gone);
             collect_segment(index, snap.seg[i], page, &old);
         }
     // Pending entries up to the snapshot's end.
@@ -187,6 +198,7 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
         id_to_tid(pend[k].id, &t);
         if (cb && cb(&t, cbs)) {
             removed += 1;
+            gone[parts.partition_of(pend[k].sig.length)]++;
             continue;
         }
         sorter_add(s, pend[k].id, pend[k].sig, parts.partition_of(pend[k].sig.length));
@@ -215,9 +227,9 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
         }
         m->total_docs = seg.ndocs + (m->total_docs - snap.total_docs);
     } else {
-        // Rows only moved (and dead pending entries went away); part_docs stay an estimate
-        // until the next full rewrite.
+        // Rows moved, and the dead ones went away.
         m->total_docs -= (uint64)removed;
+        for (int i = 0; i < kMaxPartitions; ++i) m->part_docs[i] -= gone[i] < m->part_docs[i] ? gone[i] : m->part_docs[i];
         uint32 n = 0;
         for (uint32 i = 0; i < m->nsegments; ++i)
             if (!take[i]) m->seg[n++] = m->seg[i];
@@ -230,6 +242,7 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
         m->pending_head_off = end_off;
         m->pending_count -= (uint64)npend;
         m->pending_pages -= pend_removed_pages;
+        m->pending_gen++;
     }
     GenericXLogFinish(st);
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);

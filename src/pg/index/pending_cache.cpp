@@ -1,0 +1,129 @@
+// The backend's searchable copies of index pending lists.
+//
+// Every scan must see the rows in the pending list, which VACUUM merges only now and then. Reading
+// and comparing every pending row in every search made a COPY with the trigger quadratic in the
+// rows COPYed since the last VACUUM. Instead each backend keeps, per index, the pending entries it
+// has read as in-memory posting lists, and a search first reads only the entries appended since
+// its previous one: the list grows only at its end until VACUUM moves its head, which bumps
+// MetaData::pending_gen (and a new relfilenode after REINDEX or TRUNCATE changes the key).
+//
+// C-style code around the page reads; C++ work (the posting lists) runs inside pg_entry.
+#include "index.hpp"
+
+#include <cstring>
+
+#include "../boundary.hpp"
+#include "memory_postings.hpp"
+
+namespace spotsigs::pg::index {
+
+namespace {
+
+// Per-index cache memory beyond which the backend stops caching that pending list (searches then
+// compare with every pending entry, as before); VACUUM empties the list and caching resumes.
+constexpr size_t kCacheLimitBytes = size_t(64) << 20;
+constexpr int kSlots = 4;  // indexes cached at once per backend (least recently used goes)
+
+// One cached pending list.
+struct Slot {
+    bool used;
+    RelFileNode node;       // the index's storage: changes with REINDEX and TRUNCATE
+    uint32 gen;             // pending_gen the copy belongs to
+    BlockNumber head_blk;   // and the head it started from
+    uint32 head_off;
+    BlockNumber read_blk;   // where the next read resumes
+    uint32 read_off;
+    bool oversize;          // too large to cache for this generation
+    uint64 last_use;
+    MemoryPostings* mem;    // heap (new/delete), owned by the slot
+};
+
+Slot slots[kSlots];
+uint64 use_clock = 0;
+
+// Frees a slot's posting lists.
+void drop_lists(Slot* s) {
+    if (s->mem == nullptr) return;
+    MemoryPostings* m = s->mem;
+    s->mem = nullptr;
+    pg_entry([&] {
+        delete m;
+        return Datum(0);
+    });
+}
+
+// The slot of an index, or a free or least recently used one reset for it.
+Slot* slot_for(Relation index) {
+    Slot* victim = &slots[0];
+    for (Slot& s : slots) {
+        if (s.used && std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) return &s;
+        if (!s.used || (victim->used && s.last_use < victim->last_use)) victim = &s;
+    }
+    drop_lists(victim);
+    victim->used = false;
+    return victim;
+}
+
+}  // namespace
+
+bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau,
+                          Match** out, int64* nout) {
+    *out = nullptr;
+    *nout = 0;
+    if (meta->pending_head == InvalidBlockNumber) return true;  // never had a pending row
+    Slot* s = slot_for(index);
+    s->last_use = ++use_clock;
+    if (!s->used || s->gen != meta->pending_gen || s->head_blk != meta->pending_head ||
+        s->head_off != meta->pending_head_off) {
+        // A new list (or the first use): start over from its head.
+        drop_lists(s);
+        s->used = true;
+        s->node = index->rd_node;
+        s->gen = meta->pending_gen;
+        s->head_blk = s->read_blk = meta->pending_head;
+        s->head_off = s->read_off = meta->pending_head_off;
+        s->oversize = false;
+    }
+    if (s->oversize) return false;
+
+    // Entries appended since the last read (palloc'd in the caller's context).
+    int64 n = 0;
+    uint32 npages = 0;
+    BlockNumber stop_blk;
+    uint32 stop_off;
+    PendingEntry* pend = read_pending(index, s->read_blk, s->read_off, InvalidBlockNumber, 0, &n, &npages,
+                                      &stop_blk, &stop_off);
+    bool ok = true;
+    pg_entry([&] {
+        try {
+            if (s->mem == nullptr) s->mem = new MemoryPostings();
+            for (int64 k = 0; k < n; ++k) s->mem->add(pend[k].id, pend[k].sig);
+        } catch (...) {
+            // A half-added batch must not stay: forget the list (the next search starts over).
+            delete s->mem;
+            s->mem = nullptr;
+            s->used = false;
+            throw;
+        }
+        s->read_blk = stop_blk;
+        s->read_off = stop_off;
+        if (s->mem->bytes() > kCacheLimitBytes) {
+            delete s->mem;
+            s->mem = nullptr;
+            s->oversize = true;
+            ok = false;
+            return Datum(0);
+        }
+        if (q.empty()) return Datum(0);
+        MemoryPostings::Source src(*s->mem, q);
+        std::vector<Match> m = threshold_search(q, tau, src);
+        if (m.empty()) return Datum(0);
+        pg_guard([&] { *out = (Match*)palloc(sizeof(Match) * m.size()); });
+        std::memcpy((void*)*out, m.data(), sizeof(Match) * m.size());
+        *nout = (int64)m.size();
+        return Datum(0);
+    });
+    return ok;
+}
+
+}  // namespace spotsigs::pg::index
