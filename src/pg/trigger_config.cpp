@@ -49,8 +49,6 @@ void ensure_cache() {
 
 // Frees what a stale entry holds.
 void release_config(TriggerConfig* c) {
-    if (c->plan != nullptr) SPI_freeplan(c->plan);
-    c->plan = nullptr;
     if (c->cxt != nullptr) MemoryContextDelete(c->cxt);
     c->cxt = nullptr;
     c->gen_expr = nullptr;
@@ -121,21 +119,21 @@ AttrNumber primary_key_column(TriggerData* td, Oid* type) {
     return att;
 }
 
-// True if the table has a valid, non-partial index of access method "spotsigs" whose first key
-// is the spotsig column.
-bool has_spotsigs_index(Relation rel, AttrNumber sig_att) {
-    List* indexes = RelationGetIndexList(rel);
+// A valid, non-partial index of access method "spotsigs" whose first key is the spotsig column
+// (the one with the smallest OID, so every backend picks the same), or InvalidOid.
+Oid spotsigs_index_on(Relation rel, AttrNumber sig_att) {
+    List* indexes = RelationGetIndexList(rel);  // sorted by OID
     ListCell* lc;
-    bool found = false;
+    Oid found = InvalidOid;
     foreach (lc, indexes) {
         Relation idx = index_open(lfirst_oid(lc), AccessShareLock);
         char* am = get_am_name(idx->rd_rel->relam);
         if (am != nullptr && std::strcmp(am, "spotsigs") == 0 && idx->rd_index->indisvalid &&
             idx->rd_index->indnkeyatts >= 1 && idx->rd_index->indkey.values[0] == sig_att &&
             RelationGetIndexPredicate(idx) == NIL)
-            found = true;
+            found = RelationGetRelid(idx);
         index_close(idx, AccessShareLock);
-        if (found) break;
+        if (OidIsValid(found)) break;
     }
     list_free(indexes);
     return found;
@@ -148,25 +146,7 @@ Oid spotsig_type_in(Oid nsp) {
     return t;
 }
 
-// Builds the candidate query's text: best = highest similarity, ties by smallest id; first =
-// any match. Both are served by the spotsigs index through the % operator (and <-> ordering).
-char* candidate_query(TriggerData* td, const TriggerConfig* c, Oid nsp) {
-    Relation rel = td->tg_relation;
-    TupleDesc desc = RelationGetDescr(rel);
-    const char* schema = quote_identifier(get_namespace_name(nsp));
-    const char* table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-                                                   RelationGetRelationName(rel));
-    const char* sig = quote_identifier(NameStr(TupleDescAttr(desc, c->sig_att - 1)->attname));
-    const char* id = quote_identifier(NameStr(TupleDescAttr(desc, c->id_att - 1)->attname));
-    if (c->best)
-        return psprintf("SELECT %s, %s.similarity(%s, $1) FROM %s WHERE %s OPERATOR(%s.%%) $1 AND %s <> $2 "
-                        "ORDER BY %s OPERATOR(%s.<->) $1, %s LIMIT 1",
-                        id, schema, sig, table, sig, schema, id, sig, schema, id);
-    return psprintf("SELECT %s, %s.similarity(%s, $1) FROM %s WHERE %s OPERATOR(%s.%%) $1 AND %s <> $2 LIMIT 1",
-                    id, schema, sig, table, sig, schema, id);
-}
-
-// Resolves every argument of the trigger into c (ERRORs name the problem) and prepares the plan.
+// Resolves every argument of the trigger into c (ERRORs name the problem) and finds its index.
 void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     Trigger* tg = td->tg_trigger;
     Relation rel = td->tg_relation;
@@ -231,7 +211,8 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
         CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td,
                      "the spotsig, duplicate, similarity and primary key columns must all be different");
 
-    if (!has_spotsigs_index(rel, c->sig_att))
+    c->index_oid = spotsigs_index_on(rel, c->sig_att);
+    if (!OidIsValid(c->index_oid))
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                         errmsg("spotsigs_flag_duplicates: relation \"%s\" has no spotsigs index on column \"%s\"",
                                RelationGetRelationName(rel), args[0]),
@@ -250,13 +231,6 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
         MemoryContextSwitchTo(old);
     }
 
-    Oid types[2] = {c->spotsig_type, c->id_type};
-    char* sql = candidate_query(td, c, nsp);
-    SPIPlanPtr plan = SPI_prepare(sql, 2, types);
-    if (plan == nullptr)
-        elog(ERROR, "spotsigs_flag_duplicates: SPI_prepare failed (%s) for: %s", SPI_result_code_string(SPI_result), sql);
-    if (SPI_keepplan(plan) != 0) elog(ERROR, "spotsigs_flag_duplicates: SPI_keepplan failed");
-    c->plan = plan;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Configuration of one spotsigs_flag_duplicates() trigger: its arguments resolved against the
-// table's catalog, the prepared candidate query, cached per trigger for the backend's life.
+// table's catalog and the spotsigs index it searches, cached per trigger for the backend's life.
 //
 // The trigger is written in C-style PostgreSQL code: no C++ object with a destructor is alive
 // across a PostgreSQL call, so a PostgreSQL error may longjmp through these frames.
@@ -35,7 +35,7 @@ struct TriggerConfig {
     char threshold_text[40];// tau, printed exactly, for the GUC
     bool best;              // 'best' (else 'first')
     bool locked;            // take the length-bucket advisory locks
-    SPIPlanPtr plan;        // the candidate query, kept with SPI_keepplan
+    Oid index_oid;          // the valid, non-partial spotsigs index on the spotsig column
     MemoryContext cxt;      // owns gen_expr
 };
 
@@ -43,7 +43,7 @@ struct TriggerConfig {
 void check_trigger_context(FunctionCallInfo fcinfo);
 
 // The cached configuration of the firing trigger, built (and checked) on first use or after an
-// invalidation of its table. Call between SPI_connect and SPI_finish.
+// invalidation of its table (and so after an index on it was created or dropped).
 TriggerConfig* trigger_config(FunctionCallInfo fcinfo, TriggerData* td);
 
 }  // namespace spotsigs::pg

@@ -2,8 +2,7 @@
 // row already in the table (the technical report's incremental matching, best or first guess).
 //
 // Written in C-style PostgreSQL code: no C++ object with a destructor lives across a PostgreSQL
-// call, so errors may longjmp through it (see boundary.hpp). The only C++ call is the O(1) header
-// read of the new spotsig's length, made through pg_entry.
+// call, so errors may longjmp through it (see boundary.hpp). The search is trigger_search.cpp's.
 #include "pg.hpp"
 
 extern "C" {
@@ -20,6 +19,7 @@ extern "C" {
 #include "datum.hpp"
 #include "trigger_config.hpp"
 #include "trigger_locks.hpp"
+#include "trigger_search.hpp"
 
 using namespace spotsigs::pg;
 
@@ -40,53 +40,6 @@ Datum evaluate_generated(const TriggerConfig* c, Relation rel, HeapTuple tuple, 
     ExecDropSingleTupleTableSlot(slot);
     FreeExecutorState(estate);
     return result;
-}
-
-// The length |d| of a detoasted spotsig (checked header).
-uint64 spotsig_length_of(struct varlena* v) {
-    uint64 length = 0;
-    pg_entry([&] {
-        length = view_of(v).length;
-        return Datum(0);
-    });
-    return length;
-}
-
-// The result of one candidate search.
-struct Match {
-    bool found;
-    int64 id;
-    double similarity;
-};
-
-// Runs the prepared candidate query with spotsigs.similarity_threshold set to the trigger's tau
-// and enable_seqscan off for its duration (as a function's SET clause would); an ERROR unwinds the
-// settings with the (sub)transaction.
-Match find_match(const TriggerConfig* c, Datum sig, Datum id) {
-    Datum values[2] = {sig, id};
-    int nest = NewGUCNestLevel();
-    (void)set_config_option("spotsigs.similarity_threshold", c->threshold_text, PGC_USERSET, PGC_S_SESSION,
-                            GUC_ACTION_SAVE, true, 0, false);
-    // The plan is cached and may have been made while the table was small: never let it be a
-    // sequential scan (a generic plan from an empty table would otherwise scan a grown table).
-    (void)set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-    int rc = SPI_execute_plan(c->plan, values, nullptr, false, 1);
-    AtEOXact_GUC(true, nest);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs_flag_duplicates: candidate query failed: %s", SPI_result_code_string(rc));
-    Match m = {false, 0, 0.0};
-    if (SPI_processed == 0) return m;
-    bool null_id = false, null_sim = false;
-    Datum found_id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null_id);
-    Datum found_sim = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null_sim);
-    if (null_id || null_sim) return m;
-    m.found = true;
-    switch (c->id_type) {
-        case INT2OID: m.id = DatumGetInt16(found_id); break;
-        case INT4OID: m.id = DatumGetInt32(found_id); break;
-        default: m.id = DatumGetInt64(found_id); break;
-    }
-    m.similarity = DatumGetFloat8(found_sim);
-    return m;
 }
 
 // An id as a datum of an integer column type; ERROR 22003 if it does not fit.
@@ -132,7 +85,6 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
     Relation rel = td->tg_relation;
     HeapTuple tuple = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
 
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
     const TriggerConfig* c = trigger_config(fcinfo, td);
     if (c->locked && XactIsoLevel != XACT_READ_COMMITTED)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -148,22 +100,24 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
     else
         sig = heap_getattr(tuple, c->sig_att, RelationGetDescr(rel), &sig_null);
 
-    Match m = {false, 0, 0.0};
+    TriggerMatch m = {false, 0, 0.0};
     if (!sig_null) {
         struct varlena* v = fetch_spotsig(sig);
-        uint64 length = spotsig_length_of(v);
+        uint64 length = 0;
+        pg_entry([&] {
+            length = view_of(v).length;
+            return Datum(0);
+        });
         // An empty spotsig has similarity 0 with everything: it never matches.
         if (length > 0) {
-            Datum id = row_id(c, rel, tuple);
+            int64 self = integer_value(c->id_type, row_id(c, rel, tuple));
             if (c->locked) lock_length_buckets(c->relid, length, c->threshold);
-            m = find_match(c, PointerGetDatum(v), id);
+            m = trigger_find_match(c, rel, v, self);
         }
     }
-    // Copy what the new tuple needs before SPI_finish frees the SPI memory.
     Oid dup_type = c->dup_type, sim_type = c->sim_type;
     int natts = c->sim_att != 0 ? 2 : 1;
     int cols[2] = {c->dup_att, c->sim_att};
-    if (SPI_finish() != SPI_OK_FINISH) elog(ERROR, "spotsigs_flag_duplicates: SPI_finish failed");
 
     Datum values[2] = {0, 0};
     bool nulls[2] = {!m.found, !m.found};
