@@ -127,6 +127,10 @@ void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect)
 // Pins and share-locks block blk, checked like read_page_copy, for reading in place (segment
 // pages never change once written); release with UnlockReleaseBuffer.
 Buffer pin_page(Relation index, BlockNumber blk, PageKind expect);
+// The two halves of pin_page: a pin (the page's address is known from then on, so it can be
+// prefetched), then the share lock and the check (on failure the buffer is released).
+Buffer pin_unlocked(Relation index, BlockNumber blk);
+void lock_pinned(Relation index, Buffer buf, PageKind expect);
 // A new or recycled block, returned pinned and exclusively locked.
 Buffer new_buffer(Relation index);
 // Reserves a block for a page that write_page() fills later.

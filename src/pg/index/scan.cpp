@@ -89,28 +89,69 @@ private:
     }
 
     // Descends a segment's tree for each query hash (ascending) and records matching lists.
+    // First the DATA block of every hash (directory pages are few and copied), then the DATA
+    // pages in order, each pinned kAhead pages before it is read and its header, special space
+    // and record samples prefetched: the lookups are bound by memory latency on cold buffers,
+    // and this overlaps the misses of several pages.
     void lookup_segment(const SegmentDesc& seg, const MultisetView& q) {
         if (seg.root == InvalidBlockNumber) return;
-        Buffer dbuf = InvalidBuffer;  // the DATA page being read (pinned, share-locked)
+        std::vector<BlockNumber> leaf(q.size, InvalidBlockNumber);
+        descend(seg, q, leaf);
+        std::vector<BlockNumber> blocks;  // distinct DATA blocks, in the order of the hashes
+        std::vector<uint32> first;        // the first hash of each
+        for (uint32 i = 0; i < q.size; ++i) {
+            if (leaf[i] == InvalidBlockNumber) continue;
+            if (blocks.empty() || blocks.back() != leaf[i]) {
+                blocks.push_back(leaf[i]);
+                first.push_back(i);
+            }
+        }
+        first.push_back(q.size);
+        std::vector<Buffer> bufs(blocks.size(), InvalidBuffer);
+        size_t locked = SIZE_MAX, ahead = 0;
         try {
-            lookup_hashes(seg, q, dbuf);
+            for (size_t j = 0; j < blocks.size(); ++j) {
+                for (; ahead < blocks.size() && ahead <= j + kAhead; ++ahead) {
+                    pg_guard([&] { bufs[ahead] = pin_unlocked(index_, blocks[ahead]); });
+                    const char* pg = (const char*)BufferGetPage(bufs[ahead]);
+                    __builtin_prefetch(pg);
+                    __builtin_prefetch(pg + BLCKSZ - 64);
+                    __builtin_prefetch(pg + BLCKSZ - 128);
+                }
+                pg_guard([&] { lock_pinned(index_, bufs[j], kDataPage); });
+                locked = j;
+                const char* dp = (const char*)BufferGetPage(bufs[j]);
+                const unsigned char* dpos = (const unsigned char*)dp + kContentStart;
+                for (uint32 i = first[j]; i < first[j + 1]; ++i)
+                    if (leaf[i] == blocks[j]) find_in_page(dp, q.hashes[i], i, dpos);
+                Buffer b = bufs[j];
+                bufs[j] = InvalidBuffer;
+                locked = SIZE_MAX;
+                pg_guard([&] { UnlockReleaseBuffer(b); });
+            }
         } catch (...) {
-            unpin(dbuf);
+            for (size_t k = 0; k < bufs.size(); ++k) {
+                if (!BufferIsValid(bufs[k])) continue;
+                Buffer b = bufs[k];
+                bool l = k == locked;
+                bufs[k] = InvalidBuffer;
+                pg_guard([&] {
+                    if (l)
+                        UnlockReleaseBuffer(b);
+                    else
+                        ReleaseBuffer(b);
+                });
+            }
             throw;
         }
-        unpin(dbuf);
     }
 
-    // lookup_segment's work; dbuf holds the current DATA page.
-    void lookup_hashes(const SegmentDesc& seg, const MultisetView& q, Buffer& dbuf) {
+    // Sets leaf[i] to the DATA block that may hold query hash i (InvalidBlockNumber when the hash
+    // is below the segment's first).
+    void descend(const SegmentDesc& seg, const MultisetView& q, std::vector<BlockNumber>& leaf) {
         uint32 height = seg.height;
         std::vector<std::vector<char>> cache(height + 1, std::vector<char>(BLCKSZ));
         std::vector<BlockNumber> cached(height + 1, InvalidBlockNumber);
-        std::vector<PartRef> refs(kMaxPartitions);
-        BlockNumber dblk = InvalidBlockNumber;
-        const char* dp = nullptr;
-        // DATA page cursor: resume parsing where the previous (smaller) hash stopped.
-        const unsigned char* dpos = nullptr;
         for (uint32 i = 0; i < q.size; ++i) {
             uint64 h = q.hashes[i];
             BlockNumber blk = seg.root;
@@ -138,52 +179,48 @@ private:
                 }
                 std::memcpy(&blk, pg + kContentStart + 12 * (lo - 1) + 8, 4);
             }
-            if (!found_path) continue;
-            if (dblk != blk) {
-                unpin(dbuf);
-                dbuf = pin(blk, kDataPage);
-                dblk = blk;
-                dp = (const char*)BufferGetPage(dbuf);
-                dpos = (const unsigned char*)dp + kContentStart;
-            }
-            {
-                // Jump to the last sampled record with hash <= h, unless the cursor is already past it.
-                uint32 ns = sample_count((Page)dp), lo = 0, hi = ns;
-                uint32 lower = ((PageHeader)dp)->pd_lower;
-                while (lo < hi) {
-                    uint32 mid = (lo + hi) / 2;
-                    uint16 off = sample_at((Page)dp, mid);
-                    uint64 sh;
-                    if (off < kContentStart || (uint32)off + 8 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad record sample");
-                    std::memcpy(&sh, dp + off, 8);
-                    if (sh <= h) lo = mid + 1; else hi = mid;
-                }
-                if (lo > 0) {
-                    const unsigned char* sp = (const unsigned char*)dp + sample_at((Page)dp, lo - 1);
-                    if (sp > dpos) dpos = sp;
-                }
-            }
-            const unsigned char* end = (const unsigned char*)dp + ((PageHeader)dp)->pd_lower;
-            while (dpos < end) {
-                const unsigned char* start = dpos;
-                uint64 rh;
-                int np;
-                if (!parse_record(dpos, end, &rh, &np, refs.data()))
-                    throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed hash record");
-                if (rh < h) continue;
-                if (rh > h) {
-                    dpos = start;  // a later, larger query hash may match it
-                    break;
-                }
-                for (int k = 0; k < np; ++k) {
-                    const PartRef& r = refs[k];
-                    if (r.part < plo_ || r.part > phi_) continue;
-                    Sub s{r.part, r.count, r.external, r.blk, r.off, std::string()};
-                    if (!r.external) s.bytes.assign((const char*)r.bytes, r.nbytes);
-                    subs_[i].push_back(std::move(s));
-                }
+            if (found_path) leaf[i] = blk;
+        }
+    }
+
+    // Looks up hash h (query signature i) in the DATA page dp, resuming at the cursor dpos (hashes
+    // come ascending), and records its lists in partitions [plo_, phi_].
+    void find_in_page(const char* dp, uint64 h, uint32 i, const unsigned char*& dpos) {
+        // Jump to the last sampled record with hash <= h, unless the cursor is already past it.
+        uint32 ns = sample_count((Page)dp), lo = 0, hi = ns;
+        uint32 lower = ((PageHeader)dp)->pd_lower;
+        while (lo < hi) {
+            uint32 mid = (lo + hi) / 2;
+            uint16 off = sample_at((Page)dp, mid);
+            uint64 sh;
+            if (off < kContentStart || (uint32)off + 8 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad record sample");
+            std::memcpy(&sh, dp + off, 8);
+            if (sh <= h) lo = mid + 1; else hi = mid;
+        }
+        if (lo > 0) {
+            const unsigned char* sp = (const unsigned char*)dp + sample_at((Page)dp, lo - 1);
+            if (sp > dpos) dpos = sp;
+        }
+        const unsigned char* end = (const unsigned char*)dp + lower;
+        while (dpos < end) {
+            const unsigned char* start = dpos;
+            uint64 rh;
+            int np;
+            if (!parse_record(dpos, end, &rh, &np, refs_.data()))
+                throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed hash record");
+            if (rh < h) continue;
+            if (rh > h) {
+                dpos = start;  // a later, larger query hash may match it
                 break;
             }
+            for (int k = 0; k < np; ++k) {
+                const PartRef& r = refs_[k];
+                if (r.part < plo_ || r.part > phi_) continue;
+                Sub s{r.part, r.count, r.external, r.blk, r.off, std::string()};
+                if (!r.external) s.bytes.assign((const char*)r.bytes, r.nbytes);
+                subs_[i].push_back(std::move(s));
+            }
+            break;
         }
     }
 
@@ -239,9 +276,12 @@ private:
         return true;
     }
 
+    static constexpr size_t kAhead = 6;  // DATA pages pinned and prefetched ahead of the one read
+
     Relation index_;
     const Partitioning& parts_;
     std::vector<std::vector<Sub>> subs_;
+    std::vector<PartRef> refs_ = std::vector<PartRef>(kMaxPartitions);
     uint32 plo_ = 1, phi_ = 0;
 };
 

@@ -112,6 +112,17 @@ void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect)
     check_page(index, (Page)dst, blk, expect, InvalidBuffer);
 }
 
+Buffer pin_unlocked(Relation index, BlockNumber blk) {
+    if (blk == InvalidBlockNumber || blk == kMetaBlock)
+        corrupted(index, "link to a block outside the index", blk);
+    return ReadBuffer(index, blk);
+}
+
+void lock_pinned(Relation index, Buffer buf, PageKind expect) {
+    LockBuffer(buf, BUFFER_LOCK_SHARE);
+    check_page(index, BufferGetPage(buf), BufferGetBlockNumber(buf), expect, buf);
+}
+
 Buffer pin_page(Relation index, BlockNumber blk, PageKind expect) {
     if (blk == InvalidBlockNumber || blk == kMetaBlock)
         corrupted(index, "link to a block outside the index", blk);
