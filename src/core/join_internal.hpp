@@ -36,10 +36,11 @@ private:
 // Hash -> dense signature id, ids given in ascending document frequency (rarest first).
 class SignatureDictionary {
 public:
-    // Counts the document frequency of every signature of docs and numbers them. When
-    // entry_ids is given it receives the id of every signature occurrence of docs, document
+    // Counts the document frequency of every signature of docs and numbers them, on threads
+    // workers (ranges of documents counted apart, then merged: the ids do not depend on threads).
+    // When entry_ids is given it receives the id of every signature occurrence of docs, document
     // after document in collection order (entry_off[d] is where document d starts).
-    void build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
+    void build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel, int threads = 1,
                std::vector<uint32_t>* entry_ids = nullptr, std::vector<uint64_t>* entry_off = nullptr);
     // The dense id of hash, or UINT32_MAX when the dictionary does not hold it.
     uint32_t find(uint64_t hash) const noexcept;
@@ -60,6 +61,13 @@ private:
     size_t probe(uint64_t hash) const noexcept;
     // Doubles the table, rehashing every entry.
     void grow(MemoryBudget& budget);
+    // Counts documents [d0, d1), numbering new signatures in order of first appearance; writes
+    // the id of each occurrence to entry_out when it is not null.
+    void add_range(const Collection& docs, size_t d0, size_t d1, MemoryBudget& budget,
+                   const CancelToken* cancel, uint32_t* entry_out);
+    // Adds other's counts (other covered documents after this one's); remap[j] receives the id
+    // here of other's signature j.
+    void absorb(const SignatureDictionary& other, MemoryBudget& budget, std::vector<uint32_t>& remap);
 
     std::vector<Slot> slots_;
     size_t mask_ = 0;

@@ -45,23 +45,12 @@ void SignatureDictionary::grow(MemoryBudget& budget) {
     budget.release(old.size() * sizeof(Slot));
 }
 
-void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
-                                std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
-    grow(budget);
-    if (entry_ids != nullptr) {
-        size_t total = 0;
-        for (size_t d = 0; d < docs.size(); ++d) total += docs.doc(d).size;
-        budget.charge(total * sizeof(uint32_t) + (docs.size() + 1) * sizeof(uint64_t),
-                      "the signature occurrences");
-        reserve_huge(*entry_ids, total);
-        reserve_huge(*entry_off, docs.size() + 1);
-        entry_ids->resize(total);
-        entry_off->assign(docs.size() + 1, 0);
-    }
+void SignatureDictionary::add_range(const Collection& docs, size_t d0, size_t d1, MemoryBudget& budget,
+                                    const CancelToken* cancel, uint32_t* entry_out) {
+    if (slots_.empty()) grow(budget);
     constexpr uint32_t kAhead = 8;
-    uint64_t e = 0;
-    for (size_t d = 0; d < docs.size(); ++d) {
-        if (d % kCancelStride == 0) throw_if_canceled(cancel);
+    for (size_t d = d0; d < d1; ++d) {
+        if ((d - d0) % kCancelStride == 0) throw_if_canceled(cancel);
         MultisetView v = docs.doc(d);
         for (uint32_t i = 0; i < v.size; ++i) {
             if (i + kAhead < v.size) prefetch(v.hashes[i + kAhead]);
@@ -73,10 +62,99 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
                 s.id = count_++;
             }
             ++s.df;
-            if (entry_ids != nullptr) (*entry_ids)[e++] = s.id;
+            if (entry_out != nullptr) *entry_out++ = s.id;
         }
-        if (entry_off != nullptr) (*entry_off)[d + 1] = e;
     }
+}
+
+void SignatureDictionary::absorb(const SignatureDictionary& other, MemoryBudget& budget,
+                                 std::vector<uint32_t>& remap) {
+    // Other's slots by its ids (its order of first appearance), so that the signatures new to
+    // this dictionary get ids in that order, as one pass over both ranges would have given.
+    std::vector<size_t> by_id(other.count_);
+    for (size_t k = 0; k < other.slots_.size(); ++k)
+        if (other.slots_[k].df != 0) by_id[other.slots_[k].id] = k;
+    remap.resize(other.count_);
+    for (uint32_t j = 0; j < other.count_; ++j) {
+        const Slot& o = other.slots_[by_id[j]];
+        if ((static_cast<size_t>(count_) + 1) * 2 > slots_.size()) grow(budget);
+        Slot& s = slots_[probe(o.hash)];
+        if (s.df == 0) {
+            s.hash = o.hash;
+            s.id = count_++;
+        }
+        s.df += o.df;
+        remap[j] = s.id;
+    }
+}
+
+void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
+                                int threads, std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
+    // The documents in `parts` ranges of about equal signature counts, each counted into its own
+    // table on a worker; the tables are then merged in range order. Ids (order of first
+    // appearance, then the final ids) come out the same for any number of parts.
+    const size_t n = docs.size();
+    std::vector<uint64_t> local_off;  // signature occurrences before each document
+    std::vector<uint64_t>* off = entry_off != nullptr ? entry_off : &local_off;
+    budget.charge((n + 1) * sizeof(uint64_t), "the signature occurrences");
+    reserve_huge(*off, n + 1);
+    off->assign(n + 1, 0);
+    for (size_t d = 0; d < n; ++d) (*off)[d + 1] = (*off)[d] + docs.doc(d).size;
+    const uint64_t total = (*off)[n];
+    if (entry_ids != nullptr) {
+        budget.charge(total * sizeof(uint32_t), "the signature occurrences");
+        reserve_huge(*entry_ids, total);
+        entry_ids->resize(total);
+    }
+    size_t parts = static_cast<size_t>(std::max(1, threads));
+    if (total < (uint64_t(1) << 16)) parts = 1;  // small inputs: not worth a merge
+    std::vector<size_t> first(parts + 1, n);     // range p is documents [first[p], first[p+1])
+    first[0] = 0;
+    for (size_t p = 1; p < parts; ++p)
+        first[p] = static_cast<size_t>(std::lower_bound(off->begin(), off->end(), total * p / parts) - off->begin());
+    for (size_t p = 1; p <= parts; ++p) first[p] = std::max(first[p], first[p - 1]);
+
+    auto entries_of = [&](size_t p) -> uint32_t* {
+        return entry_ids != nullptr ? entry_ids->data() + (*off)[first[p]] : nullptr;
+    };
+    if (parts == 1) {
+        add_range(docs, 0, n, budget, cancel, entries_of(0));
+    } else {
+        // Each part charges its own budget (a share of what is left); the sum is charged after.
+        const size_t left = budget.limit() == 0 ? 0 : (budget.limit() > budget.used() ? budget.limit() - budget.used() : 1);
+        std::vector<MemoryBudget> budgets(parts, MemoryBudget(left == 0 ? 0 : std::max<size_t>(1, left / parts)));
+        std::vector<SignatureDictionary> local(parts);
+        run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
+            for (size_t p = b; p < e; ++p)
+                local[p].add_range(docs, first[p], first[p + 1], budgets[p], cancel, entries_of(p));
+        });
+        size_t held = 0;
+        for (const MemoryBudget& pb : budgets) held += pb.used();
+        budget.charge(held, "the signature dictionary");
+        *this = std::move(local[0]);
+        std::vector<std::vector<uint32_t>> remap(parts);
+        for (size_t p = 1; p < parts; ++p) {
+            throw_if_canceled(cancel);
+            budget.charge(local[p].count_ * (sizeof(uint32_t) + sizeof(size_t)), "merging the signature dictionary");
+            absorb(local[p], budget, remap[p]);
+            budget.release(local[p].memory_bytes() + local[p].count_ * sizeof(size_t));
+            local[p] = SignatureDictionary();
+        }
+        // Occurrences of parts after the first still hold their part's ids.
+        if (entry_ids != nullptr)
+            run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
+                for (size_t p = b; p < e; ++p) {
+                    if (p == 0) continue;
+                    const uint32_t* m = remap[p].data();
+                    uint32_t* id = entries_of(p);
+                    uint32_t* end = id + ((*off)[first[p + 1]] - (*off)[first[p]]);
+                    for (; id != end; ++id) *id = m[*id];
+                }
+            });
+        for (size_t p = 1; p < parts; ++p) budget.release(remap[p].size() * sizeof(uint32_t));
+    }
+    if (entry_off == nullptr) budget.release((n + 1) * sizeof(uint64_t));
+
     // Final ids in ascending document frequency (the global rarest-first order), ties in order
     // of first appearance: a counting sort on df. perm maps first-appearance order to final id.
     uint32_t max_df = 0;
@@ -94,8 +172,15 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     for (uint32_t p = 0; p < count_; ++p) perm[p] = next[df_of[p]]++;
     for (Slot& s : slots_)
         if (s.df != 0) s.id = perm[s.id];
-    if (entry_ids != nullptr)
-        for (uint32_t& id : *entry_ids) id = perm[id];
+    if (entry_ids != nullptr) {
+        // Remapped in document ranges on the workers: a random read per occurrence.
+        const size_t chunk = std::max<size_t>(1, (entry_ids->size() + 4 * parts - 1) / (4 * parts));
+        uint32_t* e = entry_ids->data();
+        const uint32_t* pm = perm.data();
+        run_workers(static_cast<int>(parts), entry_ids->size(), chunk, [&](int, size_t b, size_t end) {
+            for (size_t k = b; k < end; ++k) e[k] = pm[e[k]];
+        });
+    }
     budget.release(scratch);
 }
 

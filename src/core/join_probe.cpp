@@ -219,7 +219,7 @@ std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions&
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
     std::vector<uint64_t> ids_off;
-    dict.build(docs, budget, opt.cancel, &ids, &ids_off);
+    dict.build(docs, budget, opt.cancel, opt.threads, &ids, &ids_off);
     const uint32_t num_sigs = dict.size();
     budget.release(dict.memory_bytes());
     dict = SignatureDictionary();
@@ -241,7 +241,7 @@ std::vector<JoinPair> index_rs_join(const Collection& r, const Collection& s, co
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
     std::vector<uint64_t> ids_off;
-    dict.build(s, budget, opt.cancel, &ids, &ids_off);
+    dict.build(s, budget, opt.cancel, opt.threads, &ids, &ids_off);
     DocStore ss, rs;
     ss.build(s, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
     budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));

@@ -382,6 +382,34 @@ TEST(Join, ThreadsAgree) {
         }
 }
 
+TEST(Join, LargeCollectionsWithParallelDictionary) {
+    // Past 65,536 signature occurrences the dictionary is counted in ranges on several workers and
+    // merged: self and R-S joins must still equal the brute-force method (every pair through
+    // similarity()), for any number of threads.
+    auto docs = random_docs(777, 2500, 120, 20000, 6);
+    size_t occurrences = 0;
+    for (const Doc& d : docs) occurrences += d.size();
+    ASSERT_GT(occurrences, size_t(1) << 16);
+    Collection c = make(docs);
+    for (double tau : {0.5, 0.8}) {
+        auto want = run_self(c, JoinMethod::BruteForce, tau);
+        ASSERT_GT(want.size(), 100u);
+        for (int t : {1, 2, 3}) EXPECT_EQ(run_self(c, JoinMethod::Partitioned, tau, t), want) << tau << " " << t;
+    }
+    std::vector<Doc> r(docs.begin(), docs.begin() + 300);
+    Collection cr = make(r);
+    JoinOptions opt;
+    opt.tau = 0.6;
+    opt.method = JoinMethod::BruteForce;
+    auto want = triples(rs_join(cr, c, opt));
+    ASSERT_GT(want.size(), 100u);
+    opt.method = JoinMethod::Partitioned;
+    for (int t : {1, 2}) {
+        opt.threads = t;
+        EXPECT_EQ(triples(rs_join(cr, c, opt)), want) << t;
+    }
+}
+
 TEST(Join, ProgressCountsProbeDocuments) {
     auto docs = random_docs(99, 300, 10, 100, 4);
     Collection c = make(docs);
