@@ -59,8 +59,8 @@ private:
     };
     // The slot holding hash, or the empty slot where it would go.
     size_t probe(uint64_t hash) const noexcept;
-    // Doubles the table, rehashing every entry.
-    void grow(MemoryBudget& budget);
+    // Doubles the table (or more, to at least min_cap slots), rehashing every entry.
+    void grow(MemoryBudget& budget, size_t min_cap = 0);
     // Counts documents [d0, d1), numbering new signatures in order of first appearance; writes
     // the id of each occurrence to entry_out when it is not null.
     void add_range(const Collection& docs, size_t d0, size_t d1, MemoryBudget& budget,

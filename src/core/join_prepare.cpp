@@ -1,5 +1,6 @@
 // Preparing a join: the memory budget, the signature dictionary and the re-coded documents.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -32,8 +33,40 @@ void throw_if_canceled(const CancelToken* cancel) {
     if (cancel != nullptr && cancel->stopped()) throw Error(ErrorKind::Canceled, "canceled");
 }
 
-void SignatureDictionary::grow(MemoryBudget& budget) {
+// About how many distinct hashes documents [d0, d1) hold (HyperLogLog, 2^12 registers, a few
+// percent off): one streaming pass, so that a dictionary can be allocated once at its final size
+// instead of doubling its way there (every doubling is fresh memory, rehashed).
+static size_t estimate_distinct(const Collection& docs, size_t d0, size_t d1) {
+    constexpr unsigned kBits = 12;
+    constexpr size_t m = size_t(1) << kBits;
+    std::vector<uint8_t> reg(m, 0);
+    for (size_t d = d0; d < d1; ++d) {
+        MultisetView v = docs.doc(d);
+        for (uint32_t i = 0; i < v.size; ++i) {
+            uint64_t x = v.hashes[i];  // splitmix64's finalizer: the inputs need not be well mixed
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+            x ^= x >> 31;
+            const size_t r = static_cast<size_t>(x >> (64 - kBits));
+            const uint8_t rank = static_cast<uint8_t>(__builtin_clzll((x << kBits) | (uint64_t(1) << (kBits - 1))) + 1);
+            if (rank > reg[r]) reg[r] = rank;
+        }
+    }
+    double sum = 0;
+    size_t zeros = 0;
+    for (uint8_t r : reg) {
+        sum += std::ldexp(1.0, -static_cast<int>(r));
+        zeros += r == 0;
+    }
+    const double md = static_cast<double>(m);
+    double e = 0.7213 / (1 + 1.079 / md) * md * md / sum;
+    if (e <= 2.5 * md && zeros > 0) e = md * std::log(md / static_cast<double>(zeros));
+    return static_cast<size_t>(e);
+}
+
+void SignatureDictionary::grow(MemoryBudget& budget, size_t min_cap) {
     size_t cap = slots_.empty() ? 1024 : slots_.size() * 2;
+    while (cap < min_cap) cap *= 2;
     budget.charge(cap * sizeof(Slot), "the signature dictionary");
     std::vector<Slot> old;
     old.swap(slots_);
@@ -47,7 +80,9 @@ void SignatureDictionary::grow(MemoryBudget& budget) {
 
 void SignatureDictionary::add_range(const Collection& docs, size_t d0, size_t d1, MemoryBudget& budget,
                                     const CancelToken* cancel, uint32_t* entry_out) {
-    if (slots_.empty()) grow(budget);
+    // At most half full at the estimated count plus 6% (the estimates ran 0-4% low on the unit
+    // tests' collections): usually no doubling at all.
+    if (slots_.empty()) grow(budget, estimate_distinct(docs, d0, d1) / 100 * 212);
     constexpr uint32_t kAhead = 8;
     for (size_t d = d0; d < d1; ++d) {
         if ((d - d0) % kCancelStride == 0) throw_if_canceled(cancel);
