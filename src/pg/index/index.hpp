@@ -8,7 +8,8 @@
 //    stream; DIR pages above hold (first hash, child block) per child page. A segment also keeps
 //    a document list (every indexed row with its length, empty values included) in its chain.
 //  * a pending list: a byte stream over linked PENDING pages of whole entries (heap TID, packed
-//    spotsig) appended by aminsert; every scan reads it; VACUUM merges it into a segment.
+//    spotsig) appended by aminsert; every scan must see it (each backend searches its own copy,
+//    pending_cache.cpp); an insert past pending_list_limit, or VACUUM, merges it into a segment.
 // Posting lists are coded by the core (index_search.hpp): descending length, then ascending id,
 // where id = (block << 12) | offset of the heap TID. Every page change goes through GenericXLog.
 // Readers pin the metapage while they read a segment or the pending list; VACUUM frees replaced
