@@ -61,9 +61,10 @@ private:
     size_t probe(uint64_t hash) const noexcept;
     // Doubles the table (or more, to at least min_cap slots), rehashing every entry.
     void grow(MemoryBudget& budget, size_t min_cap = 0);
-    // Counts documents [d0, d1), numbering new signatures in order of first appearance; writes
-    // the id of each occurrence to entry_out when it is not null.
-    void add_range(const Collection& docs, size_t d0, size_t d1, MemoryBudget& budget,
+    // Counts documents [d0, d1) (about expect distinct signatures: the first table's size),
+    // numbering new signatures in order of first appearance; writes the id of each occurrence to
+    // entry_out when it is not null.
+    void add_range(const Collection& docs, size_t d0, size_t d1, size_t expect, MemoryBudget& budget,
                    const CancelToken* cancel, uint32_t* entry_out);
     // Adds other's counts (other covered documents after this one's); remap[j] receives the id
     // here of other's signature j.
