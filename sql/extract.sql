@@ -90,3 +90,10 @@ SELECT err($$SELECT spotsig_from_terms(ARRAY['a', NULL], ARRAY[1, 1])$$);
 SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[1, NULL])$$);
 SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[2147483647, 1])$$);
 DROP TABLE extract_articles;
+-- the one-argument form remembers its last document: repeated and alternating documents
+-- still get their own signatures
+SELECT i, spotsigs(t)::text AS sig
+FROM (VALUES (1, 'the cat sat on the mat and the dog is here'), (2, 'it is a dog of the house'),
+             (3, 'the cat sat on the mat and the dog is here'), (4, 'the cat sat on the rug and the dog is here'),
+             (5, '')) v(i, t)
+ORDER BY i;

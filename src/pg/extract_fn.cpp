@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include <memory>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,24 @@ ExtractConfig build_config(const ConfigArgs& a) {
     return ExtractConfig::defaults();
 }
 
+// The extractor of the default configuration, shared by every call.
+const Extractor& default_extractor() {
+    static const Extractor shared(ExtractConfig::defaults());
+    return shared;
+}
+
+// The last document the one-argument spotsigs() extracted, and its value (varlena bytes).
+struct LastExtraction {
+    bool valid = false;
+    std::string doc;
+    std::string value;
+};
+// Documents above this size are not remembered (the copy would cost more than it saves).
+constexpr size_t kRememberAtMost = size_t(1) << 20;
+
 // The extractor for this call: the shared default, or one cached per call site.
 const Extractor& extractor_for(FunctionCallInfo fcinfo, const ConfigArgs& a) {
-    if (a.kind == ConfigArgs::Default) {
-        static const Extractor shared(ExtractConfig::defaults());
-        return shared;
-    }
+    if (a.kind == ConfigArgs::Default) return default_extractor();
     std::string key = config_key(a);
     auto* cache = static_cast<CachedExtractor*>(fcinfo->flinfo->fn_extra);
     if (cache != nullptr && cache->key == key) return *cache->extractor;
@@ -154,9 +167,35 @@ SPOTSIGS_FUNCTION(spotsigs_extract) {
     std::string_view doc = text_view(PG_GETARG_DATUM(0));
     ConfigArgs args = read_config(fcinfo);
     return pg_entry([&] {
-        const Extractor& ex = extractor_for(fcinfo, args);
-        Multiset m = ex.extract(doc, interrupt_poll());
-        return make_spotsig(m.view());
+        if (args.kind != ConfigArgs::Default) {
+            const Extractor& ex = extractor_for(fcinfo, args);
+            Multiset m = ex.extract(doc, interrupt_poll());
+            return make_spotsig(m.view());
+        }
+        // The one-argument form remembers its last document and result. A trigger on a table
+        // with `sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED` must compute the
+        // signature itself (generated columns are computed after BEFORE triggers), and then
+        // PostgreSQL computes it again from the same text: that second call is a comparison.
+        static LastExtraction last;
+        if (last.valid && last.doc.size() == doc.size() && std::memcmp(last.doc.data(), doc.data(), doc.size()) == 0) {
+            Datum copy = 0;
+            pg_guard([&] {
+                void* p = palloc(last.value.size());
+                std::memcpy(p, last.value.data(), last.value.size());
+                copy = PointerGetDatum(p);
+            });
+            return copy;
+        }
+        Multiset m = default_extractor().extract(doc, interrupt_poll());
+        Datum result = make_spotsig(m.view());
+        last.valid = false;
+        if (doc.size() <= kRememberAtMost) {
+            const struct varlena* v = reinterpret_cast<const struct varlena*>(DatumGetPointer(result));
+            last.value.assign(reinterpret_cast<const char*>(v), VARSIZE(v));
+            last.doc.assign(doc);
+            last.valid = true;
+        }
+        return result;
     });
 }
 
