@@ -1,11 +1,11 @@
 // Collection: many multisets in columnar storage.
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "error.hpp"
 #include "huge_pages.hpp"
 #include "join.hpp"
+#include "packed.hpp"
 
 namespace spotsigs {
 
@@ -41,7 +41,7 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
         fmax = std::max(fmax, f);
     }
     // Frequencies in the narrowest width that holds them all (none when all are 1).
-    const unsigned width = fmax <= 1 ? 0 : fmax <= 0xff ? 1 : fmax <= 0xffff ? 2 : 4;
+    const unsigned width = freq_width_of_max(fmax);
     if (length > kMaxLength)
         throw Error(ErrorKind::ProgramLimit, "spotsig length exceeds " + std::to_string(kMaxLength));
     if (chunks_.empty() || chunks_.back().hashes.size() + sig.size > chunks_.back().hashes.capacity() ||
@@ -53,13 +53,7 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     c.hashes.insert(c.hashes.end(), sig.hashes, sig.hashes + sig.size);
     if (width != 0) {
         c.freqs.resize(fat + size_t(width) * sig.size);
-        unsigned char* out = c.freqs.data() + fat;
-        for (uint32_t i = 0; i < sig.size; ++i, out += width) {
-            uint32_t f = sig.freqs[i];
-            if (width == 1) *out = static_cast<unsigned char>(f);
-            else if (width == 2) { uint16_t h = static_cast<uint16_t>(f); std::memcpy(out, &h, 2); }
-            else std::memcpy(out, &f, 4);
-        }
+        write_freqs(sig, width, c.freqs.data() + fat);
     }
     if (ids_.size() == ids_.capacity()) {
         size_t want = std::max<size_t>(1024, 2 * ids_.capacity());

@@ -10,10 +10,21 @@ namespace spotsigs {
 unsigned freq_width_for(const MultisetView& m) noexcept {
     uint32_t mx = 0;
     for (uint32_t i = 0; i < m.size; ++i) mx = m.freqs[i] > mx ? m.freqs[i] : mx;
-    if (mx <= 1) return 0;
-    if (mx <= 0xff) return 1;
-    if (mx <= 0xffff) return 2;
-    return 4;
+    return freq_width_of_max(mx);
+}
+
+void write_freqs(const MultisetView& m, unsigned w, unsigned char* out) noexcept {
+    for (uint32_t i = 0; i < m.size; ++i) {
+        uint32_t v = m.freqs[i];
+        if (w == 1) {
+            out[i] = static_cast<unsigned char>(v);
+        } else if (w == 2) {
+            uint16_t s = static_cast<uint16_t>(v);
+            std::memcpy(out + 2 * i, &s, 2);
+        } else if (w == 4) {
+            std::memcpy(out + 4 * i, &v, 4);
+        }
+    }
 }
 
 size_t packed_size(const MultisetView& m) noexcept {
@@ -29,18 +40,7 @@ void pack(const MultisetView& m, unsigned char* out) noexcept {
     std::memcpy(out + 4, &n, 4);
     std::memcpy(out + 8, &len, 4);
     std::memcpy(out + kPackedHeaderSize, m.hashes, size_t(n) * 8);
-    unsigned char* f = out + kPackedHeaderSize + size_t(n) * 8;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t v = m.freqs[i];
-        if (w == 1) {
-            f[i] = static_cast<unsigned char>(v);
-        } else if (w == 2) {
-            uint16_t s = static_cast<uint16_t>(v);
-            std::memcpy(f + 2 * i, &s, 2);
-        } else if (w == 4) {
-            std::memcpy(f + 4 * i, &v, 4);
-        }
-    }
+    write_freqs(m, w, out + kPackedHeaderSize + size_t(n) * 8);
 }
 
 MultisetView unpack(const unsigned char* data, size_t len) {

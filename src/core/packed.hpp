@@ -25,8 +25,16 @@ constexpr size_t kPackedHeaderSize = 12;
 // The most distinct signatures one value may hold (keeps a value well under 1 GB).
 constexpr uint32_t kMaxDistinct = 64u * 1024u * 1024u;
 
+// The smallest frequency width (0, 1, 2 or 4) that represents frequencies up to fmax.
+inline unsigned freq_width_of_max(uint32_t fmax) noexcept {
+    return fmax <= 1 ? 0 : fmax <= 0xff ? 1 : fmax <= 0xffff ? 2 : 4;
+}
+
 // The smallest frequency width (0, 1, 2 or 4) that represents every frequency of m.
 unsigned freq_width_for(const MultisetView& m) noexcept;
+
+// Writes m's frequencies at width w (as freq_width_for gives, or wider) to out: m.size * w bytes.
+void write_freqs(const MultisetView& m, unsigned w, unsigned char* out) noexcept;
 
 // Bytes needed to pack m (without the varlena header).
 size_t packed_size(const MultisetView& m) noexcept;

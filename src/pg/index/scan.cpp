@@ -285,12 +285,12 @@ private:
     uint32 plo_ = 1, phi_ = 0;
 };
 
+}  // namespace
+
 // Threshold search over segments and pending entries: every id with similarity >= tau.
 // C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry. The
 // pending entries come from the backend's cached copy (pending_cache.cpp), or, when the list is
 // too large to cache, are read and compared one by one.
-}  // namespace
-
 Results threshold_matches(Relation index, const MultisetView& q, double tau) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);

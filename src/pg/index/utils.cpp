@@ -124,11 +124,8 @@ void lock_pinned(Relation index, Buffer buf, PageKind expect) {
 }
 
 Buffer pin_page(Relation index, BlockNumber blk, PageKind expect) {
-    if (blk == InvalidBlockNumber || blk == kMetaBlock)
-        corrupted(index, "link to a block outside the index", blk);
-    Buffer buf = ReadBuffer(index, blk);
-    LockBuffer(buf, BUFFER_LOCK_SHARE);
-    check_page(index, BufferGetPage(buf), blk, expect, buf);
+    Buffer buf = pin_unlocked(index, blk);
+    lock_pinned(index, buf, expect);
     return buf;
 }
 
