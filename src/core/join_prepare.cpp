@@ -180,6 +180,9 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     auto entries_of = [&](size_t p) -> uint32_t* {
         return entry_ids != nullptr ? entry_ids->data() + (*off)[first[p]] : nullptr;
     };
+    // remap[p] maps range p's own ids to this dictionary's (range 0 keeps its ids); the
+    // occurrences are rewritten once, at the end, through remap and the final order together.
+    std::vector<std::vector<uint32_t>> remap(parts);
     if (parts == 1) {
         add_range(docs, 0, n, distinct, budget, cancel, entries_of(0));
     } else {
@@ -198,7 +201,6 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
         *this = std::move(local[0]);
         // Room for every signature at once: at most one more allocation.
         if (slots_for(distinct) > slots_.size()) grow(budget, slots_for(distinct));
-        std::vector<std::vector<uint32_t>> remap(parts);
         for (size_t p = 1; p < parts; ++p) {
             throw_if_canceled(cancel);
             budget.charge(local[p].count_ * (sizeof(uint32_t) + sizeof(size_t)), "merging the signature dictionary");
@@ -206,18 +208,6 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
             budget.release(local[p].memory_bytes() + local[p].count_ * sizeof(size_t));
             local[p] = SignatureDictionary();
         }
-        // Occurrences of parts after the first still hold their part's ids.
-        if (entry_ids != nullptr)
-            run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
-                for (size_t p = b; p < e; ++p) {
-                    if (p == 0) continue;
-                    const uint32_t* m = remap[p].data();
-                    uint32_t* id = entries_of(p);
-                    uint32_t* end = id + ((*off)[first[p + 1]] - (*off)[first[p]]);
-                    for (; id != end; ++id) *id = m[*id];
-                }
-            });
-        for (size_t p = 1; p < parts; ++p) budget.release(remap[p].size() * sizeof(uint32_t));
     }
     if (entry_off == nullptr) budget.release((n + 1) * sizeof(uint64_t));
 
@@ -238,15 +228,25 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     for (uint32_t p = 0; p < count_; ++p) perm[p] = next[df_of[p]]++;
     for (Slot& s : slots_)
         if (s.df != 0) s.id = perm[s.id];
+    for (size_t p = 1; p < parts; ++p)
+        for (uint32_t& id : remap[p]) id = perm[id];
     if (entry_ids != nullptr) {
-        // Remapped in document ranges on the workers: a random read per occurrence.
+        // Every occurrence once, in chunks on the workers, through its range's map: a random
+        // read per occurrence. Chunks may straddle ranges, so each looks its range up.
         const size_t chunk = std::max<size_t>(1, (entry_ids->size() + 4 * parts - 1) / (4 * parts));
         uint32_t* e = entry_ids->data();
-        const uint32_t* pm = perm.data();
         run_workers(static_cast<int>(parts), entry_ids->size(), chunk, [&](int, size_t b, size_t end) {
-            for (size_t k = b; k < end; ++k) e[k] = pm[e[k]];
+            while (b < end) {
+                // The range holding occurrence b, and where it ends.
+                size_t p = 0;
+                while (p + 1 < parts && (*off)[first[p + 1]] <= b) ++p;
+                const size_t stop = std::min<size_t>(end, (*off)[first[p + 1]]);
+                const uint32_t* m = p == 0 ? perm.data() : remap[p].data();
+                for (; b < stop; ++b) e[b] = m[e[b]];
+            }
         });
     }
+    for (size_t p = 1; p < parts; ++p) budget.release(remap[p].size() * sizeof(uint32_t));
     budget.release(scratch);
 }
 
