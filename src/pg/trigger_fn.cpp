@@ -103,16 +103,16 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
     TriggerMatch m = {false, 0, 0.0};
     if (!sig_null) {
         struct varlena* v = fetch_spotsig(sig);
-        uint64 length = 0;
+        spotsigs::MultisetView q;
         pg_entry([&] {
-            length = view_of(v).length;
+            q = view_of(v);
             return Datum(0);
         });
         // An empty spotsig has similarity 0 with everything: it never matches.
-        if (length > 0) {
+        if (!q.empty()) {
             int64 self = integer_value(c->id_type, row_id(c, rel, tuple));
-            if (c->locked) lock_length_buckets(c->relid, length, c->threshold);
-            m = trigger_find_match(c, rel, v, self);
+            if (c->locked) lock_length_buckets(c->relid, q.length, c->threshold);
+            m = trigger_find_match(c, rel, q, self);
         }
     }
     Oid dup_type = c->dup_type, sim_type = c->sim_type;

@@ -57,14 +57,8 @@ void sort_by_similarity(index::Results* r) {
 
 }  // namespace
 
-TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, struct varlena* v, int64 self) {
+TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, const MultisetView& q, int64 self) {
     TriggerMatch m = {false, 0, 0.0};
-    MultisetView q;
-    pg_entry([&] {
-        q = view_of(v);
-        return Datum(0);
-    });
-    if (q.empty()) return m;
 
     // The snapshot first, then the search: every row it sees was indexed before the search began.
     // Like a volatile function's SPI query: a new command id, so the rows this statement wrote
