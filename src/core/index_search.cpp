@@ -75,8 +75,22 @@ struct Candidate {
 
 }  // namespace
 
+// The number of signatures, in reading order, read while new candidates are still admitted:
+// admission stops before the first signature at which an unseen entry can no longer reach tau,
+// a test that depends only on q's frequencies, so it is known before any list is read.
+static size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order,
+                               LengthRange range, double tau) {
+    uint64_t rem = q.length;
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+        uint64_t y = std::clamp(rem, range.lo, range.hi);
+        if (!overlap_may_reach(std::min(rem, y), q.length, y, tau)) return pos;
+        rem -= q.freqs[order[pos]];
+    }
+    return order.size();
+}
+
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    SearchStats* stats) {
+                                    SearchStats* stats, const uint64_t* df_estimate) {
     std::vector<Match> out;
     if (!(tau > 0.0) || tau > 1.0)
         throw Error(ErrorKind::InvalidParameter, "similarity threshold must be in (0, 1]");
@@ -86,11 +100,30 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
     if (range.empty()) return out;
 
     // Rarest signatures first (absent ones cost nothing and shrink the prefix bound at once).
-    std::vector<uint64_t> df(q.size);
-    for (uint32_t i = 0; i < q.size; ++i) df[i] = src.count(i, range.lo, range.hi);
     std::vector<uint32_t> order(q.size);
     std::iota(order.begin(), order.end(), 0u);
+    std::vector<uint64_t> df(q.size);
+    if (df_estimate == nullptr) {
+        src.prepare(order.data(), order.size());
+        for (uint32_t i = 0; i < q.size; ++i) df[i] = src.count(i, range.lo, range.hi);
+    } else {
+        std::copy(df_estimate, df_estimate + q.size, df.begin());
+    }
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return df[a] < df[b]; });
+    // With estimates, the lists are looked up as they are needed: those read while admitting
+    // together, then, while candidates live, in batches that double (few lookups are wasted when
+    // the candidates die early, few batches are needed when they do not).
+    size_t prepared = 0;
+    auto prepare_upto = [&](size_t end) {
+        end = std::min(end, order.size());
+        if (df_estimate == nullptr || end <= prepared) return;
+        std::vector<uint32_t> next(order.begin() + prepared, order.begin() + end);
+        std::sort(next.begin(), next.end());
+        src.prepare(next.data(), next.size());
+        prepared = end;
+    };
+    prepare_upto(admitting_prefix(q, order, range, tau) + 1);
+    size_t batch = 8;
 
     std::unordered_map<uint64_t, Candidate> cands;
     uint64_t rem = qlen;  // sum of q's frequencies over signatures not yet read
@@ -122,6 +155,13 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
             if (cands.empty()) break;
             lo = mn;
             hi = mx;
+        }
+        if (df_estimate != nullptr) {
+            if (pos >= prepared) {
+                prepare_upto(pos + batch);
+                batch *= 2;
+            }
+            df[i] = src.count(i, lo, hi);
         }
         if (df[i] > 0) {
             if (stats) stats->lists_read++;

@@ -78,6 +78,12 @@ public:
     // range may be delivered too and are ignored), in any order; stops early when fn returns false.
     virtual void scan(uint32_t i, uint64_t lo, uint64_t hi,
                       const std::function<bool(const Posting&)>& fn) = 0;
+    // A hint: the lists of query signatures idx[0..n) are read next, so a source that looks
+    // lists up may look these up together (ascending idx). The default ignores it.
+    virtual void prepare(const uint32_t* idx, size_t n) {
+        (void)idx;
+        (void)n;
+    }
 };
 
 // One result of a search.
@@ -95,8 +101,13 @@ struct SearchStats {
 };
 
 // Every id with similarity(q, y) >= tau, exactly; order unspecified. tau must be in (0, 1].
+// Signatures are read in ascending order of their posting counts, from src.count() for all of
+// them first; with df_estimate (one estimate per query signature) in ascending order of the
+// estimates instead, and count() and the lookups behind it happen only for the lists read. The
+// order only decides how much is read: the result is exact for any estimates.
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    SearchStats* stats = nullptr);
+                                    SearchStats* stats = nullptr,
+                                    const uint64_t* df_estimate = nullptr);
 
 // The thresholds an ordered (<->) scan descends through: each tier returns the matches with
 // similarity in [tier(t), tier(t-1)); after the last positive tier come the rows with similarity 0.

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 
+#include "df_cache.hpp"
 #include "error.hpp"
 #include "index_search.hpp"
 #include "memory_postings.hpp"
@@ -26,9 +27,17 @@ public:
         for (auto& [h, l] : lists_) std::sort(l.begin(), l.end(), posting_before);
     }
     // Sets the query whose signature indexes count() and scan() refer to.
-    void bind(const Multiset& q) { q_ = &q; }
+    void bind(const Multiset& q) {
+        q_ = &q;
+        touched.assign(q.hashes.size(), false);
+    }
+    // The query signatures whose lists count() or scan() read since bind().
+    std::vector<bool> touched;
+    // Total postings of the query's i-th signature (the exact estimate).
+    uint64_t total(uint32_t i) { return list(i).size(); }
     // Number of postings in the length range.
     uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) override {
+        touched[i] = true;
         uint64_t n = 0;
         for (const Posting& p : list(i))
             if (p.length >= lo && p.length <= hi) ++n;
@@ -36,6 +45,7 @@ public:
     }
     // Delivers the postings in the length range, by descending length.
     void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) override {
+        touched[i] = true;
         for (const Posting& p : list(i)) {
             if (p.length > hi) continue;
             if (p.length < lo) break;
@@ -163,6 +173,82 @@ TEST(IndexSearch, ThresholdEqualsBruteForce) {
             }
         }
     }
+}
+
+TEST(IndexSearch, AnyFrequencyEstimatesGiveExactResults) {
+    // Estimates only order the lists: exact ones, none known (all 0), inverted ones (commonest
+    // first) and random ones must all give the brute-force matches with exact similarities.
+    for (uint64_t seed = 11; seed <= 13; ++seed) {
+        std::vector<Multiset> docs = corpus(seed, 400, seed % 2 ? 60 : 400);
+        MemorySource src(docs);
+        std::mt19937_64 rng(seed);
+        for (size_t qi = 0; qi < docs.size(); qi += 5) {
+            src.bind(docs[qi]);
+            const size_t n = docs[qi].hashes.size();
+            std::vector<std::vector<uint64_t>> estimates(4, std::vector<uint64_t>(n));
+            for (uint32_t i = 0; i < n; ++i) {
+                estimates[0][i] = src.total(i);
+                estimates[1][i] = 0;
+                estimates[2][i] = 1000 - src.total(i);
+                estimates[3][i] = rng() % 50;
+            }
+            for (double tau : {1e-12, 0.3, 0.44, 0.7, 0.8, 0.9, 1.0})
+                for (size_t e = 0; e < estimates.size(); ++e) {
+                    auto got = threshold_search(docs[qi].view(), tau, src, nullptr, estimates[e].data());
+                    ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau))
+                        << "seed " << seed << " q " << qi << " tau " << tau << " estimates " << e;
+                    for (const Match& m : got)
+                        ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
+                }
+        }
+    }
+}
+
+TEST(IndexSearch, EstimatesSpareTheListsOfNewSignatures) {
+    // A query of signatures new to the collection, ordered by exact estimates, reads only the
+    // lists up to the end of admission, not one list per signature as counting them all does.
+    std::vector<Multiset> docs = corpus(21, 1000, 3000);
+    MemorySource src(docs);
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    for (uint64_t h = 1; h <= 60; ++h) pairs.emplace_back(h * 0x51ed270b27a1f1e5ULL + 7, 1);
+    Multiset novel = Multiset::from_pairs(pairs);
+    src.bind(novel);
+    std::vector<uint64_t> est(novel.hashes.size());
+    for (uint32_t i = 0; i < est.size(); ++i) est[i] = src.total(i);
+    EXPECT_TRUE(threshold_search(novel.view(), 0.8, src, nullptr, est.data()).empty());
+    size_t read = std::count(src.touched.begin(), src.touched.end(), true);
+    EXPECT_GT(read, 0u);
+    EXPECT_LE(read, novel.hashes.size() / 4);
+    src.bind(novel);
+    EXPECT_TRUE(threshold_search(novel.view(), 0.8, src).empty());
+    EXPECT_EQ(size_t(std::count(src.touched.begin(), src.touched.end(), true)), novel.hashes.size());
+}
+
+TEST(IndexSearch, DfCacheKeepsFrequentSignatures) {
+    DfCache c(4, 16);  // 16 slots
+    EXPECT_EQ(c.get(42), 0u);
+    c.put(42, 15);  // below min_df: not kept
+    EXPECT_EQ(c.get(42), 0u);
+    c.put(42, 100);
+    EXPECT_EQ(c.get(42), 100u);
+    c.put(42, 3);  // its own entry drops below min_df: removed
+    EXPECT_EQ(c.get(42), 0u);
+    // Among hashes that share a slot, the larger count stays.
+    std::vector<uint64_t> same = {1};
+    for (uint64_t g = 2; same.size() < 3; ++g) {
+        DfCache probe(4, 16);
+        probe.put(1, 1000);
+        probe.put(g, 1001);
+        if (probe.get(1) == 0) same.push_back(g);
+    }
+    DfCache d(4, 16);
+    d.put(same[0], 500);
+    d.put(same[1], 20);  // smaller: does not evict
+    EXPECT_EQ(d.get(same[0]), 500u);
+    EXPECT_EQ(d.get(same[1]), 0u);
+    d.put(same[2], 900);  // larger: evicts
+    EXPECT_EQ(d.get(same[0]), 0u);
+    EXPECT_EQ(d.get(same[2]), 900u);
 }
 
 TEST(IndexSearch, MemoryPostingsEqualBruteForce) {

@@ -12,10 +12,12 @@ extern "C" {
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../boundary.hpp"
+#include "df_cache.hpp"
 #include "../datum.hpp"
 #include "../gucs.hpp"
 
@@ -26,25 +28,46 @@ namespace {
 // Posting lists of the query's signatures, looked up in the index's segments.
 class PageSource : public PostingSource {
 public:
-    // Looks up every query signature in every segment (only partitions overlapping range).
+    // A source for query q over the segments of meta (only partitions overlapping range); the
+    // signatures are looked up when the search prepares, counts or scans them.
     PageSource(Relation index, const MetaData& meta, const MultisetView& q, LengthRange range)
-        : index_(index), parts_(partitioning_for(meta.growth)), subs_(q.size) {
+        : index_(index), meta_(meta), q_(q), parts_(partitioning_for(meta.growth)), subs_(q.size),
+          looked_up_(q.size, false), total_(q.size, 0) {
         if (range.empty()) return;
         plo_ = parts_.partition_of(range.lo);
         phi_ = parts_.partition_of(range.hi);
-        for (uint32 s = 0; s < meta.nsegments; ++s) lookup_segment(meta.seg[s], q);
+    }
+
+    // Looks up the signatures idx[0..n) not looked up yet, in every segment together.
+    void prepare(const uint32_t* idx, size_t n) override {
+        std::vector<uint32_t> todo;
+        for (size_t k = 0; k < n; ++k)
+            if (!looked_up_[idx[k]]) todo.push_back(idx[k]);
+        if (todo.empty()) return;
+        std::sort(todo.begin(), todo.end());  // ascending hashes
+        for (uint32_t i : todo) looked_up_[i] = true;
+        if (plo_ > phi_) return;
+        for (uint32 s = 0; s < meta_.nsegments; ++s) lookup_segment(meta_.seg[s], todo);
     }
 
     // Postings of signature i in partitions overlapping [lo, hi].
     uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) override {
+        if (!looked_up_[i]) prepare(&i, 1);
         uint64_t n = 0;
         for (const Sub& s : subs_[i])
             if (overlaps(s.part, lo, hi)) n += s.count;
         return n;
     }
 
+    // Records, for the signatures looked up, their postings over all partitions in cache.
+    void remember(DfCache& cache) const {
+        for (uint32_t i = 0; i < q_.size; ++i)
+            if (looked_up_[i]) cache.put(q_.hashes[i], total_[i]);
+    }
+
     // Delivers the postings of signature i in [lo, hi], list by list.
     void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) override {
+        if (!looked_up_[i]) prepare(&i, 1);
         for (const Sub& s : subs_[i]) {
             if (!overlaps(s.part, lo, hi)) continue;
             if (!scan_sub(s, lo, hi, fn)) return;
@@ -93,20 +116,21 @@ private:
     // pages in order, each pinned kAhead pages before it is read and its header, special space
     // and record samples prefetched: the lookups are bound by memory latency on cold buffers,
     // and this overlaps the misses of several pages.
-    void lookup_segment(const SegmentDesc& seg, const MultisetView& q) {
+    void lookup_segment(const SegmentDesc& seg, const std::vector<uint32_t>& todo) {
         if (seg.root == InvalidBlockNumber) return;
-        std::vector<BlockNumber> leaf(q.size, InvalidBlockNumber);
-        descend(seg, q, leaf);
+        const uint32 n = (uint32)todo.size();
+        std::vector<BlockNumber> leaf(n, InvalidBlockNumber);
+        descend(seg, todo, leaf);
         std::vector<BlockNumber> blocks;  // distinct DATA blocks, in the order of the hashes
-        std::vector<uint32> first;        // the first hash of each
-        for (uint32 i = 0; i < q.size; ++i) {
-            if (leaf[i] == InvalidBlockNumber) continue;
-            if (blocks.empty() || blocks.back() != leaf[i]) {
-                blocks.push_back(leaf[i]);
-                first.push_back(i);
+        std::vector<uint32> first;        // the first (position in todo of a) hash of each
+        for (uint32 k = 0; k < n; ++k) {
+            if (leaf[k] == InvalidBlockNumber) continue;
+            if (blocks.empty() || blocks.back() != leaf[k]) {
+                blocks.push_back(leaf[k]);
+                first.push_back(k);
             }
         }
-        first.push_back(q.size);
+        first.push_back(n);
         std::vector<Buffer> bufs(blocks.size(), InvalidBuffer);
         size_t locked = SIZE_MAX, ahead = 0;
         try {
@@ -122,8 +146,8 @@ private:
                 locked = j;
                 const char* dp = (const char*)BufferGetPage(bufs[j]);
                 const unsigned char* dpos = (const unsigned char*)dp + kContentStart;
-                for (uint32 i = first[j]; i < first[j + 1]; ++i)
-                    if (leaf[i] == blocks[j]) find_in_page(dp, q.hashes[i], i, dpos);
+                for (uint32 k = first[j]; k < first[j + 1]; ++k)
+                    if (leaf[k] == blocks[j]) find_in_page(dp, q_.hashes[todo[k]], todo[k], dpos);
                 Buffer b = bufs[j];
                 bufs[j] = InvalidBuffer;
                 locked = SIZE_MAX;
@@ -146,14 +170,14 @@ private:
         }
     }
 
-    // Sets leaf[i] to the DATA block that may hold query hash i (InvalidBlockNumber when the hash
-    // is below the segment's first).
-    void descend(const SegmentDesc& seg, const MultisetView& q, std::vector<BlockNumber>& leaf) {
+    // Sets leaf[k] to the DATA block that may hold the query hash todo[k] (InvalidBlockNumber
+    // when the hash is below the segment's first).
+    void descend(const SegmentDesc& seg, const std::vector<uint32_t>& todo, std::vector<BlockNumber>& leaf) {
         uint32 height = seg.height;
         std::vector<std::vector<char>> cache(height + 1, std::vector<char>(BLCKSZ));
         std::vector<BlockNumber> cached(height + 1, InvalidBlockNumber);
-        for (uint32 i = 0; i < q.size; ++i) {
-            uint64 h = q.hashes[i];
+        for (uint32 k = 0; k < todo.size(); ++k) {
+            uint64 h = q_.hashes[todo[k]];
             BlockNumber blk = seg.root;
             bool found_path = true;
             for (uint32 lvl = height; lvl > 0; --lvl) {
@@ -179,7 +203,7 @@ private:
                 }
                 std::memcpy(&blk, pg + kContentStart + 12 * (lo - 1) + 8, 4);
             }
-            if (found_path) leaf[i] = blk;
+            if (found_path) leaf[k] = blk;
         }
     }
 
@@ -215,6 +239,7 @@ private:
             }
             for (int k = 0; k < np; ++k) {
                 const PartRef& r = refs_[k];
+                total_[i] += r.count;
                 if (r.part < plo_ || r.part > phi_) continue;
                 Sub s{r.part, r.count, r.external, r.blk, r.off, std::string()};
                 if (!r.external) s.bytes.assign((const char*)r.bytes, r.nbytes);
@@ -279,11 +304,40 @@ private:
     static constexpr size_t kAhead = 6;  // DATA pages pinned and prefetched ahead of the one read
 
     Relation index_;
+    const MetaData& meta_;
+    const MultisetView& q_;
     const Partitioning& parts_;
     std::vector<std::vector<Sub>> subs_;
+    std::vector<bool> looked_up_;  // signature i has been looked up in every segment
+    std::vector<uint64_t> total_;  // its postings over all partitions and segments
     std::vector<PartRef> refs_ = std::vector<PartRef>(kMaxPartitions);
     uint32 plo_ = 1, phi_ = 0;
 };
+
+// Searches of an index that look every query signature up (exact counts, and the cache of
+// frequent signatures fills up) before the cache's estimates order the searches instead.
+constexpr uint64_t kDfWarmup = 16;
+
+// The backend's caches of frequent signatures, for the indexes it searched last (least recently
+// used first). Counts only order searches, so a cache outliving a REINDEX or VACUUM costs time only.
+struct DfCacheSlot {
+    Oid index;
+    std::unique_ptr<DfCache> cache;
+};
+constexpr size_t kDfCaches = 4;
+std::vector<DfCacheSlot> df_caches;
+
+// The cache of index (created empty on first use, evicting the least recently used).
+DfCache& df_cache_for(Oid index) {
+    for (size_t k = 0; k < df_caches.size(); ++k)
+        if (df_caches[k].index == index) {
+            std::rotate(df_caches.begin() + k, df_caches.begin() + k + 1, df_caches.end());
+            return *df_caches.back().cache;
+        }
+    if (df_caches.size() == kDfCaches) df_caches.erase(df_caches.begin());
+    df_caches.push_back(DfCacheSlot{index, std::make_unique<DfCache>(17, 16)});
+    return *df_caches.back().cache;
+}
 
 }  // namespace
 
@@ -310,7 +364,15 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau) {
         std::vector<Match> found;
         if (!q.empty()) {
             PageSource src(index, *meta, q, length_range(q.length, tau));
-            found = threshold_search(q, tau, src);
+            DfCache& cache = df_cache_for(RelationGetRelid(index));
+            std::vector<uint64_t> est;
+            if (cache.searches >= kDfWarmup) {
+                est.resize(q.size);
+                for (uint32_t i = 0; i < q.size; ++i) est[i] = cache.get(q.hashes[i]);
+            }
+            found = threshold_search(q, tau, src, nullptr, est.empty() ? nullptr : est.data());
+            src.remember(cache);
+            cache.searches++;
         }
         found.insert(found.end(), cached, cached + ncached);
         for (int64 k = 0; k < npend; ++k) {
