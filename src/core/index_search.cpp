@@ -90,7 +90,8 @@ static size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t
 }
 
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    SearchStats* stats, const uint64_t* df_estimate) {
+                                    SearchStats* stats, const uint64_t* df_estimate,
+                                    std::vector<Unverified>* unverified) {
     std::vector<Match> out;
     if (!(tau > 0.0) || tau > 1.0)
         throw Error(ErrorKind::InvalidParameter, "similarity threshold must be in (0, 1]");
@@ -153,6 +154,17 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
                 }
             }
             if (cands.empty()) break;
+            if (unverified != nullptr && cands.size() <= order.size() - pos) {
+                // Hand the survivors over with the bound that kept them (each can gain at most
+                // rem more overlap, so omax bounds its overlap and the similarity is monotone in it).
+                for (const auto& [id, c] : cands) {
+                    uint64_t omax = c.acc + std::min<uint64_t>(rem, c.length - std::min<uint64_t>(c.acc, c.length));
+                    omax = std::min<uint64_t>(omax, std::min<uint64_t>(qlen, c.length));
+                    unverified->push_back(Unverified{id, c.length, similarity_from_overlap(omax, qlen, c.length)});
+                }
+                cands.clear();
+                break;
+            }
             lo = mn;
             hi = mx;
         }

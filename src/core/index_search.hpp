@@ -100,14 +100,26 @@ struct SearchStats {
     uint64_t lists_skipped = 0;   // query signatures never read thanks to the bounds
 };
 
+// A candidate a search leaves to its caller: its length and the most its similarity can be.
+struct Unverified {
+    uint64_t id;
+    uint32_t length;
+    double bound;
+};
+
 // Every id with similarity(q, y) >= tau, exactly; order unspecified. tau must be in (0, 1].
 // Signatures are read in ascending order of their posting counts, from src.count() for all of
 // them first; with df_estimate (one estimate per query signature) in ascending order of the
 // estimates instead, and count() and the lookups behind it happen only for the lists read. The
 // order only decides how much is read: the result is exact for any estimates.
+// With unverified, a caller that can compute similarities itself (from the rows) lets the search
+// stop early: once no new candidate can be admitted and the live candidates are no more than the
+// lists left to read, they are appended to *unverified instead of being completed. Every id with
+// similarity >= tau is then either returned or among them (with bound >= its similarity).
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
                                     SearchStats* stats = nullptr,
-                                    const uint64_t* df_estimate = nullptr);
+                                    const uint64_t* df_estimate = nullptr,
+                                    std::vector<Unverified>* unverified = nullptr);
 
 // The thresholds an ordered (<->) scan descends through: each tier returns the matches with
 // similarity in [tier(t), tier(t-1)); after the last positive tier come the rows with similarity 0.

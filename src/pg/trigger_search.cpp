@@ -2,8 +2,9 @@
 //
 // It replaced an SPI query (`WHERE sig % $1 ORDER BY sig <-> $1, id LIMIT 1`) that planned,
 // ran the index search, fetched and detoasted every match and recomputed its similarity for each
-// inserted row. The index already computes each match's exact similarity (with similarity()'s
-// expression), so only visibility and the primary key need the heap.
+// inserted row. The index computes the exact similarity (with similarity()'s expression) of the
+// matches it completes; the heap gives visibility, the primary key, and the similarity of the
+// candidates the index left unverified.
 //
 // C-style code: no C++ object with a destructor lives across a PostgreSQL call.
 #include "trigger_search.hpp"
@@ -37,8 +38,9 @@ int64 integer_value(Oid type, Datum d) {
 
 namespace {
 
-// Orders r by descending similarity (stable, so equal similarities keep the index's order).
-void sort_by_similarity(index::Results* r) {
+// Orders the entries of r by descending similarity (exact, or the bound of a candidate; stable,
+// so equal values keep the index's order); exact[k] tells which entries are exact matches.
+void sort_by_similarity(index::Results* r, int64 nexact, bool* exact) {
     pg_entry([&] {
         std::vector<size_t> perm((size_t)r->n);
         std::iota(perm.begin(), perm.end(), size_t(0));
@@ -48,11 +50,27 @@ void sort_by_similarity(index::Results* r) {
         for (size_t k = 0; k < perm.size(); ++k) {
             ids[k] = r->ids[perm[k]];
             sims[k] = r->sims[perm[k]];
+            exact[k] = (int64)perm[k] < nexact;
         }
         std::copy(ids.begin(), ids.end(), r->ids);
         std::copy(sims.begin(), sims.end(), r->sims);
         return Datum(0);
     });
+}
+
+// The similarity of q to the spotsig column of the row in slot, or -1 when it is NULL.
+double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const MultisetView& q) {
+    bool isnull = false;
+    Datum d = slot_getattr(slot, c->sig_att, &isnull);
+    if (isnull) return -1.0;
+    struct varlena* v = fetch_spotsig(d);
+    double s = 0.0;
+    pg_entry([&] {
+        s = similarity(q, view_of(v));
+        return Datum(0);
+    });
+    if ((Pointer)v != DatumGetPointer(d)) pfree(v);
+    return s;
 }
 
 }  // namespace
@@ -69,36 +87,38 @@ TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, const Mult
     UpdateActiveSnapshotCommandId();
     Snapshot snap = GetActiveSnapshot();
 
+    // The index may leave candidates unverified (fewer of them than the lists it would read to
+    // complete their overlaps): their similarity is computed from the row, fetched anyway.
     Relation index = index_open(c->index_oid, AccessShareLock);
-    index::Results r = index::threshold_matches(index, q, c->threshold);
+    int64 nexact = 0;
+    index::Results r = index::threshold_matches(index, q, c->threshold, &nexact);
     index_close(index, AccessShareLock);
 
     if (r.n > 0) {
-        if (c->best) sort_by_similarity(&r);
+        bool* exact = (bool*)palloc(sizeof(bool) * r.n);
+        sort_by_similarity(&r, nexact, exact);
         IndexFetchTableData* fetch = table_index_fetch_begin(rel);
         TupleTableSlot* slot = table_slot_create(rel, nullptr);
-        // Groups of equal similarity, best first; in mode first every match is its own group.
-        for (int64 i = 0; i < r.n && !m.found;) {
-            int64 j = i + 1;
-            if (c->best)
-                while (j < r.n && r.sims[j] == r.sims[i]) ++j;
-            for (int64 k = i; k < j; ++k) {
-                ItemPointerData tid;
-                index::id_to_tid(r.ids[k], &tid);
-                bool call_again = false, all_dead = false;
-                if (!table_index_fetch_tuple(fetch, &tid, snap, slot, &call_again, &all_dead)) continue;
-                bool isnull = false;
-                Datum d = slot_getattr(slot, c->id_att, &isnull);
-                if (isnull) continue;
-                int64 id = integer_value(c->id_type, d);
-                if (id == self) continue;  // an UPDATE's own earlier version
-                if (!m.found || id < m.id) m = {true, id, r.sims[k]};
-                if (!c->best) break;
-            }
-            i = j;
+        // Best first (candidates by their bound): in mode best, once a match is found, only
+        // entries that can equal its similarity (a tie with a smaller key) remain to be seen.
+        for (int64 k = 0; k < r.n; ++k) {
+            if (m.found && (!c->best || r.sims[k] < m.similarity)) break;
+            ItemPointerData tid;
+            index::id_to_tid(r.ids[k], &tid);
+            bool call_again = false, all_dead = false;
+            if (!table_index_fetch_tuple(fetch, &tid, snap, slot, &call_again, &all_dead)) continue;
+            bool isnull = false;
+            Datum d = slot_getattr(slot, c->id_att, &isnull);
+            if (isnull) continue;
+            int64 id = integer_value(c->id_type, d);
+            if (id == self) continue;  // an UPDATE's own earlier version
+            double s = exact[k] ? r.sims[k] : row_similarity(c, slot, q);
+            if (s < c->threshold) continue;
+            if (!m.found || s > m.similarity || (s == m.similarity && id < m.id)) m = {true, id, s};
         }
         ExecDropSingleTupleTableSlot(slot);
         table_index_fetch_end(fetch);
+        pfree(exact);
     }
     PopActiveSnapshot();
     return m;

@@ -204,6 +204,36 @@ TEST(IndexSearch, AnyFrequencyEstimatesGiveExactResults) {
     }
 }
 
+TEST(IndexSearch, UnverifiedCandidatesCoverEveryMatch) {
+    // A search that may hand candidates back: its matches plus the candidates that verify equal
+    // the brute force, every bound is at least the candidate's similarity, and it does stop early.
+    size_t handed = 0;
+    for (uint64_t seed = 31; seed <= 33; ++seed) {
+        std::vector<Multiset> docs = corpus(seed, 400, seed % 2 ? 60 : 400);
+        MemorySource src(docs);
+        for (size_t qi = 0; qi < docs.size(); qi += 5) {
+            src.bind(docs[qi]);
+            for (double tau : {1e-12, 0.3, 0.44, 0.7, 0.8, 0.9, 1.0})
+                for (bool estimated : {false, true}) {
+                    std::vector<uint64_t> est(docs[qi].hashes.size());
+                    for (uint32_t i = 0; i < est.size(); ++i) est[i] = src.total(i);
+                    std::vector<Unverified> rest;
+                    auto got = threshold_search(docs[qi].view(), tau, src, nullptr,
+                                                estimated ? est.data() : nullptr, &rest);
+                    handed += rest.size();
+                    for (const Unverified& u : rest) {
+                        double s = similarity(docs[qi].view(), docs[u.id].view());
+                        ASSERT_GE(u.bound, s);
+                        ASSERT_EQ(u.length, docs[u.id].length);
+                        if (s >= tau) got.push_back(Match{u.id, s});
+                    }
+                    ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau)) << "seed " << seed << " q " << qi << " tau " << tau;
+                }
+        }
+    }
+    EXPECT_GT(handed, 0u);
+}
+
 TEST(IndexSearch, EstimatesSpareTheListsOfNewSignatures) {
     // A query of signatures new to the collection, ordered by exact estimates, reads only the
     // lists up to the end of admission, not one list per signature as counting them all does.

@@ -219,7 +219,10 @@ struct Results {
 };
 // Every indexed id with similarity >= tau to q, in segments and the pending list, exactly (the
 // similarity computed as similarity() computes it); dead and invisible rows included, in no order.
-Results threshold_matches(Relation index, const MultisetView& q, double tau);
+// With nexact, the segments' search may stop early (core threshold_search's unverified): then
+// entries [0, *nexact) are exact matches and the rest candidates whose similarity is at most their
+// sims value, for the caller to compute from the rows (they include every other match).
+Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
 // Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the

@@ -345,7 +345,7 @@ DfCache& df_cache_for(Oid index) {
 // C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry. The
 // pending entries come from the backend's cached copy (pending_cache.cpp), or, when the list is
 // too large to cache, are read and compared one by one.
-Results threshold_matches(Relation index, const MultisetView& q, double tau) {
+Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);
     LockBuffer(mb, BUFFER_LOCK_SHARE);
@@ -362,6 +362,7 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau) {
     }
     pg_entry([&] {
         std::vector<Match> found;
+        std::vector<Unverified> rest;
         if (!q.empty()) {
             PageSource src(index, *meta, q, length_range(q.length, tau));
             DfCache& cache = df_cache_for(RelationGetRelid(index));
@@ -370,7 +371,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau) {
                 est.resize(q.size);
                 for (uint32_t i = 0; i < q.size; ++i) est[i] = cache.get(q.hashes[i]);
             }
-            found = threshold_search(q, tau, src, nullptr, est.empty() ? nullptr : est.data());
+            found = threshold_search(q, tau, src, nullptr, est.empty() ? nullptr : est.data(),
+                                     nexact != nullptr ? &rest : nullptr);
             src.remember(cache);
             cache.searches++;
         }
@@ -379,6 +381,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau) {
             double s = similarity(q, pend[k].sig);
             if (s >= tau) found.push_back(Match{pend[k].id, s});
         }
+        if (nexact != nullptr) *nexact = (int64)found.size();
+        for (const Unverified& u : rest) found.push_back(Match{u.id, u.bound});
         pg_guard([&] {
             size_t n = found.size() ? found.size() : 1;
             res.ids = (uint64*)palloc(sizeof(uint64) * n);
