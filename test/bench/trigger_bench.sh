@@ -14,7 +14,7 @@
 #
 # The spotsigs index appends inserted rows to a pending list (each backend keeps a searchable copy
 # and reads only what was appended since its last search) and merges it into a new segment past
-# pending_list_limit; every segment costs one lookup per signature of the new row.
+# pending_list_limit; every segment costs one lookup per list the search of a new row reads.
 #
 # NOVEL=1 uses the sampled documents with their words reversed instead (new content: few flags).
 #
