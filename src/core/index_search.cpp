@@ -73,21 +73,33 @@ struct Candidate {
     uint64_t acc;
 };
 
-}  // namespace
+// The most overlap candidate c can reach when q's unread signatures hold rem: what it has, plus
+// rem, but never more than its own length.
+uint64_t max_overlap(const Candidate& c, uint64_t rem) {
+    return c.acc + std::min<uint64_t>(rem, c.length - std::min<uint64_t>(c.acc, c.length));
+}
+
+// True unless no entry unseen so far can reach tau with the overlap rem left in q's unread
+// signatures (its best case: overlap rem at length clamp(rem, lo, hi)).
+bool unseen_may_reach(uint64_t rem, uint64_t qlen, LengthRange range, double tau) {
+    uint64_t y = std::clamp(rem, range.lo, range.hi);
+    return overlap_may_reach(std::min(rem, y), qlen, y, tau);
+}
 
 // The number of signatures, in reading order, read while new candidates are still admitted:
-// admission stops before the first signature at which an unseen entry can no longer reach tau,
-// a test that depends only on q's frequencies, so it is known before any list is read.
-static size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order,
-                               LengthRange range, double tau) {
+// admission stops at the first signature where unseen_may_reach fails, a test of q's frequencies
+// alone, so it is known before any list is read.
+size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order, LengthRange range,
+                        double tau) {
     uint64_t rem = q.length;
     for (size_t pos = 0; pos < order.size(); ++pos) {
-        uint64_t y = std::clamp(rem, range.lo, range.hi);
-        if (!overlap_may_reach(std::min(rem, y), q.length, y, tau)) return pos;
+        if (!unseen_may_reach(rem, q.length, range, tau)) return pos;
         rem -= q.freqs[order[pos]];
     }
     return order.size();
 }
+
+}  // namespace
 
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
                                     SearchStats* stats, const uint64_t* df_estimate,
@@ -133,19 +145,14 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
     for (; pos < order.size(); ++pos) {
         uint32_t i = order[pos];
         uint64_t fq = q.freqs[i];
-        if (admitting) {
-            // The best an unseen entry could do: overlap rem at length clamp(rem, lo, hi).
-            uint64_t y = std::clamp(rem, range.lo, range.hi);
-            if (!overlap_may_reach(std::min(rem, y), qlen, y, tau)) admitting = false;
-        }
+        if (admitting && !unseen_may_reach(rem, qlen, range, tau)) admitting = false;
         uint64_t lo = range.lo, hi = range.hi;
         if (!admitting) {
             // Drop candidates that cannot reach tau even with every remaining signature.
             uint64_t mn = UINT64_MAX, mx = 0;
             for (auto it = cands.begin(); it != cands.end();) {
                 const Candidate& c = it->second;
-                uint64_t omax = c.acc + std::min<uint64_t>(rem, c.length - std::min<uint64_t>(c.acc, c.length));
-                if (!overlap_may_reach(omax, qlen, c.length, tau)) {
+                if (!overlap_may_reach(max_overlap(c, rem), qlen, c.length, tau)) {
                     it = cands.erase(it);
                 } else {
                     mn = std::min<uint64_t>(mn, c.length);
@@ -155,11 +162,10 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
             }
             if (cands.empty()) break;
             if (unverified != nullptr && cands.size() <= order.size() - pos) {
-                // Hand the survivors over with the bound that kept them (each can gain at most
-                // rem more overlap, so omax bounds its overlap and the similarity is monotone in it).
+                // Hand the survivors over with the bound that kept them: the similarity is monotone
+                // in the overlap, which max_overlap bounds (clamped as overlap_may_reach does).
                 for (const auto& [id, c] : cands) {
-                    uint64_t omax = c.acc + std::min<uint64_t>(rem, c.length - std::min<uint64_t>(c.acc, c.length));
-                    omax = std::min<uint64_t>(omax, std::min<uint64_t>(qlen, c.length));
+                    uint64_t omax = std::min<uint64_t>(max_overlap(c, rem), std::min<uint64_t>(qlen, c.length));
                     unverified->push_back(Unverified{id, c.length, similarity_from_overlap(omax, qlen, c.length)});
                 }
                 cands.clear();
