@@ -9,6 +9,10 @@ std::vector<JoinPair> self_join(const Collection& docs, const JoinOptions& opt) 
     join_detail::check_options(opt);
     join_detail::throw_if_canceled(opt.cancel);
     if (opt.method == JoinMethod::BruteForce) return join_detail::brute_self_join(docs, opt);
+    if (opt.method == JoinMethod::Partitioned) {
+        std::vector<JoinPair> pairs;
+        if (join_detail::group_self_join(docs, opt, join_detail::kGroupCandidateCap, pairs)) return pairs;
+    }
     return join_detail::index_self_join(docs, opt, join_detail::config_for(opt.method));
 }
 
