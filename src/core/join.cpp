@@ -2,6 +2,8 @@
 #include "join.hpp"
 
 #include "join_internal.hpp"
+#include "join_prefix.hpp"
+#include "read_pipeline.hpp"
 
 namespace spotsigs {
 
@@ -14,6 +16,20 @@ std::vector<JoinPair> self_join(const Collection& docs, const JoinOptions& opt) 
         if (join_detail::group_self_join(docs, opt, join_detail::kGroupCandidateCap, pairs)) return pairs;
     }
     return join_detail::index_self_join(docs, opt, join_detail::config_for(opt.method));
+}
+
+std::vector<JoinPair> self_join(ReadPipeline& input, const JoinOptions& opt) {
+    join_detail::check_options(opt);
+    join_detail::throw_if_canceled(opt.cancel);
+    join_detail::ListedPrefixes* listed = input.prefixes();
+    if (opt.method == JoinMethod::Partitioned && listed != nullptr && listed->tau == opt.tau) {
+        std::vector<JoinPair> pairs;
+        if (join_detail::group_self_join_listed(input.docs(), *listed, opt, join_detail::kGroupCandidateCap, pairs))
+            return pairs;
+        listed->lists.clear();  // the index matcher's turn: the entries are not needed
+        return join_detail::index_self_join(input.docs(), opt, join_detail::config_for(opt.method));
+    }
+    return self_join(input.docs(), opt);
 }
 
 std::vector<JoinPair> rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {

@@ -22,6 +22,8 @@ public:
     int64_t id(size_t i) const noexcept { return ids_[i]; }
     // The i-th document's multiset.
     MultisetView doc(size_t i) const noexcept;
+    // The i-th document's length (sum of its frequencies).
+    uint64_t length(size_t i) const noexcept { return lengths_[i]; }
     // Bytes held by this collection.
     size_t memory_bytes() const noexcept;
     // Reserves room for n documents with total distinct signatures (a hint: storage also grows).

@@ -8,10 +8,12 @@
 //     stored in, except that signatures frequent in a sample of the documents come last, in
 //     ascending sample count (FrequentSignatures), so that a signature shared by many documents
 //     rarely lands in a prefix. A document's order is its stored order with those moved to the end.
-//  2. Every document lists only its prefix (Lemma 5 with the smallest requirement of any partner,
+//  2. Every document lists only its prefix (join_prefix.cpp; while the rows are read when they come
+//     through a ReadPipeline) (Lemma 5 with the smallest requirement of any partner,
 //     req(x + lo(x))): a walk over its first signatures, about (1 - tau) of its mass. Each listed
 //     signature carries the document's rank (length order) and its suffix mass.
-//  3. The entries are sorted by (hash, rank): a group of equal hashes lists the documents that hold
+//  3. The entries, kept in coarse buckets by the hash's top bits, are sorted bucket by bucket
+//     (each bucket small enough for the cache, then split by the next bits) by (hash, rank): a group of equal hashes lists the documents that hold
 //     the signature in their prefix, shortest first. Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound), and a pair is a candidate when
@@ -26,27 +28,21 @@
 #include <algorithm>
 #include <atomic>
 
+#include "error.hpp"
 #include "huge_pages.hpp"
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
+#include "join_prefix.hpp"
 
 namespace spotsigs::join_detail {
 
 namespace {
 
-// The entries are bucketed by their hash's top kBucketBits bits, the candidates by the shorter
-// document's rank into kPartitions rank ranges; documents are listed in kListChunks ranges.
-constexpr unsigned kBucketBits = 13;
-constexpr size_t kBuckets = size_t(1) << kBucketBits;
+// Each coarse bucket of entries is split by the next kFineBits bits of the hash before the sort;
+// the candidates go to kPartitions ranges of the shorter document's rank.
+constexpr unsigned kFineBits = 6;
+constexpr size_t kFine = size_t(1) << kFineBits;
 constexpr size_t kPartitions = 64;
-constexpr size_t kListChunks = 64;
-
-// One prefix signature of a document: its hash, the document's rank and the suffix mass there.
-struct PrefixEntry {
-    uint64_t hash;
-    uint32_t rank;
-    uint32_t suf;
-};
 
 }  // namespace
 
@@ -108,48 +104,13 @@ struct GroupJob {
     std::vector<uint32_t> orig;     // collection index by rank (length, then collection index)
     std::vector<uint32_t> len;      // length by rank
     std::vector<uint32_t> rank_of;  // rank by collection index (UINT32_MAX: empty document)
-    const FrequentSignatures* frequent;
     const RequiredOverlap* req;
     double tau;
+    std::vector<uint32_t> lo;       // min_partner_length by length, up to the longest document
+
+    // lo(x): the shortest partner length of a document of length x (Lemma 3).
+    uint64_t lo_of(uint64_t x) const noexcept { return x < lo.size() ? lo[x] : min_partner_length(x, tau); }
 };
-
-// The bucket of an entry: its hash's top bits (a group of equal hashes is never split).
-inline size_t bucket_of(uint64_t hash) noexcept { return static_cast<size_t>(hash >> (64 - kBucketBits)); }
-
-// An upper bound on how many prefix entries a document of length x with size distinct
-// signatures lists: each listed one has suffix mass >= need and mass >= 1.
-inline uint64_t prefix_bound(uint64_t x, uint32_t size, uint64_t need) noexcept {
-    return need > x ? 0 : std::min<uint64_t>(size, x - need + 1);
-}
-
-// Appends document d's prefix entries (global order: stored hash order, frequent ones last).
-void list_prefix(const GroupJob& job, uint32_t d, std::vector<PrefixEntry>& out,
-                 std::vector<uint64_t>& stash) {
-    const MultisetView v = job.docs->doc(d);
-    const uint32_t r = job.rank_of[d];
-    const uint64_t x = v.length;
-    const uint64_t need = (*job.req)(x + min_partner_length(x, job.tau));
-    uint64_t suf = x;
-    stash.clear();
-    for (uint32_t i = 0; i < v.size; ++i) {
-        const uint32_t fo = job.frequent->order_of(v.hashes[i]);
-        if (fo != FrequentSignatures::kNone) {
-            stash.push_back(static_cast<uint64_t>(fo) << 32 | i);
-            continue;
-        }
-        if (suf < need) return;  // every later signature has less mass after it
-        out.push_back(PrefixEntry{v.hashes[i], r, static_cast<uint32_t>(suf)});
-        suf -= v.freqs[i];
-    }
-    // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
-    std::sort(stash.begin(), stash.end());
-    for (uint64_t s : stash) {
-        if (suf < need) return;
-        const uint32_t i = static_cast<uint32_t>(s);
-        out.push_back(PrefixEntry{v.hashes[i], r, static_cast<uint32_t>(suf)});
-        suf -= v.freqs[i];
-    }
-}
 
 // The overlap of two documents, or some value below t once Lemma 6 shows it cannot reach t.
 uint64_t verify_overlap(const MultisetView& a, const MultisetView& b, uint64_t t) noexcept {
@@ -176,104 +137,102 @@ uint64_t verify_overlap(const MultisetView& a, const MultisetView& b, uint64_t t
 void rank_documents(GroupJob& job, MemoryBudget& budget) {
     const Collection& docs = *job.docs;
     const size_t total = docs.size();
-    budget.charge(total * (3 * sizeof(uint32_t) + sizeof(uint64_t)), "the document ranks");
-    std::vector<uint64_t> key;  // length << 32 | collection index
-    reserve_huge(key, total);
+    budget.charge(total * 3 * sizeof(uint32_t), "the document ranks");
+    uint64_t max_len = 0;
+    size_t n = 0;
     for (size_t d = 0; d < total; ++d) {
-        const uint64_t x = docs.doc(d).length;
-        if (x != 0) key.push_back(x << 32 | d);
+        const uint64_t x = docs.length(d);
+        max_len = std::max(max_len, x);
+        n += x != 0;
     }
-    std::sort(key.begin(), key.end());
-    const size_t n = key.size();
     reserve_huge(job.orig, n);
     reserve_huge(job.len, n);
     reserve_huge(job.rank_of, total);
     job.orig.resize(n);
     job.len.resize(n);
     job.rank_of.assign(total, UINT32_MAX);
+    if (max_len <= 4 * total + 1024) {
+        // Lengths are small: a counting sort by length keeps each length's documents in
+        // collection order, which is the (length, index) order.
+        std::vector<uint32_t> at(max_len + 2, 0);
+        for (size_t d = 0; d < total; ++d) ++at[docs.length(d) + 1];
+        for (size_t x = 1; x < at.size(); ++x) at[x] += at[x - 1];
+        const uint32_t empty = at[1];  // the empty documents come first: they get no rank
+        for (size_t d = 0; d < total; ++d) {
+            const uint64_t x = docs.length(d);
+            if (x == 0) continue;
+            const uint32_t r = at[x]++ - empty;
+            job.orig[r] = static_cast<uint32_t>(d);
+            job.len[r] = static_cast<uint32_t>(x);
+            job.rank_of[d] = r;
+        }
+        return;
+    }
+    budget.charge(n * sizeof(uint64_t), "sorting the document ranks");
+    std::vector<uint64_t> key;  // length << 32 | collection index
+    reserve_huge(key, n);
+    for (size_t d = 0; d < total; ++d) {
+        const uint64_t x = docs.length(d);
+        if (x != 0) key.push_back(x << 32 | d);
+    }
+    std::sort(key.begin(), key.end());
     for (size_t r = 0; r < n; ++r) {
         job.orig[r] = static_cast<uint32_t>(key[r]);
         job.len[r] = static_cast<uint32_t>(key[r] >> 32);
         job.rank_of[job.orig[r]] = static_cast<uint32_t>(r);
     }
-    budget.release(total * sizeof(uint64_t));
+    budget.release(n * sizeof(uint64_t));
 }
 
-// The prefix entries of every document, bucketed by hash and each bucket sorted by (hash, rank);
-// start[b] is where bucket b begins.
-std::vector<PrefixEntry> list_and_sort(const GroupJob& job, int threads, MemoryBudget& budget,
-                                       const CancelToken* cancel, std::vector<uint64_t>& start) {
-    const size_t total = job.docs->size();
-    const size_t chunks = std::min(kListChunks, std::max<size_t>(1, total));
-    auto chunk_begin = [&](size_t c) { return total * c / chunks; };
-    // Each range of documents lists into its own array (reserved at its upper bound) and counts
-    // its entries per bucket.
-    std::vector<std::vector<PrefixEntry>> part(chunks);
-    std::vector<uint64_t> hist(chunks * kBuckets, 0);
-    std::vector<uint64_t> reserved(chunks, 0);
-    for (size_t c = 0; c < chunks; ++c)
-        for (size_t d = chunk_begin(c); d < chunk_begin(c + 1); ++d) {
-            const MultisetView v = job.docs->doc(d);
-            if (v.empty()) continue;
-            reserved[c] += prefix_bound(v.length, v.size, (*job.req)(v.length + min_partner_length(v.length, job.tau)));
-        }
-    uint64_t bound = 0;
-    for (uint64_t x : reserved) bound += x;
-    budget.charge(bound * sizeof(PrefixEntry) + hist.size() * sizeof(uint64_t), "the prefix entries");
-    run_workers(threads, chunks, 1, [&](int, size_t c0, size_t c1) {
-        std::vector<uint64_t> stash;
-        for (size_t c = c0; c < c1; ++c) {
-            if (cancel != nullptr && cancel->stopped()) return;
-            std::vector<PrefixEntry>& out = part[c];
-            reserve_huge(out, reserved[c]);
-            for (size_t d = chunk_begin(c); d < chunk_begin(c + 1); ++d)
-                if (job.rank_of[d] != UINT32_MAX) list_prefix(job, static_cast<uint32_t>(d), out, stash);
-            uint64_t* h = &hist[c * kBuckets];
-            for (const PrefixEntry& e : out) ++h[bucket_of(e.hash)];
-        }
-    });
-    throw_if_canceled(cancel);
-    // Bucket-major offsets: bucket b holds chunk 0's entries of b, then chunk 1's, ...
-    start.assign(kBuckets + 1, 0);
-    uint64_t listed = 0;
-    for (size_t b = 0; b < kBuckets; ++b) {
-        start[b] = listed;
-        for (size_t c = 0; c < chunks; ++c) {
-            const uint64_t k = hist[c * kBuckets + b];
-            hist[c * kBuckets + b] = listed;
-            listed += k;
-        }
-    }
-    start[kBuckets] = listed;
-    budget.charge(listed * sizeof(PrefixEntry), "sorting the prefix entries");
+// A worker's scratch for sorting one coarse bucket.
+struct SortScratch {
+    std::vector<PrefixEntry> gathered;
     std::vector<PrefixEntry> sorted;
-    reserve_huge(sorted, listed);
-    sorted.resize(listed);
-    run_workers(threads, chunks, 1, [&](int, size_t c0, size_t c1) {
-        for (size_t c = c0; c < c1; ++c) {
-            uint64_t* at = &hist[c * kBuckets];
-            for (const PrefixEntry& e : part[c]) sorted[at[bucket_of(e.hash)]++] = e;
-            std::vector<PrefixEntry>().swap(part[c]);
+    std::vector<uint64_t> at;
+};
+
+// Copies coarse bucket c of lists into s.sorted ordered by (hash, rank), with each entry's
+// document turned from its collection index into its rank; returns the number of entries.
+size_t sort_bucket(const GroupJob& job, const PrefixLists& lists, size_t c, SortScratch& s) {
+    const size_t n = lists.bucket_entries(c);
+    s.gathered.resize(n);
+    s.sorted.resize(n);
+    s.at.assign(kFine + 1, 0);
+    constexpr unsigned shift = 64 - PrefixLists::kCoarseBits - kFineBits;
+    size_t k = 0;
+    for (const auto& block : lists.bucket(c))
+        for (uint32_t i = 0; i < block->count; ++i) {
+            PrefixEntry e = block->e[i];
+            e.doc = job.rank_of[e.doc];
+            ++s.at[((e.hash >> shift) & (kFine - 1)) + 1];
+            s.gathered[k++] = e;
         }
-    });
-    budget.release(bound * sizeof(PrefixEntry) + hist.size() * sizeof(uint64_t));
-    throw_if_canceled(cancel);
-    run_workers(threads, kBuckets, 16, [&](int, size_t b0, size_t b1) {
-        if (cancel != nullptr && cancel->stopped()) return;
-        std::sort(sorted.begin() + static_cast<long>(start[b0]), sorted.begin() + static_cast<long>(start[b1]),
+    for (size_t f = 1; f <= kFine; ++f) s.at[f] += s.at[f - 1];
+    std::vector<uint64_t> next(s.at.begin(), s.at.end() - 1);
+    for (const PrefixEntry& e : s.gathered) s.sorted[next[(e.hash >> shift) & (kFine - 1)]++] = e;
+    for (size_t f = 0; f < kFine; ++f)
+        std::sort(s.sorted.begin() + static_cast<long>(s.at[f]), s.sorted.begin() + static_cast<long>(s.at[f + 1]),
                   [](const PrefixEntry& x, const PrefixEntry& y) {
-                      return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank;
+                      return x.hash != y.hash ? x.hash < y.hash : x.doc < y.doc;
                   });
-    });
-    throw_if_canceled(cancel);
-    return sorted;
+    return n;
 }
 
 }  // namespace
 
 bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
                      std::vector<JoinPair>& result) {
+    ListedPrefixes listed;
+    list_all_prefixes(docs, opt.tau, opt.threads, opt.cancel, listed);
+    return group_self_join_listed(docs, listed, opt, max_candidates_per_doc, result);
+}
+
+bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, const JoinOptions& opt,
+                            double max_candidates_per_doc, std::vector<JoinPair>& result) {
+    if (listed.tau != opt.tau || !listed.frequent)
+        throw Error(ErrorKind::InvalidParameter, "prefix entries were listed for another threshold");
     MemoryBudget budget(opt.memory_limit);
+    budget.charge(listed.lists.memory_bytes() + listed.frequent->memory_bytes(), "the prefix entries");
     const int threads = opt.threads;
     GroupJob job;
     job.docs = &docs;
@@ -285,57 +244,69 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
     budget.charge(table * sizeof(uint32_t), "the threshold table");
     RequiredOverlap req(opt.tau, table);
     job.req = &req;
+    budget.charge(table / 2 * sizeof(uint32_t), "the partner length table");
+    job.lo.resize(table / 2);
+    for (uint64_t x = 0; x < job.lo.size(); ++x) job.lo[x] = static_cast<uint32_t>(x == 0 ? 0 : min_partner_length(x, job.tau));
     throw_if_canceled(opt.cancel);
-    FrequentSignatures frequent(docs, kFrequentSample, kFrequentMinCount);
-    budget.charge(frequent.memory_bytes(), "the frequent signatures");
-    job.frequent = &frequent;
 
-    std::vector<uint64_t> start;
-    std::vector<PrefixEntry> entries = list_and_sort(job, threads, budget, opt.cancel, start);
-
-    // 3. Candidates from each group, on the workers by buckets (a group never spans two), sent
-    // to the partition of the shorter document's rank.
+    // 3. Each coarse bucket sorted and its groups paired, on the workers; candidates go to the
+    // partition of the shorter document's rank.
     const size_t per_part = std::max<size_t>(1, (n + kPartitions - 1) / kPartitions);
     std::vector<std::vector<std::vector<uint64_t>>> cands(static_cast<size_t>(threads),
                                                           std::vector<std::vector<uint64_t>>(kPartitions));
+    std::vector<SortScratch> scratch(static_cast<size_t>(threads));
     WorkerGuard guard(opt, budget);
     std::atomic<uint64_t> emitted{0};
     const double cap = max_candidates_per_doc * static_cast<double>(n);
     std::atomic<bool> too_many{false};
-    run_workers(threads, kBuckets, 16, [&](int w, size_t b0, size_t b1) {
-        if (guard.stopped() || too_many.load(std::memory_order_relaxed)) return;
+    const PrefixLists& lists = listed.lists;
+    run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
         std::vector<std::vector<uint64_t>>& out = cands[static_cast<size_t>(w)];
-        uint64_t k = 0;
-        size_t group = start[b0];
-        for (size_t i = start[b0]; i < start[b1]; ++i) {
-            const PrefixEntry a = entries[i];
-            if (i == start[b0] || entries[i - 1].hash != a.hash) group = i;
-            const uint64_t la = job.len[a.rank];
-            const uint64_t lo = min_partner_length(la, job.tau);
-            for (size_t j = i; j > group; --j) {
-                const PrefixEntry& b = entries[j - 1];
-                const uint64_t lb = job.len[b.rank];
-                if (lb < lo) break;  // shorter ones follow: outside a's length partitions
-                if (std::min(a.suf, b.suf) >= req(la + lb)) {
-                    out[b.rank / per_part].push_back(static_cast<uint64_t>(b.rank) << 32 | a.rank);
-                    ++k;
+        SortScratch& s = scratch[static_cast<size_t>(w)];
+        for (size_t c = c0; c < c1; ++c) {
+            if (guard.stopped() || too_many.load(std::memory_order_relaxed)) return;
+            const size_t m = sort_bucket(job, lists, c, s);
+            const PrefixEntry* entries = s.sorted.data();
+            uint64_t k = 0;
+            size_t group = 0;
+            for (size_t i = 0; i < m; ++i) {
+                const PrefixEntry a = entries[i];
+                if (i == 0 || entries[i - 1].hash != a.hash) group = i;
+                const uint64_t la = job.len[a.doc];
+                const uint64_t lo = job.lo_of(la);
+                for (size_t j = i; j > group; --j) {
+                    const PrefixEntry& b = entries[j - 1];
+                    const uint64_t lb = job.len[b.doc];
+                    if (lb < lo) break;  // shorter ones follow: outside a's length partitions
+                    if (std::min(a.suf, b.suf) >= req(la + lb)) {
+                        out[b.doc / per_part].push_back(static_cast<uint64_t>(b.doc) << 32 | a.doc);
+                        // A large group can hold more candidates than the cap allows: checked as
+                        // they come, so that memory stays bounded by the cap.
+                        if (++k % 65536 == 0) {
+                            if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap)
+                                too_many.store(true);
+                            if (too_many.load(std::memory_order_relaxed) || guard.stopped()) return;
+                        }
+                    }
                 }
             }
+            // Candidate pairs count against the memory limit like result pairs (8 bytes each).
+            guard.add_pairs((k + 1) / 2);
+            if (static_cast<double>(emitted.fetch_add(k, std::memory_order_relaxed) + k) > cap) too_many.store(true);
         }
-        // Candidate pairs count against the memory limit like result pairs (8 bytes each).
-        guard.add_pairs((k + 1) / 2);
-        if (static_cast<double>(emitted.fetch_add(k, std::memory_order_relaxed) + k) > cap) too_many.store(true);
     });
     throw_if_canceled(opt.cancel);
     if (too_many.load()) return false;
-    budget.release(entries.size() * sizeof(PrefixEntry));
-    std::vector<PrefixEntry>().swap(entries);
+    budget.release(listed.lists.memory_bytes());
+    listed.lists.clear();
+    std::vector<SortScratch>().swap(scratch);
 
     // 4. Each partition's candidates made unique and verified, on the workers.
     std::vector<std::vector<JoinPair>> found(kPartitions);
     run_workers(threads, kPartitions, 1, [&](int, size_t p0, size_t p1) {
         std::vector<uint32_t> at;     // counting sort by the shorter document's rank
         std::vector<uint32_t> longer; // the partners, grouped by that rank
+        std::vector<MultisetView> views;
         for (size_t p = p0; p < p1; ++p) {
             if (guard.stopped()) return;
             const size_t r0 = std::min(n, p * per_part), r1 = std::min(n, (p + 1) * per_part);
@@ -362,9 +333,17 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
                 last = std::unique(first, last);
                 const uint32_t db = job.orig[rb];
                 const MultisetView b = docs.doc(db);
-                for (const uint32_t* ra = first; ra != last; ++ra) {
-                    const uint32_t da = job.orig[*ra];
-                    const MultisetView a = docs.doc(da);
+                // The partners' views first (independent loads the processor overlaps), then each
+                // verified while the next one's signatures are fetched.
+                views.clear();
+                for (const uint32_t* ra = first; ra != last; ++ra) views.push_back(docs.doc(job.orig[*ra]));
+                for (size_t k = 0; k < views.size(); ++k) {
+                    if (k + 1 < views.size()) {
+                        __builtin_prefetch(views[k + 1].hashes);
+                        __builtin_prefetch(views[k + 1].hashes + 8);
+                    }
+                    const uint32_t da = job.orig[first[k]];
+                    const MultisetView& a = views[k];
                     const uint64_t t = req(a.length + b.length);
                     const uint64_t o = verify_overlap(a, b, t);
                     if (o < t) continue;
@@ -373,13 +352,16 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
                     out.push_back(JoinPair{std::min(da, db), std::max(da, db), sim});
                 }
             }
+            std::sort(out.begin(), out.end(), [](const JoinPair& x, const JoinPair& y) {
+                return x.a != y.a ? x.a < y.a : x.b < y.b;
+            });
             guard.add_pairs(out.size());
             guard.progress(r1 - r0);
         }
     });
     throw_if_canceled(opt.cancel);
     guard.progress(docs.size() - n);  // the empty documents, which pair with nothing
-    result = merge_sorted(found);
+    result = merge_sorted_runs(found);
     return true;
 }
 

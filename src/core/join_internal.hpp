@@ -214,6 +214,9 @@ private:
 // The pairs of all workers, concatenated and sorted by (a, b).
 std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts);
 
+// The pairs of runs that are each sorted by (a, b), merged into one sorted vector.
+std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs);
+
 // Throws Error(InvalidParameter) unless tau is in (0, 1] and threads >= 1.
 void check_options(const JoinOptions& opt);
 

@@ -124,4 +124,32 @@ std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts) {
     return out;
 }
 
+std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs) {
+    size_t total = 0;
+    for (const auto& r : runs) total += r.size();
+    std::vector<JoinPair> out;
+    reserve_huge(out, total);
+    // A heap of the runs' next pairs, smallest (a, b) on top.
+    std::vector<std::pair<uint64_t, size_t>> heap;  // (a << 32 | b, run), negated order below
+    std::vector<size_t> pos(runs.size(), 0);
+    auto key = [](const JoinPair& p) { return static_cast<uint64_t>(p.a) << 32 | p.b; };
+    auto later = [](const std::pair<uint64_t, size_t>& x, const std::pair<uint64_t, size_t>& y) { return x > y; };
+    for (size_t r = 0; r < runs.size(); ++r)
+        if (!runs[r].empty()) heap.emplace_back(key(runs[r][0]), r);
+    std::make_heap(heap.begin(), heap.end(), later);
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        const size_t r = heap.back().second;
+        out.push_back(runs[r][pos[r]++]);
+        if (pos[r] < runs[r].size()) {
+            heap.back().first = key(runs[r][pos[r]]);
+            std::push_heap(heap.begin(), heap.end(), later);
+        } else {
+            heap.pop_back();
+            std::vector<JoinPair>().swap(runs[r]);
+        }
+    }
+    return out;
+}
+
 }  // namespace spotsigs::join_detail

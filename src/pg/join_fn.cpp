@@ -11,6 +11,7 @@ extern "C" {
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ extern "C" {
 #include "join_gucs.hpp"
 #include "join_read.hpp"
 #include "join_run.hpp"
+#include "read_pipeline.hpp"
 
 using namespace spotsigs;
 using namespace spotsigs::pg;
@@ -102,29 +104,49 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Logs the phase times at DEBUG1 (SET client_min_messages = debug1 to see them).
-void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double match_s, size_t pairs) {
+// Logs the phase times at DEBUG1 (SET client_min_messages = debug1 to see them): the read on the
+// main thread, how much longer the filing thread needed, and the matching after that.
+void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double filed_s, double match_s,
+                size_t pairs) {
     pg_guard([&] {
-        elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, matched in %.3f s, %zu pairs", fn,
-             docs, bytes >> 20, read_s, match_s, pairs);
+        elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, filed %.3f s later, matched in %.3f s, %zu pairs",
+             fn, docs, bytes >> 20, read_s, filed_s, match_s, pairs);
     });
 }
 
-// Reads the first source of a self-join call and matches it with itself.
-std::vector<JoinPair> self_pairs(const JoinCall& call, Collection& docs, Progress& progress,
+// Options for a join of already filed collections holding used bytes (the matcher thread).
+JoinOptions with_budget(JoinOptions opt, size_t used) {
+    size_t limit = join_memory_limit_bytes();
+    if (used >= limit) throw_memory_limit("copying the documents");
+    opt.memory_limit = limit - used;
+    return opt;
+}
+
+// Reads the first source of a self-join call into pipe and matches it with itself.
+std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
                                  const char* fn) {
     auto t0 = std::chrono::steady_clock::now();
-    size_t limit = join_memory_limit_bytes();
-    read_source(call.src[0], docs, limit, progress);
-    check_unique_ids(docs, call.src[0].relname);
+    ExitStop exit_stop(pipe);
+    read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
     double read_s = seconds_since(t0);
-    JoinOptions opt = options_for(call, docs.memory_bytes());
+    JoinOptions opt = options_for(call, 0);
     auto t1 = std::chrono::steady_clock::now();
-    std::vector<JoinPair> pairs = match([&docs](const JoinOptions& o) { return self_join(docs, o); },
-                                        opt, progress, docs.size());
-    log_phases(fn, docs.size(), docs.memory_bytes(), read_s, seconds_since(t1), pairs.size());
+    double filed_s = 0;
+    std::vector<JoinPair> pairs = match(
+        [&](const JoinOptions& o) {
+            if (!wait_filed(pipe, o.cancel)) return std::vector<JoinPair>();
+            filed_s = seconds_since(t1);
+            check_unique_ids(pipe.docs(), call.src[0].relname);
+            return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
+        },
+        opt, progress, pipe.rows());
+    log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
+               seconds_since(t1) - filed_s, pairs.size());
     return pairs;
 }
+
+// The threshold a self-join's pipeline lists prefixes for: the default method's (0: none).
+double list_tau(const JoinCall& call) { return call.method == JoinMethod::Partitioned ? call.tau : 0.0; }
 
 // Appends one row of two bigints and an optional float8 to the call's tuplestore.
 void put_row(ReturnSetInfo* rsinfo, int64_t a, int64_t b, const double* sim) {
@@ -151,8 +173,9 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
-        Collection docs;
-        std::vector<JoinPair> pairs = self_pairs(call, docs, progress, "spotsigs_join");
+        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes());
+        std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
+        const Collection& docs = pipe->docs();
         pg_guard([&] {
             for (const JoinPair& p : pairs) {
                 int64_t x = docs.id(p.a), y = docs.id(p.b);
@@ -172,19 +195,33 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     return pg_entry([&] {
         Progress progress("spotsigs_join_rs");
         size_t limit = join_memory_limit_bytes();
-        Collection r, s;
         auto t0 = std::chrono::steady_clock::now();
-        read_source(call.src[0], r, limit, progress);
-        check_unique_ids(r, call.src[0].relname);
-        read_source(call.src[1], s, limit > r.memory_bytes() ? limit - r.memory_bytes() : 1, progress);
-        check_unique_ids(s, call.src[1].relname);
+        std::unique_ptr<ReadPipeline> rp = open_pipeline(call.src[0], 0, limit);
+        ExitStop r_stop(*rp);
+        read_source(call.src[0], *rp, limit, progress);
+        // S is read while R is still being filed; both count against one limit.
+        std::unique_ptr<ReadPipeline> sp = open_pipeline(call.src[1], 0, limit);
+        ExitStop s_stop(*sp);
+        size_t r_bytes = rp->memory_bytes();
+        read_source(call.src[1], *sp, limit > r_bytes ? limit - r_bytes : 1, progress);
         double read_s = seconds_since(t0);
-        JoinOptions opt = options_for(call, r.memory_bytes() + s.memory_bytes());
+        JoinOptions opt = options_for(call, 0);
         auto t1 = std::chrono::steady_clock::now();
-        std::vector<JoinPair> pairs =
-            match([&](const JoinOptions& o) { return rs_join(r, s, o); }, opt, progress, r.size());
+        double filed_s = 0;
+        std::vector<JoinPair> pairs = match(
+            [&](const JoinOptions& o) {
+                if (!wait_filed(*rp, o.cancel) || !wait_filed(*sp, o.cancel)) return std::vector<JoinPair>();
+                filed_s = seconds_since(t1);
+                check_unique_ids(rp->docs(), call.src[0].relname);
+                check_unique_ids(sp->docs(), call.src[1].relname);
+                return rs_join(rp->docs(), sp->docs(),
+                               with_budget(o, rp->docs().memory_bytes() + sp->docs().memory_bytes()));
+            },
+            opt, progress, rp->rows());
+        const Collection& r = rp->docs();
+        const Collection& s = sp->docs();
         log_phases("spotsigs_join_rs", r.size() + s.size(), r.memory_bytes() + s.memory_bytes(), read_s,
-                   seconds_since(t1), pairs.size());
+                   filed_s, seconds_since(t1) - filed_s, pairs.size());
         pg_guard([&] {
             for (const JoinPair& p : pairs) put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
         });
@@ -201,8 +238,9 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
-        Collection docs;
-        std::vector<JoinPair> pairs = self_pairs(call, docs, progress, "spotsigs_clusters");
+        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes());
+        std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
+        const Collection& docs = pipe->docs();
         size_t n = docs.size();
         std::vector<uint32_t> parent(n);
         std::iota(parent.begin(), parent.end(), 0u);

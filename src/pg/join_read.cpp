@@ -14,6 +14,8 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,16 +117,19 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 
 namespace {
 
-// How often (rows) the reader checks the memory limit, reports progress and frees detoasted copies.
+// How often (rows) the reader checks the memory limit, reports progress and serves interrupts.
 constexpr uint64 kReadStride = 2000;
+// How long the reader waits for a free batch buffer before it serves interrupts again.
+constexpr auto kBatchWait = std::chrono::milliseconds(10);
 
-// A DestReceiver that adds every row of the reader's query to a Collection as the executor
+// A DestReceiver that hands every row of the reader's query to a ReadPipeline as the executor
 // produces it: no tuple is copied into an SPI tuple table, and values stored inline are read in
-// place (only compressed or out-of-line values are detoasted, into a context reset every
-// kReadStride rows). C-style: it is called from the executor, and its C++ work runs in pg_entry.
+// place (only compressed or out-of-line values are detoasted, each copy freed at once). The
+// pipeline copies the bytes; its filing thread does the rest. C-style: it is called from the
+// executor, and its C++ work runs in pg_entry.
 struct CollectReceiver {
     DestReceiver pub;  // first member: the executor sees a DestReceiver*
-    Collection* out;
+    ReadPipeline* out;
     size_t memory_limit;
     Progress* progress;
     const char* relname;
@@ -132,7 +137,7 @@ struct CollectReceiver {
     uint64 rows;
 };
 
-// Adds one row (id, sig) to the collection.
+// Adds one row (id, sig) to the pipeline.
 bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
     bool id_null, sig_null;
@@ -142,22 +147,25 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     MemoryContext old = MemoryContextSwitchTo(r->scratch);
     struct varlena* v = PG_DETOAST_DATUM_PACKED(sig);
     MemoryContextSwitchTo(old);
-    // A detoasted copy is freed at once: its memory serves the next one (holding a stride's
-    // worth made every stride fresh, page-faulted memory).
     const bool copied = reinterpret_cast<Pointer>(v) != DatumGetPointer(sig);
     bool stride = ++r->rows % kReadStride == 0;
     if (stride) CHECK_FOR_INTERRUPTS();
-    pg_entry([&] {
-        r->out->add(DatumGetInt64(id), view_of(v));
-        if (stride) {
-            if (r->memory_limit != 0 && r->out->memory_bytes() > r->memory_limit)
-                throw_memory_limit(("reading " + std::string(r->relname)).c_str());
-            r->progress->reading(r->out->size());
-        }
-        return Datum(0);
-    });
+    for (;;) {
+        bool taken = false;
+        pg_entry([&] {
+            taken = r->out->add(DatumGetInt64(id), reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)),
+                                VARSIZE_ANY_EXHDR(v), kBatchWait);
+            if (taken && stride) {
+                if (r->memory_limit != 0 && r->out->memory_bytes() > r->memory_limit)
+                    throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+                r->progress->reading(r->out->rows());
+            }
+            return Datum(0);
+        });
+        if (taken) break;
+        CHECK_FOR_INTERRUPTS();  // the filing thread is behind: serve interrupts while waiting
+    }
     if (copied) pfree(v);
-    if (stride) MemoryContextReset(r->scratch);
     return true;
 }
 
@@ -168,10 +176,14 @@ void collect_destroy(DestReceiver*) {}
 
 }  // namespace
 
-void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Progress& progress) {
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit) {
     double est_bytes = src.est_rows * 32 + src.est_entries * 12;
-    if (out.size() == 0 && src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2)
-        out.reserve(static_cast<size_t>(src.est_rows), static_cast<size_t>(src.est_entries));
+    bool presize = src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2;
+    return std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(src.est_rows) : 0,
+                                          presize ? static_cast<size_t>(src.est_entries) : 0);
+}
+
+void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {
     // Plain data only: no C++ object with a destructor lives while the executor runs.
     CollectReceiver* recv = nullptr;
     pg_guard([&] {
@@ -197,6 +209,13 @@ void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Pr
         MemoryContextDelete(recv->scratch);
         pfree(recv);
     });
+    out.close();
+}
+
+bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
+    while (!pipe.wait_filed(kBatchWait))
+        if (cancel != nullptr && cancel->stopped()) return false;
+    return true;
 }
 
 void check_unique_ids(const Collection& docs, const char* relname) {

@@ -5,8 +5,10 @@
 #include "pg.hpp"
 
 #include <cstddef>
+#include <memory>
 
 #include "join.hpp"
+#include "read_pipeline.hpp"
 
 namespace spotsigs::pg {
 
@@ -28,10 +30,16 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 // The OID of the spotsig type in the schema of the function being called (outside pg_entry).
 Oid spotsig_type_oid(FunctionCallInfo fcinfo);
 
-// Reads every row with a non-NULL id and signature into out (inside pg_entry; PostgreSQL is
-// reached through pg_guard). Throws Error(OutOfMemory) once out exceeds memory_limit bytes and
-// Error(InvalidParameter) on a duplicate id.
-void read_source(const JoinSource& src, Collection& out, size_t memory_limit, Progress& progress);
+// A pipeline for reading src (presized from its statistics when they fit memory_limit), listing
+// prefixes for list_tau (0: none). Inside pg_entry.
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit);
+// Reads every row with a non-NULL id and signature into out and closes it (inside pg_entry;
+// PostgreSQL is reached through pg_guard). Throws Error(OutOfMemory) once out exceeds
+// memory_limit bytes, and the filing thread's errors.
+void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress);
+// Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
+// cancel was set first. Rethrows the filing thread's errors.
+bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
 
 // Throws Error(InvalidParameter) naming the relation if two documents share an id.
 void check_unique_ids(const Collection& docs, const char* relname);

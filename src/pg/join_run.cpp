@@ -49,8 +49,10 @@ private:
 };
 
 class StoppingThread;
-// The running matcher thread, if any, for the process-exit callback.
+// The running matcher thread, if any, and the pipelines being read, for the process-exit callback.
 StoppingThread* active_thread = nullptr;
+constexpr int kMaxPipes = 4;
+ReadPipeline* active_pipes[kMaxPipes] = {};
 bool exit_callback_registered = false;
 
 // Owns the matcher thread: stops and joins it on every exit path, including exceptions.
@@ -84,6 +86,18 @@ private:
 // matcher thread before the process's memory goes away.
 void stop_on_exit(int, Datum) {
     if (active_thread != nullptr) active_thread->stop();
+    for (ReadPipeline*& p : active_pipes)
+        if (p != nullptr) {
+            p->stop();
+            p = nullptr;
+        }
+}
+
+// Registers stop_on_exit once per backend.
+void register_exit_callback() {
+    if (exit_callback_registered) return;
+    pg_guard([] { before_shmem_exit(stop_on_exit, 0); });
+    exit_callback_registered = true;
 }
 
 // Microseconds since some fixed point (PostgreSQL's clock, read without raising errors).
@@ -143,10 +157,7 @@ std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(co
     std::mutex mu;
     std::condition_variable cv;
     bool done = false;
-    if (!exit_callback_registered) {
-        pg_guard([] { before_shmem_exit(stop_on_exit, 0); });
-        exit_callback_registered = true;
-    }
+    register_exit_callback();
     {
         // No PostgreSQL call happens on this thread: it only runs the core on plain data.
         StoppingThread thread(token, [&] {
@@ -171,6 +182,21 @@ std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(co
     }
     if (failure) std::rethrow_exception(failure);
     return result;
+}
+
+ExitStop::ExitStop(ReadPipeline& pipe) : pipe_(&pipe) {
+    register_exit_callback();
+    for (ReadPipeline*& p : active_pipes)
+        if (p == nullptr) {
+            p = pipe_;
+            return;
+        }
+    throw Error(ErrorKind::ProgramLimit, "too many join inputs are being read at once");
+}
+
+ExitStop::~ExitStop() {
+    for (ReadPipeline*& p : active_pipes)
+        if (p == pipe_) p = nullptr;
 }
 
 void throw_memory_limit(const char* what) {

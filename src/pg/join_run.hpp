@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "join.hpp"
+#include "read_pipeline.hpp"
 
 namespace spotsigs::pg {
 
@@ -43,6 +44,19 @@ private:
 // Exceptions of work are rethrown on the main thread.
 std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(const JoinOptions&)>& work,
                                     JoinOptions opt, Progress& progress, uint64_t total);
+
+// While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
+// pipeline's filing thread, as it stops the matcher thread. Main thread only.
+class ExitStop {
+public:
+    explicit ExitStop(ReadPipeline& pipe);
+    ~ExitStop();
+    ExitStop(const ExitStop&) = delete;
+    ExitStop& operator=(const ExitStop&) = delete;
+
+private:
+    ReadPipeline* pipe_;
+};
 
 // Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out.
 [[noreturn]] void throw_memory_limit(const char* what);

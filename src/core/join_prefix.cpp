@@ -1,0 +1,86 @@
+// Prefix entries in coarse buckets, and the lister that writes a document's prefix into them.
+#include "join_prefix.hpp"
+
+#include <algorithm>
+
+namespace spotsigs::join_detail {
+
+namespace {
+// Totals below this are tabulated by a lister's RequiredOverlap (128 KB); longer ones computed.
+constexpr uint64_t kListerTable = uint64_t(1) << 15;
+}  // namespace
+
+void PrefixLists::absorb(PrefixLists& other) {
+    for (size_t c = 0; c < kCoarse; ++c) {
+        std::vector<std::unique_ptr<Block>>& from = other.buckets_[c];
+        std::vector<std::unique_ptr<Block>>& to = buckets_[c];
+        to.reserve(to.size() + from.size());
+        for (std::unique_ptr<Block>& b : from) to.push_back(std::move(b));
+        std::vector<std::unique_ptr<Block>>().swap(from);
+    }
+    entries_ += other.entries_;
+    bytes_ += other.bytes_;
+    other.entries_ = 0;
+    other.bytes_ = 0;
+}
+
+uint64_t PrefixLists::bucket_entries(size_t c) const noexcept {
+    uint64_t k = 0;
+    for (const std::unique_ptr<Block>& b : buckets_[c]) k += b->count;
+    return k;
+}
+
+void PrefixLists::clear() noexcept {
+    for (auto& b : buckets_) std::vector<std::unique_ptr<Block>>().swap(b);
+    entries_ = 0;
+    bytes_ = 0;
+}
+
+PrefixLister::PrefixLister(double tau, const FrequentSignatures& frequent)
+    : tau_(tau), frequent_(&frequent), req_(tau, kListerTable) {}
+
+void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
+    const uint64_t x = v.length;
+    if (x == 0) return;
+    const uint64_t need = req_(x + min_partner_length(x, tau_));
+    uint64_t suf = x;
+    stash_.clear();
+    for (uint32_t i = 0; i < v.size; ++i) {
+        const uint32_t fo = frequent_->order_of(v.hashes[i]);
+        if (fo != FrequentSignatures::kNone) {
+            stash_.push_back(static_cast<uint64_t>(fo) << 32 | i);
+            continue;
+        }
+        if (suf < need) return;  // every later signature has less mass after it
+        out.add(PrefixEntry{v.hashes[i], d, static_cast<uint32_t>(suf)});
+        suf -= v.freqs[i];
+    }
+    // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
+    std::sort(stash_.begin(), stash_.end());
+    for (uint64_t s : stash_) {
+        if (suf < need) return;
+        const uint32_t i = static_cast<uint32_t>(s);
+        out.add(PrefixEntry{v.hashes[i], d, static_cast<uint32_t>(suf)});
+        suf -= v.freqs[i];
+    }
+}
+
+void list_all_prefixes(const Collection& docs, double tau, int threads, const CancelToken* cancel,
+                       ListedPrefixes& out) {
+    out.tau = tau;
+    out.frequent = std::make_unique<FrequentSignatures>(docs, kFrequentSample, kFrequentMinCount);
+    out.lists.clear();
+    const size_t total = docs.size();
+    std::vector<PrefixLists> part(static_cast<size_t>(threads));
+    std::vector<PrefixLister> listers(static_cast<size_t>(threads), PrefixLister(tau, *out.frequent));
+    // Documents in chunks of 4,096 on the workers, each worker into its own lists.
+    run_workers(threads, total, 4096, [&](int w, size_t d0, size_t d1) {
+        if (cancel != nullptr && cancel->stopped()) return;
+        const size_t k = static_cast<size_t>(w);
+        for (size_t d = d0; d < d1; ++d) listers[k].list(static_cast<uint32_t>(d), docs.doc(d), part[k]);
+    });
+    throw_if_canceled(cancel);
+    for (PrefixLists& p : part) out.lists.absorb(p);
+}
+
+}  // namespace spotsigs::join_detail

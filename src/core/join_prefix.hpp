@@ -1,0 +1,106 @@
+// The prefix entries of the prefix-group self-join (join_groups.cpp) and the lister that writes
+// them: split from the matcher so that the entries can be listed while the rows are still being
+// read (read_pipeline.hpp), one document at a time, in any order of documents.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "join.hpp"
+#include "join_bounds.hpp"
+#include "join_internal.hpp"
+
+namespace spotsigs::join_detail {
+
+// One prefix signature of a document: its hash, the document (its collection index while
+// listed, its length rank once the matcher takes the entries) and its suffix mass there.
+struct PrefixEntry {
+    uint64_t hash;
+    uint32_t doc;
+    uint32_t suf;
+};
+
+// Prefix entries kept in coarse buckets by the hash's top kCoarseBits bits (a group of equal
+// hashes is never split), each bucket a list of fixed-size blocks: appending touches one block
+// per bucket (256 x 8 KB, cache-sized), and lists of several listers join by moving blocks.
+class PrefixLists {
+public:
+    static constexpr unsigned kCoarseBits = 8;
+    static constexpr size_t kCoarse = size_t(1) << kCoarseBits;
+    static constexpr uint32_t kBlockEntries = 511;  // with the count: 8 KB per block
+
+    struct Block {
+        uint32_t count = 0;
+        PrefixEntry e[kBlockEntries];
+    };
+
+    // The coarse bucket of a hash.
+    static size_t bucket_of(uint64_t hash) noexcept { return static_cast<size_t>(hash >> (64 - kCoarseBits)); }
+    // Appends one entry.
+    void add(const PrefixEntry& e) {
+        std::vector<std::unique_ptr<Block>>& b = buckets_[bucket_of(e.hash)];
+        if (b.empty() || b.back()->count == kBlockEntries) {
+            b.push_back(std::make_unique<Block>());
+            bytes_ += sizeof(Block);
+        }
+        Block& k = *b.back();
+        k.e[k.count++] = e;
+        ++entries_;
+    }
+    // Moves every entry of other into this one (other ends empty).
+    void absorb(PrefixLists& other);
+    // The blocks of coarse bucket c.
+    const std::vector<std::unique_ptr<Block>>& bucket(size_t c) const noexcept { return buckets_[c]; }
+    // Entries in coarse bucket c.
+    uint64_t bucket_entries(size_t c) const noexcept;
+    // Entries held.
+    uint64_t entries() const noexcept { return entries_; }
+    // Bytes held.
+    size_t memory_bytes() const noexcept { return bytes_; }
+    // Frees everything.
+    void clear() noexcept;
+
+private:
+    std::vector<std::unique_ptr<Block>> buckets_[kCoarse];
+    uint64_t entries_ = 0;
+    size_t bytes_ = 0;
+};
+
+// Lists documents' prefixes for one threshold under one global order (stored hash order, the
+// frequent signatures last): the signatures whose suffix mass reaches req(x + lo(x)) for a
+// document of length x (join_bounds.hpp Lemma 5 with the smallest requirement of any partner).
+class PrefixLister {
+public:
+    // A lister for threshold tau ordering frequent's signatures last (frequent must outlive it).
+    PrefixLister(double tau, const FrequentSignatures& frequent);
+    // Appends the prefix entries of document d (view v; d is recorded as the entry's document).
+    void list(uint32_t d, const MultisetView& v, PrefixLists& out);
+
+private:
+    double tau_;
+    const FrequentSignatures* frequent_;
+    RequiredOverlap req_;
+    std::vector<uint64_t> stash_;  // the frequent signatures of the current document
+};
+
+// A collection's prefix entries, ready for the matcher: the frequent signatures that ordered
+// them, and the threshold they were listed for. Built by list_all_prefixes() or ReadPipeline.
+struct ListedPrefixes {
+    double tau = 0;
+    std::unique_ptr<FrequentSignatures> frequent;
+    PrefixLists lists;
+};
+
+// Lists the prefixes of every document of docs on threads workers (the frequent signatures from
+// an evenly spaced sample of docs).
+void list_all_prefixes(const Collection& docs, double tau, int threads, const CancelToken* cancel,
+                       ListedPrefixes& out);
+
+// The prefix-group self-join over prefixes already listed for docs (listed.tau must equal
+// opt.tau): fills result and returns true, or returns false past max_candidates_per_doc
+// candidate pairs per document. Consumes listed.lists.
+bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, const JoinOptions& opt,
+                            double max_candidates_per_doc, std::vector<JoinPair>& result);
+
+}  // namespace spotsigs::join_detail

@@ -1,0 +1,193 @@
+// The read pipeline: batch buffers handed from the reading thread to the filing thread.
+#include "read_pipeline.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+
+#include "error.hpp"
+#include "join_internal.hpp"
+#include "join_prefix.hpp"
+#include "packed.hpp"
+
+namespace spotsigs {
+
+namespace {
+// Batch buffers: 1 MB each (about 1,300 rows of 86 signatures), eight of them.
+constexpr size_t kBatchBytes = size_t(1) << 20;
+constexpr size_t kBatches = 8;
+// Prefixes are listed once this many documents are filed: the frequent signatures come from an
+// evenly spaced sample of them (smaller inputs are listed when the pipeline closes).
+constexpr size_t kSampleWindow = 65536;
+}  // namespace
+
+struct ReadPipeline::Batch {
+    std::vector<unsigned char> bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
+    size_t used = 0;
+    std::vector<int64_t> ids;
+    std::vector<uint64_t> offsets;
+    std::vector<uint32_t> lengths;
+};
+
+struct ReadPipeline::ListerBox {
+    join_detail::PrefixLister lister;
+};
+
+ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs) : list_tau_(list_tau) {
+    if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
+    if (list_tau_ > 0) {
+        listed_ = std::make_unique<join_detail::ListedPrefixes>();
+        listed_->tau = list_tau_;
+    }
+    for (size_t k = 0; k < kBatches; ++k) {
+        pool_.push_back(std::make_unique<Batch>());
+        pool_.back()->bytes.resize(kBatchBytes);
+        free_.push_back(pool_.back().get());
+        batch_bytes_ += kBatchBytes;
+    }
+    // The thread starts with every signal blocked, so that none is ever delivered to it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        thread_ = std::thread([this] { file_loop(); });
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+ReadPipeline::~ReadPipeline() { stop(); }
+
+void ReadPipeline::stop() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_.store(true);
+    }
+    cv_.notify_all();
+    try {
+        if (thread_.joinable()) thread_.join();
+    } catch (...) {
+    }
+}
+
+bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait) {
+    // Where the payload goes: 4 bytes past an 8-byte boundary, so that its hashes (12 bytes in)
+    // are 8-byte aligned.
+    auto place = [](size_t used) { return ((used + 3) & ~size_t(7)) + 4; };
+    if (current_ != nullptr && place(current_->used) + len > current_->bytes.size() && !current_->ids.empty()) {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            full_.push_back(current_);
+        }
+        cv_.notify_all();
+        current_ = nullptr;
+    }
+    if (current_ == nullptr) {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, wait, [&] { return !free_.empty() || error_ != nullptr; });
+        if (error_) std::rethrow_exception(error_);
+        if (free_.empty()) return false;
+        current_ = free_.back();
+        free_.pop_back();
+    }
+    Batch& b = *current_;
+    const size_t at = place(b.used);
+    if (at + len > b.bytes.size()) {  // a value larger than a batch: this batch grows for it
+        batch_bytes_ += at + len - b.bytes.size();
+        b.bytes.resize(at + len);
+    }
+    std::memcpy(b.bytes.data() + at, payload, len);
+    b.used = at + len;
+    b.ids.push_back(id);
+    b.offsets.push_back(at);
+    b.lengths.push_back(static_cast<uint32_t>(len));
+    ++rows_;
+    return true;
+}
+
+void ReadPipeline::close() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (current_ != nullptr && !current_->ids.empty()) full_.push_back(current_);
+        else if (current_ != nullptr) free_.push_back(current_);
+        current_ = nullptr;
+        closed_ = true;
+    }
+    cv_.notify_all();
+}
+
+bool ReadPipeline::wait_filed(std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, wait, [&] { return done_ || error_ != nullptr; });
+    if (error_) std::rethrow_exception(error_);
+    return done_;
+}
+
+void ReadPipeline::file_loop() {
+    try {
+        for (;;) {
+            Batch* b = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [&] { return stop_.load() || !full_.empty() || closed_; });
+                if (stop_.load()) return;
+                if (full_.empty()) break;  // closed and everything filed
+                b = full_.front();
+                full_.pop_front();
+            }
+            file(*b);
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                free_.push_back(b);
+            }
+            cv_.notify_all();
+        }
+        if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
+        if (stop_.load()) return;
+        filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0));
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            done_ = true;
+        }
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        error_ = std::current_exception();
+    }
+    cv_.notify_all();
+}
+
+void ReadPipeline::file(Batch& b) {
+    for (size_t k = 0; k < b.ids.size(); ++k) {
+        const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
+        const uint32_t d = docs_.add(b.ids[k], v);
+        if (!listed_) continue;
+        if (lister_) lister_->lister.list(d, docs_.doc(d), listed_->lists);
+        else if (docs_.size() == kSampleWindow) start_listing();
+    }
+    // A batch that grew for a large value goes back to the usual size.
+    if (b.bytes.size() > kBatchBytes) {
+        batch_bytes_.fetch_sub(b.bytes.size() - kBatchBytes);
+        std::vector<unsigned char>(kBatchBytes).swap(b.bytes);
+    }
+    b.used = 0;
+    b.ids.clear();
+    b.offsets.clear();
+    b.lengths.clear();
+    filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0),
+                       std::memory_order_relaxed);
+}
+
+void ReadPipeline::start_listing() {
+    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::kFrequentSample,
+                                                                         join_detail::kFrequentMinCount);
+    lister_ = std::make_unique<ListerBox>(ListerBox{join_detail::PrefixLister(list_tau_, *listed_->frequent)});
+    for (size_t d = 0; d < docs_.size(); ++d) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        lister_->lister.list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+    }
+}
+
+}  // namespace spotsigs

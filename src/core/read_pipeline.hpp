@@ -1,0 +1,100 @@
+// Reading a join's input on the caller's thread while a background filing thread does the rest.
+//
+// The caller (the backend's main thread, which alone may touch PostgreSQL) only copies each
+// stored value's bytes into a batch buffer, which stays in the cache and is reused. A filing
+// thread, started with every signal blocked, takes the full batches in order: it checks each
+// value, stores it in the Collection (the page-faulting copy into fresh memory) and, for a
+// self-join by the default method, lists its prefix for the prefix-group matcher. So reading,
+// storing and listing overlap; on 1M rows the reader alone would take most of the join.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "join.hpp"
+
+namespace spotsigs {
+
+namespace join_detail {
+struct ListedPrefixes;
+}
+
+class ReadPipeline {
+public:
+    // Starts the filing thread. list_tau in (0, 1]: also list prefixes for that threshold; 0:
+    // only store. The reserve hints presize the collection (documents, signatures).
+    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs);
+    // Stops and joins the filing thread.
+    ~ReadPipeline();
+    ReadPipeline(const ReadPipeline&) = delete;
+    ReadPipeline& operator=(const ReadPipeline&) = delete;
+
+    // Copies one packed spotsig payload of len bytes (packed.hpp) for filing under id. Returns
+    // false without taking it when no batch buffer became free within wait (the caller serves
+    // its interrupts and calls again). Rethrows the filing thread's error, if it had one.
+    bool add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait);
+    // Hands over the last batch; add() must not be called after it.
+    void close();
+    // Waits up to wait for the filing of everything closed; true once done. Rethrows the filing
+    // thread's error.
+    bool wait_filed(std::chrono::milliseconds wait);
+    // Stops the filing thread (it drops what it has not filed) and joins it. Idempotent.
+    void stop() noexcept;
+
+    // Rows taken by add().
+    size_t rows() const noexcept { return rows_; }
+    // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
+    size_t memory_bytes() const noexcept {
+        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
+    }
+    // The documents, in the order they were added (after wait_filed() returned true).
+    Collection& docs() noexcept { return docs_; }
+    // The listed prefixes (after wait_filed() returned true), or null when none were listed.
+    join_detail::ListedPrefixes* prefixes() noexcept { return listed_.get(); }
+
+private:
+    struct Batch;
+    // The filing thread's loop.
+    void file_loop();
+    // Files one batch.
+    void file(Batch& b);
+    // Builds the frequent signatures from the documents filed so far and lists all of them.
+    void start_listing();
+
+    double list_tau_;
+    Collection docs_;
+    std::unique_ptr<join_detail::ListedPrefixes> listed_;
+    struct ListerBox;
+    std::unique_ptr<ListerBox> lister_;
+
+    std::vector<std::unique_ptr<Batch>> pool_;
+    Batch* current_ = nullptr;   // owned by the caller's thread while being filled
+    size_t rows_ = 0;
+    std::atomic<size_t> batch_bytes_{0};
+    std::atomic<size_t> filed_bytes_{0};
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Batch*> full_;    // handed over, in order
+    std::vector<Batch*> free_;
+    bool closed_ = false;
+    bool done_ = false;
+    std::atomic<bool> stop_{false};
+    std::exception_ptr error_;
+    std::thread thread_;
+};
+
+// The self-join of everything a pipeline filed (after wait_filed() returned true): the default
+// method uses the prefixes listed while reading, when they were listed for opt.tau.
+std::vector<JoinPair> self_join(ReadPipeline& input, const JoinOptions& opt);
+
+}  // namespace spotsigs

@@ -1,0 +1,216 @@
+// Unit tests of the read pipeline: what it files equals what was added, and the self-join over
+// the prefixes it listed while reading equals the reference matchers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "error.hpp"
+#include "join.hpp"
+#include "packed.hpp"
+#include "read_pipeline.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+constexpr auto kWait = std::chrono::milliseconds(10);
+
+// Random multisets: near-duplicate variants of earlier ones, empty ones, a small skewed
+// vocabulary (so that some signatures are frequent) and a few heavy frequencies.
+std::vector<Multiset> random_sets(uint32_t seed, size_t n, size_t max_distinct, uint64_t vocab) {
+    std::mt19937_64 rng(seed);
+    std::vector<Multiset> out;
+    auto draw = [&] {
+        std::vector<std::pair<uint64_t, uint64_t>> d;
+        size_t k = 1 + rng() % max_distinct;
+        for (size_t i = 0; i < k; ++i) {
+            double u = std::uniform_real_distribution<double>(0, 1)(rng);
+            uint64_t f = rng() % 8 == 0 ? 1 + rng() % 300 : 1 + rng() % 2;
+            d.push_back({static_cast<uint64_t>(u * u * static_cast<double>(vocab)) * 0x9e3779b97f4a7c15ULL, f});
+        }
+        return d;
+    };
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> raw;
+    while (raw.size() < n) {
+        uint64_t roll = rng() % 10;
+        if (roll < 4 && !raw.empty()) {
+            auto d = raw[rng() % raw.size()];
+            if (!d.empty() && rng() % 2) d.erase(d.begin() + static_cast<long>(rng() % d.size()));
+            if (!d.empty() && rng() % 2) d[rng() % d.size()].second += 1;
+            raw.push_back(d);
+        } else if (roll == 4) {
+            raw.push_back({});
+        } else {
+            raw.push_back(draw());
+        }
+    }
+    for (auto& d : raw) out.push_back(Multiset::from_pairs(d));
+    return out;
+}
+
+// The packed payload of m, as a stored value holds it after its varlena header.
+std::vector<unsigned char> packed(const Multiset& m) {
+    std::vector<unsigned char> bytes(packed_size(m.view()));
+    pack(m.view(), bytes.data());
+    return bytes;
+}
+
+// Adds every set to the pipeline (ids 1000 + index), from unaligned copies, and closes it.
+void feed(ReadPipeline& p, const std::vector<Multiset>& sets) {
+    for (size_t i = 0; i < sets.size(); ++i) {
+        std::vector<unsigned char> bytes = packed(sets[i]);
+        std::vector<unsigned char> shifted(bytes.size() + 1);
+        std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());  // the pipeline must not need alignment
+        while (!p.add(static_cast<int64_t>(1000 + i), shifted.data() + 1, bytes.size(), kWait)) {
+        }
+    }
+    p.close();
+    while (!p.wait_filed(kWait)) {
+    }
+}
+
+// A collection built directly from the sets.
+Collection direct(const std::vector<Multiset>& sets) {
+    Collection c;
+    for (size_t i = 0; i < sets.size(); ++i) c.add(static_cast<int64_t>(1000 + i), sets[i].view());
+    return c;
+}
+
+// Join output as comparable triples.
+std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const std::vector<JoinPair>& pairs) {
+    std::vector<std::tuple<uint32_t, uint32_t, double>> out;
+    for (const JoinPair& p : pairs) out.emplace_back(p.a, p.b, p.similarity);
+    return out;
+}
+
+// Options for a join.
+JoinOptions options(double tau, int threads, JoinMethod m = JoinMethod::Partitioned) {
+    JoinOptions o;
+    o.tau = tau;
+    o.threads = threads;
+    o.method = m;
+    return o;
+}
+
+}  // namespace
+
+TEST(ReadPipeline, FilesWhatWasAdded) {
+    std::vector<Multiset> sets = random_sets(3, 3000, 40, 5000);
+    // One value larger than a batch buffer (1 MB): 200,000 signatures.
+    Multiset big;
+    for (uint64_t h = 0; h < 200000; ++h) {
+        big.hashes.push_back(h * 7 + 1);
+        big.freqs.push_back(1 + h % 3);
+        big.length += 1 + h % 3;
+    }
+    sets.insert(sets.begin() + 1500, big);
+    ReadPipeline p(0.0, 0, 0);
+    feed(p, sets);
+    EXPECT_EQ(p.rows(), sets.size());
+    EXPECT_EQ(p.prefixes(), nullptr);
+    const Collection& c = p.docs();
+    ASSERT_EQ(c.size(), sets.size());
+    for (size_t i = 0; i < sets.size(); ++i) {
+        MultisetView v = c.doc(i);
+        ASSERT_EQ(c.id(i), static_cast<int64_t>(1000 + i));
+        ASSERT_EQ(v.size, sets[i].hashes.size()) << i;
+        ASSERT_EQ(v.length, sets[i].length) << i;
+        for (uint32_t k = 0; k < v.size; ++k) {
+            ASSERT_EQ(v.hashes[k], sets[i].hashes[k]);
+            ASSERT_EQ(v.freqs[k], sets[i].freqs[k]);
+        }
+    }
+}
+
+TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
+    // Fewer documents than the sample window: the prefixes are listed when the pipeline closes.
+    for (uint32_t seed = 1; seed <= 6; ++seed) {
+        std::vector<Multiset> sets = random_sets(seed, 300 + 150 * seed, 4 + seed * 5, 60 + 40 * seed);
+        Collection c = direct(sets);
+        for (double tau : {0.3, 0.6, 0.8, 0.9, 1.0})
+            for (int threads : {1, 2}) {
+                ReadPipeline p(tau, 0, 0);
+                feed(p, sets);
+                ASSERT_NE(p.prefixes(), nullptr);
+                ASSERT_EQ(triples(self_join(p, options(tau, threads))),
+                          triples(self_join(c, options(tau, 1, JoinMethod::BruteForce))))
+                    << "seed " << seed << " tau " << tau << " threads " << threads;
+            }
+    }
+}
+
+TEST(ReadPipeline, LargeInputsListWhileReading) {
+    // More documents than the sample window (65,536): most prefixes are listed as they arrive,
+    // ordered by frequent signatures taken from the first documents only.
+    std::vector<Multiset> sets = random_sets(11, 90000, 12, 40000);
+    Collection c = direct(sets);
+    for (double tau : {0.5, 0.8, 0.95}) {
+        ReadPipeline p(tau, sets.size(), 0);
+        feed(p, sets);
+        std::vector<JoinPair> got = self_join(p, options(tau, 2));
+        EXPECT_GT(got.size(), 1000u);
+        ASSERT_EQ(triples(got), triples(self_join(c, options(tau, 2, JoinMethod::NoPart)))) << "tau " << tau;
+    }
+}
+
+TEST(ReadPipeline, PrefixesForAnotherThresholdAreNotUsed) {
+    std::vector<Multiset> sets = random_sets(5, 800, 20, 300);
+    Collection c = direct(sets);
+    ReadPipeline p(0.95, 0, 0);
+    feed(p, sets);
+    EXPECT_EQ(triples(self_join(p, options(0.6, 2))), triples(self_join(c, options(0.6, 1, JoinMethod::BruteForce))));
+    ReadPipeline q(0.6, 0, 0);
+    feed(q, sets);
+    EXPECT_EQ(triples(self_join(q, options(0.6, 1, JoinMethod::NoPrune))),
+              triples(self_join(c, options(0.6, 1, JoinMethod::BruteForce))));
+}
+
+TEST(ReadPipeline, CorruptValuesAreReported) {
+    std::vector<Multiset> sets = random_sets(2, 50, 10, 100);
+    size_t k = 0;
+    while (sets[k].hashes.size() < 2) ++k;
+    // An unknown format version (caught by the header check), then two hashes swapped (caught
+    // when the value is stored).
+    std::vector<unsigned char> version = packed(sets[k]);
+    version[0] = 9;
+    std::vector<unsigned char> order = packed(sets[k]);
+    std::swap_ranges(order.begin() + kPackedHeaderSize, order.begin() + kPackedHeaderSize + 8,
+                     order.begin() + kPackedHeaderSize + 8);
+    for (const std::vector<unsigned char>& bad : {version, order}) {
+        ReadPipeline p(0.8, 0, 0);
+        try {
+            for (size_t i = 0; i < sets.size(); ++i) {
+                std::vector<unsigned char> b = i == 20 ? bad : packed(sets[i]);
+                while (!p.add(static_cast<int64_t>(i), b.data(), b.size(), kWait)) {
+                }
+            }
+            p.close();
+            while (!p.wait_filed(kWait)) {
+            }
+            FAIL() << "no error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::DataCorrupted) << e.what();
+        }
+    }
+}
+
+TEST(ReadPipeline, StopsWithoutClosing) {
+    std::vector<Multiset> sets = random_sets(4, 5000, 30, 1000);
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        ReadPipeline p(0.9, 0, 0);
+        for (size_t i = 0; i < sets.size(); ++i) {
+            std::vector<unsigned char> b = packed(sets[i]);
+            while (!p.add(static_cast<int64_t>(i), b.data(), b.size(), kWait)) {
+            }
+        }
+        p.stop();
+        p.stop();  // idempotent
+        EXPECT_FALSE(p.wait_filed(kWait));
+    }  // the destructor after stop()
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
