@@ -147,7 +147,7 @@ void ReadPipeline::file_loop() {
         }
         if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
         if (stop_.load()) return;
-        filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0));
+        publish_bytes();
         {
             std::lock_guard<std::mutex> lock(mu_);
             done_ = true;
@@ -164,7 +164,7 @@ void ReadPipeline::file(Batch& b) {
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
-        if (lister_) lister_->lister.list(d, docs_.doc(d), listed_->lists);
+        if (lister_) lister_->lister.list(d, v, listed_->lists);
         else if (docs_.size() == kSampleWindow) start_listing();
     }
     // A batch that grew for a large value goes back to the usual size.
@@ -176,6 +176,10 @@ void ReadPipeline::file(Batch& b) {
     b.ids.clear();
     b.offsets.clear();
     b.lengths.clear();
+    publish_bytes();
+}
+
+void ReadPipeline::publish_bytes() noexcept {
     filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0),
                        std::memory_order_relaxed);
 }

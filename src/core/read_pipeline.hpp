@@ -67,6 +67,8 @@ private:
     void file_loop();
     // Files one batch.
     void file(Batch& b);
+    // Makes the filed bytes visible to memory_bytes().
+    void publish_bytes() noexcept;
     // Builds the frequent signatures from the documents filed so far and lists all of them.
     void start_listing();
 

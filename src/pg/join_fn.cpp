@@ -75,15 +75,12 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
     return call;
 }
 
-// Options for the core with what remains of the memory budget after the copied documents.
-JoinOptions options_for(const JoinCall& call, size_t used) {
+// Options for the core from the call (the memory budget is set by with_budget once the input is filed).
+JoinOptions options_for(const JoinCall& call) {
     JoinOptions opt;
     opt.tau = call.tau;
     opt.threads = call.threads;
     opt.method = call.method;
-    size_t limit = join_memory_limit_bytes();
-    if (used >= limit) throw_memory_limit("copying the documents");
-    opt.memory_limit = limit - used;
     return opt;
 }
 
@@ -129,7 +126,7 @@ std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progr
     ExitStop exit_stop(pipe);
     read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
     double read_s = seconds_since(t0);
-    JoinOptions opt = options_for(call, 0);
+    JoinOptions opt = options_for(call);
     auto t1 = std::chrono::steady_clock::now();
     double filed_s = 0;
     std::vector<JoinPair> pairs = match(
@@ -205,7 +202,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         size_t r_bytes = rp->memory_bytes();
         read_source(call.src[1], *sp, limit > r_bytes ? limit - r_bytes : 1, progress);
         double read_s = seconds_since(t0);
-        JoinOptions opt = options_for(call, 0);
+        JoinOptions opt = options_for(call);
         auto t1 = std::chrono::steady_clock::now();
         double filed_s = 0;
         std::vector<JoinPair> pairs = match(
