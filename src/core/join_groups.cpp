@@ -13,7 +13,8 @@
 //     req(x + lo(x))): a walk over its first signatures, about (1 - tau) of its mass. Each listed
 //     signature carries the document's rank (length order) and its suffix mass.
 //  3. The entries, kept in coarse buckets by the hash's top bits, are sorted bucket by bucket
-//     (each bucket small enough for the cache, then split by the next bits) by (hash, rank): a group of equal hashes lists the documents that hold
+//     (each bucket small enough for the cache, split by up to 14 more bits into runs of about
+//     two entries, then each run sorted) by (hash, rank): a group of equal hashes lists the documents that hold
 //     the signature in their prefix, shortest first. Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound), and a pair is a candidate when
@@ -38,10 +39,11 @@ namespace spotsigs::join_detail {
 
 namespace {
 
-// Each coarse bucket of entries is split by the next kFineBits bits of the hash before the sort;
-// the candidates go to kPartitions ranges of the shorter document's rank.
-constexpr unsigned kFineBits = 6;
-constexpr size_t kFine = size_t(1) << kFineBits;
+// Each coarse bucket of entries is split by up to kMaxFineBits more bits of the hash before the
+// sort, enough for runs of about two entries (the sort is then mostly this counting pass;
+// measured with one thread on the 1M scaled rows at tau 0.9: 0.78-0.80 s against 1.12-1.13 s
+// with 6 bits); the candidates go to kPartitions ranges of the shorter document's rank.
+constexpr unsigned kMaxFineBits = 14;
 constexpr size_t kPartitions = 64;
 
 }  // namespace
@@ -133,6 +135,24 @@ uint64_t verify_overlap(const MultisetView& a, const MultisetView& b, uint64_t t
     return o;
 }
 
+// verify_overlap() for two documents whose frequencies are all 1 (both stored without a
+// frequency array): the unseen masses are then the counts of unseen signatures, and the merge
+// advances without data-dependent branches (a mispredicted branch per step is most of the cost
+// of merging two unrelated hash lists).
+uint64_t verify_overlap_sets(const MultisetView& a, const MultisetView& b, uint64_t t) noexcept {
+    uint64_t o = 0;
+    uint32_t i = 0, j = 0;
+    const uint32_t na = a.size, nb = b.size;
+    while (i < na && j < nb) {
+        if (o + std::min(na - i, nb - j) < t) return o;
+        const uint64_t x = a.hashes[i], y = b.hashes[j];
+        o += x == y;
+        i += x <= y;
+        j += y <= x;
+    }
+    return o;
+}
+
 // Ranks the non-empty documents by (length, collection index) into job.orig/len/rank_of.
 void rank_documents(GroupJob& job, MemoryBudget& budget) {
     const Collection& docs = *job.docs;
@@ -188,29 +208,35 @@ void rank_documents(GroupJob& job, MemoryBudget& budget) {
 struct SortScratch {
     std::vector<PrefixEntry> gathered;
     std::vector<PrefixEntry> sorted;
-    std::vector<uint64_t> at;
+    std::vector<uint64_t> at;    // where each fine bucket starts
+    std::vector<uint64_t> next;  // where its next entry goes
 };
 
 // Copies coarse bucket c of lists into s.sorted ordered by (hash, rank), with each entry's
 // document turned from its collection index into its rank; returns the number of entries.
 size_t sort_bucket(const GroupJob& job, const PrefixLists& lists, size_t c, SortScratch& s) {
     const size_t n = lists.bucket_entries(c);
+    unsigned bits = 0;
+    while (bits < kMaxFineBits && (size_t(2) << bits) < n) ++bits;
+    const size_t fine = size_t(1) << bits;
+    const unsigned shift = 64 - PrefixLists::kCoarseBits - kMaxFineBits;  // the top `bits` of these
+    const unsigned drop = kMaxFineBits - bits;
+    auto fine_of = [&](uint64_t hash) { return static_cast<size_t>((hash >> shift) & ((size_t(1) << kMaxFineBits) - 1)) >> drop; };
     s.gathered.resize(n);
     s.sorted.resize(n);
-    s.at.assign(kFine + 1, 0);
-    constexpr unsigned shift = 64 - PrefixLists::kCoarseBits - kFineBits;
+    s.at.assign(fine + 1, 0);
     size_t k = 0;
     for (const auto& block : lists.bucket(c))
         for (uint32_t i = 0; i < block->count; ++i) {
             PrefixEntry e = block->e[i];
             e.doc = job.rank_of[e.doc];
-            ++s.at[((e.hash >> shift) & (kFine - 1)) + 1];
+            ++s.at[fine_of(e.hash) + 1];
             s.gathered[k++] = e;
         }
-    for (size_t f = 1; f <= kFine; ++f) s.at[f] += s.at[f - 1];
-    std::vector<uint64_t> next(s.at.begin(), s.at.end() - 1);
-    for (const PrefixEntry& e : s.gathered) s.sorted[next[(e.hash >> shift) & (kFine - 1)]++] = e;
-    for (size_t f = 0; f < kFine; ++f)
+    for (size_t f = 1; f <= fine; ++f) s.at[f] += s.at[f - 1];
+    s.next.assign(s.at.begin(), s.at.end() - 1);
+    for (const PrefixEntry& e : s.gathered) s.sorted[s.next[fine_of(e.hash)]++] = e;
+    for (size_t f = 0; f < fine; ++f)
         std::sort(s.sorted.begin() + static_cast<long>(s.at[f]), s.sorted.begin() + static_cast<long>(s.at[f + 1]),
                   [](const PrefixEntry& x, const PrefixEntry& y) {
                       return x.hash != y.hash ? x.hash < y.hash : x.doc < y.doc;
@@ -345,7 +371,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     const uint32_t da = job.orig[first[k]];
                     const MultisetView& a = views[k];
                     const uint64_t t = req(a.length + b.length);
-                    const uint64_t o = verify_overlap(a, b, t);
+                    const uint64_t o = (a.freqs.width | b.freqs.width) == 0 ? verify_overlap_sets(a, b, t)
+                                                                              : verify_overlap(a, b, t);
                     if (o < t) continue;
                     // Exactly similarity()'s arithmetic.
                     const double sim = static_cast<double>(o) / static_cast<double>(a.length + b.length - o);

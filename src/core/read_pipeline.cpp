@@ -34,18 +34,21 @@ struct ReadPipeline::ListerBox {
     join_detail::PrefixLister lister;
 };
 
-ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs) : list_tau_(list_tau) {
+ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background)
+    : list_tau_(list_tau), background_(background) {
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
     if (list_tau_ > 0) {
         listed_ = std::make_unique<join_detail::ListedPrefixes>();
         listed_->tau = list_tau_;
     }
-    for (size_t k = 0; k < kBatches; ++k) {
+    // Without a filing thread one batch is filled and filed in turn.
+    for (size_t k = 0; k < (background_ ? kBatches : 1); ++k) {
         pool_.push_back(std::make_unique<Batch>());
         pool_.back()->bytes.resize(kBatchBytes);
         free_.push_back(pool_.back().get());
         batch_bytes_ += kBatchBytes;
     }
+    if (!background_) return;
     // The thread starts with every signal blocked, so that none is ever delivered to it.
     sigset_t all, old;
     sigfillset(&all);
@@ -78,6 +81,10 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
     // are 8-byte aligned.
     auto place = [](size_t used) { return ((used + 3) & ~size_t(7)) + 4; };
     if (current_ != nullptr && place(current_->used) + len > current_->bytes.size() && !current_->ids.empty()) {
+        if (!background_) {
+            file(*current_);  // the same batch is filled again
+            return add(id, payload, len, wait);
+        }
         {
             std::lock_guard<std::mutex> lock(mu_);
             full_.push_back(current_);
@@ -109,6 +116,17 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
 }
 
 void ReadPipeline::close() {
+    if (!background_) {
+        if (current_ != nullptr) {
+            if (!current_->ids.empty()) file(*current_);
+            free_.push_back(current_);
+            current_ = nullptr;
+        }
+        closed_ = true;
+        finish_filing();
+        done_ = !stop_.load();
+        return;
+    }
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (current_ != nullptr && !current_->ids.empty()) full_.push_back(current_);
@@ -120,6 +138,10 @@ void ReadPipeline::close() {
 }
 
 bool ReadPipeline::wait_filed(std::chrono::milliseconds wait) {
+    if (!background_) {
+        if (!done_) throw Error(ErrorKind::Canceled, "the join's input was stopped before it was filed");
+        return true;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, wait, [&] { return done_ || error_ != nullptr; });
     if (error_) std::rethrow_exception(error_);
@@ -145,9 +167,8 @@ void ReadPipeline::file_loop() {
             }
             cv_.notify_all();
         }
-        if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
+        finish_filing();
         if (stop_.load()) return;
-        publish_bytes();
         {
             std::lock_guard<std::mutex> lock(mu_);
             done_ = true;
@@ -176,6 +197,11 @@ void ReadPipeline::file(Batch& b) {
     b.ids.clear();
     b.offsets.clear();
     b.lengths.clear();
+    publish_bytes();
+}
+
+void ReadPipeline::finish_filing() {
+    if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
     publish_bytes();
 }
 

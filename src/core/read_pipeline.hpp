@@ -30,9 +30,11 @@ struct ListedPrefixes;
 
 class ReadPipeline {
 public:
-    // Starts the filing thread. list_tau in (0, 1]: also list prefixes for that threshold; 0:
-    // only store. The reserve hints presize the collection (documents, signatures).
-    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs);
+    // Starts the filing thread, or with background false files each full batch on the caller's
+    // thread inside add() and close() (a call limited to one thread). list_tau in (0, 1]: also
+    // list prefixes for that threshold; 0: only store. The reserve hints presize the collection
+    // (documents, signatures).
+    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background = true);
     // Stops and joins the filing thread.
     ~ReadPipeline();
     ReadPipeline(const ReadPipeline&) = delete;
@@ -42,7 +44,8 @@ public:
     // false without taking it when no batch buffer became free within wait (the caller serves
     // its interrupts and calls again). Rethrows the filing thread's error, if it had one.
     bool add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait);
-    // Hands over the last batch; add() must not be called after it.
+    // Hands over the last batch (without a filing thread: files it, and throws what filing
+    // throws); add() must not be called after it.
     void close();
     // Waits up to wait for the filing of everything closed; true once done. Rethrows the filing
     // thread's error.
@@ -71,8 +74,11 @@ private:
     void publish_bytes() noexcept;
     // Builds the frequent signatures from the documents filed so far and lists all of them.
     void start_listing();
+    // What the filing thread does once everything is filed: lists a small input, publishes.
+    void finish_filing();
 
     double list_tau_;
+    bool background_;
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
     struct ListerBox;

@@ -170,7 +170,8 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
-        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes());
+        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(),
+                                                           call.threads > 1);
         std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
         const Collection& docs = pipe->docs();
         pg_guard([&] {
@@ -193,11 +194,13 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         Progress progress("spotsigs_join_rs");
         size_t limit = join_memory_limit_bytes();
         auto t0 = std::chrono::steady_clock::now();
-        std::unique_ptr<ReadPipeline> rp = open_pipeline(call.src[0], 0, limit);
+        // At most `threads` threads at once: R gets a filing thread from 2 threads on, S (read
+        // while R may still be filing) from 3 on; otherwise the backend's thread files.
+        std::unique_ptr<ReadPipeline> rp = open_pipeline(call.src[0], 0, limit, call.threads > 1);
         ExitStop r_stop(*rp);
         read_source(call.src[0], *rp, limit, progress);
         // S is read while R is still being filed; both count against one limit.
-        std::unique_ptr<ReadPipeline> sp = open_pipeline(call.src[1], 0, limit);
+        std::unique_ptr<ReadPipeline> sp = open_pipeline(call.src[1], 0, limit, call.threads > 2);
         ExitStop s_stop(*sp);
         size_t r_bytes = rp->memory_bytes();
         read_source(call.src[1], *sp, limit > r_bytes ? limit - r_bytes : 1, progress);
@@ -235,7 +238,8 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
-        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes());
+        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(),
+                                                           call.threads > 1);
         std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
         const Collection& docs = pipe->docs();
         size_t n = docs.size();

@@ -176,11 +176,12 @@ void collect_destroy(DestReceiver*) {}
 
 }  // namespace
 
-std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit) {
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
+                                            bool background) {
     double est_bytes = src.est_rows * 32 + src.est_entries * 12;
     bool presize = src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2;
     return std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(src.est_rows) : 0,
-                                          presize ? static_cast<size_t>(src.est_entries) : 0);
+                                          presize ? static_cast<size_t>(src.est_entries) : 0, background);
 }
 
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {

@@ -31,8 +31,10 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 Oid spotsig_type_oid(FunctionCallInfo fcinfo);
 
 // A pipeline for reading src (presized from its statistics when they fit memory_limit), listing
-// prefixes for list_tau (0: none). Inside pg_entry.
-std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit);
+// prefixes for list_tau (0: none), with a filing thread when background is true (else the
+// backend's thread files as it reads). Inside pg_entry.
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
+                                            bool background);
 // Reads every row with a non-NULL id and signature into out and closes it (inside pg_entry;
 // PostgreSQL is reached through pg_guard). Throws Error(OutOfMemory) once out exceeds
 // memory_limit bytes, and the filing thread's errors.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 #include <random>
 #include <tuple>
@@ -108,7 +109,9 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
         big.length += 1 + h % 3;
     }
     sets.insert(sets.begin() + 1500, big);
-    ReadPipeline p(0.0, 0, 0);
+    for (bool background : {true, false}) {
+    SCOPED_TRACE(background ? "filing thread" : "filed by the caller");
+    ReadPipeline p(0.0, 0, 0, background);
     feed(p, sets);
     EXPECT_EQ(p.rows(), sets.size());
     EXPECT_EQ(p.prefixes(), nullptr);
@@ -124,6 +127,7 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
             ASSERT_EQ(v.freqs[k], sets[i].freqs[k]);
         }
     }
+    }
 }
 
 TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
@@ -133,7 +137,8 @@ TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
         Collection c = direct(sets);
         for (double tau : {0.3, 0.6, 0.8, 0.9, 1.0})
             for (int threads : {1, 2}) {
-                ReadPipeline p(tau, 0, 0);
+                // A one-thread call files on the caller's thread.
+                ReadPipeline p(tau, 0, 0, threads > 1);
                 feed(p, sets);
                 ASSERT_NE(p.prefixes(), nullptr);
                 ASSERT_EQ(triples(self_join(p, options(tau, threads))),
@@ -155,6 +160,10 @@ TEST(ReadPipeline, LargeInputsListWhileReading) {
         EXPECT_GT(got.size(), 1000u);
         ASSERT_EQ(triples(got), triples(self_join(c, options(tau, 2, JoinMethod::NoPart)))) << "tau " << tau;
     }
+    // The same, filed by the caller as it adds (a one-thread call).
+    ReadPipeline p(0.8, sets.size(), 0, false);
+    feed(p, sets);
+    ASSERT_EQ(triples(self_join(p, options(0.8, 1))), triples(self_join(c, options(0.8, 2, JoinMethod::NoPart))));
 }
 
 TEST(ReadPipeline, PrefixesForAnotherThresholdAreNotUsed) {
@@ -180,8 +189,9 @@ TEST(ReadPipeline, CorruptValuesAreReported) {
     std::vector<unsigned char> order = packed(sets[k]);
     std::swap_ranges(order.begin() + kPackedHeaderSize, order.begin() + kPackedHeaderSize + 8,
                      order.begin() + kPackedHeaderSize + 8);
+    for (bool background : {true, false})
     for (const std::vector<unsigned char>& bad : {version, order}) {
-        ReadPipeline p(0.8, 0, 0);
+        ReadPipeline p(0.8, 0, 0, background);
         try {
             for (size_t i = 0; i < sets.size(); ++i) {
                 std::vector<unsigned char> b = i == 20 ? bad : packed(sets[i]);
@@ -193,7 +203,7 @@ TEST(ReadPipeline, CorruptValuesAreReported) {
             }
             FAIL() << "no error";
         } catch (const Error& e) {
-            EXPECT_EQ(e.kind(), ErrorKind::DataCorrupted) << e.what();
+            EXPECT_EQ(e.kind(), ErrorKind::DataCorrupted) << e.what() << (background ? "" : " (by the caller)");
         }
     }
 }
@@ -213,4 +223,34 @@ TEST(ReadPipeline, StopsWithoutClosing) {
         EXPECT_FALSE(p.wait_filed(kWait));
     }  // the destructor after stop()
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    // Filed by the caller: stopping leaves nothing to wait for, and the input is reported as
+    // stopped rather than joined in part.
+    ReadPipeline q(0.9, 0, 0, false);
+    std::vector<unsigned char> b = packed(sets[0]);
+    ASSERT_TRUE(q.add(1, b.data(), b.size(), kWait));
+    q.stop();
+    try {
+        q.wait_filed(kWait);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Canceled) << e.what();
+    }
+}
+
+// The threads of this process (Linux).
+size_t process_threads() {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) n += entry.is_directory();
+    return n;
+}
+
+TEST(ReadPipeline, OneThreadCallsStartNoThread) {
+    const size_t before = process_threads();
+    {
+        ReadPipeline p(0.9, 0, 0, false);
+        EXPECT_EQ(process_threads(), before);
+        ReadPipeline q(0.9, 0, 0, true);
+        EXPECT_EQ(process_threads(), before + 1);
+    }
+    EXPECT_EQ(process_threads(), before);
 }
