@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #include "huge_pages.hpp"
 
@@ -43,15 +44,24 @@ void PrefixLists::absorb(PrefixLists& other) {
         to.insert(to.end(), from.begin(), from.end());
         std::vector<Block*>().swap(from);
     }
-    // This list's current slab stays the one it carves from: the other's go in front of it.
+    // This list's current slab stays the one it carves from: the other's go in front of it
+    // (with none of its own, this one carves on from other's current slab).
+    if (slabs_.empty()) used_ = other.used_;
     slabs_.insert(slabs_.empty() ? slabs_.end() : slabs_.end() - 1, other.slabs_.begin(), other.slabs_.end());
-    if (slabs_.size() == other.slabs_.size()) used_ = other.used_;
     other.slabs_.clear();
     other.used_ = 0;
     entries_ += other.entries_;
     bytes_ += other.bytes_;
     other.entries_ = 0;
     other.bytes_ = 0;
+}
+
+void PrefixLists::swap(PrefixLists& other) noexcept {
+    for (size_t c = 0; c < kCoarse; ++c) buckets_[c].swap(other.buckets_[c]);
+    slabs_.swap(other.slabs_);
+    std::swap(used_, other.used_);
+    std::swap(entries_, other.entries_);
+    std::swap(bytes_, other.bytes_);
 }
 
 uint64_t PrefixLists::bucket_entries(size_t c) const noexcept {

@@ -37,8 +37,16 @@ public:
     };
 
     PrefixLists() = default;
-    PrefixLists(PrefixLists&&) noexcept = default;
-    PrefixLists& operator=(PrefixLists&&) noexcept = default;
+    // Moves take the slabs along and leave other empty (a defaulted move would leave other with
+    // stale counts, and a defaulted assignment would drop this one's slabs without freeing them).
+    PrefixLists(PrefixLists&& other) noexcept { swap(other); }
+    PrefixLists& operator=(PrefixLists&& other) noexcept {
+        if (this != &other) {
+            clear();
+            swap(other);
+        }
+        return *this;
+    }
     ~PrefixLists() { clear(); }
 
     // The coarse bucket of a hash.
@@ -72,6 +80,8 @@ private:
     };
     // A fresh block from the current slab, or from a new one.
     Block* new_block();
+    // Exchanges everything with other.
+    void swap(PrefixLists& other) noexcept;
 
     std::vector<Block*> buckets_[kCoarse];
     std::vector<Slab> slabs_;

@@ -145,6 +145,12 @@ std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progr
 // The threshold a self-join's pipeline lists prefixes for: the default method's (0: none).
 double list_tau(const JoinCall& call) { return call.method == JoinMethod::Partitioned ? call.tau : 0.0; }
 
+// The pipeline a self-join reads its relation into: with a filing thread unless the call is
+// limited to one thread.
+std::unique_ptr<ReadPipeline> self_pipeline(const JoinCall& call) {
+    return open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(), call.threads > 1);
+}
+
 // Appends one row of two bigints and an optional float8 to the call's tuplestore.
 void put_row(ReturnSetInfo* rsinfo, int64_t a, int64_t b, const double* sim) {
     Datum values[3] = {Int64GetDatum(a), Int64GetDatum(b), sim ? Float8GetDatum(*sim) : Datum(0)};
@@ -170,8 +176,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
-        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(),
-                                                           call.threads > 1);
+        std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
         std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
         const Collection& docs = pipe->docs();
         pg_guard([&] {
@@ -238,8 +243,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
-        std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(),
-                                                           call.threads > 1);
+        std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
         std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
         const Collection& docs = pipe->docs();
         size_t n = docs.size();

@@ -16,6 +16,7 @@
 #include "join.hpp"
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
+#include "join_prefix.hpp"
 
 using namespace spotsigs;
 
@@ -634,4 +635,34 @@ TEST(JoinGroups, GivesWayPastTheCandidateCap) {
     EXPECT_EQ(pairs.size(), 300u * 299u / 2u);
     // The default method then runs the index matcher: the same pairs.
     EXPECT_EQ(self_join(c, opt).size(), 300u * 299u / 2u);
+}
+
+TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
+    using join_detail::PrefixEntry;
+    using join_detail::PrefixLists;
+    // Enough entries in one bucket for several slabs (64, 128, ... blocks of 511 entries).
+    PrefixLists a;
+    for (uint32_t i = 0; i < 200000; ++i) a.add(PrefixEntry{uint64_t(i) * 977, i, i});
+    const size_t bytes = a.memory_bytes();
+    PrefixLists b(std::move(a));
+    EXPECT_EQ(a.entries(), 0u);
+    EXPECT_EQ(a.memory_bytes(), 0u);
+    EXPECT_EQ(b.entries(), 200000u);
+    EXPECT_EQ(b.memory_bytes(), bytes);
+    PrefixLists c;
+    c.add(PrefixEntry{1, 1, 1});
+    c = std::move(b);  // c's own slab is freed, b's taken
+    EXPECT_EQ(b.entries(), 0u);
+    EXPECT_EQ(c.entries(), 200000u);
+    EXPECT_EQ(c.bucket_entries(0), 200000u);
+    // Absorbed into an empty list, the entries go on growing from the other's current slab.
+    // (Two new blocks: carved at the wrong place they would overwrite filled ones.)
+    PrefixLists d;
+    d.absorb(c);
+    for (uint32_t i = 0; i < 1000; ++i) d.add(PrefixEntry{2, i, i});
+    EXPECT_EQ(d.entries(), 201000u);
+    EXPECT_EQ(d.memory_bytes(), bytes);
+    uint64_t seen = 0;
+    for (const PrefixLists::Block* blk : d.bucket(0)) seen += blk->count;
+    EXPECT_EQ(seen, 201000u);
 }
