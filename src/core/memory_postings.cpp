@@ -1,24 +1,63 @@
 // In-memory posting lists (the index's pending list, searchable).
 #include "memory_postings.hpp"
 
+#include "error.hpp"
+
 namespace spotsigs {
+
+namespace {
+constexpr unsigned kInitialLog2 = 10;  // 1,024 slots (24 kB) for a new list
+}
+
+MemoryPostings::MemoryPostings() : table_(size_t(1) << kInitialLog2, Slot{0, 0, 0, 0}), shift_(64 - kInitialLog2) {}
+
+size_t MemoryPostings::find(uint64_t hash) const noexcept {
+    // Linear probing from a multiplicative hash of the (already well mixed) signature hash.
+    const size_t mask = table_.size() - 1;
+    size_t k = size_t((hash * 0x9e3779b97f4a7c15ULL) >> shift_);
+    while (table_[k].count != 0 && table_[k].hash != hash) k = (k + 1) & mask;
+    return k;
+}
+
+void MemoryPostings::grow() {
+    std::vector<Slot> old(table_.size() * 2, Slot{0, 0, 0, 0});
+    old.swap(table_);
+    --shift_;
+    for (const Slot& s : old)
+        if (s.count != 0) table_[find(s.hash)] = s;
+}
 
 void MemoryPostings::add(uint64_t id, const MultisetView& sig) {
     ++documents_;
+    if (npostings_ + uint64_t(sig.size) >= kNone)
+        throw Error(ErrorKind::OutOfMemory, "too many pending index entries to keep in memory");
     for (uint32_t i = 0; i < sig.size; ++i) {
-        std::vector<Posting>& l = lists_[sig.hashes[i]];
-        if (l.empty()) bytes_ += 64;  // the map node and the vector header, roughly
-        size_t before = l.capacity();
-        l.push_back(Posting{id, static_cast<uint32_t>(sig.length), sig.freqs[i]});
-        bytes_ += (l.capacity() - before) * sizeof(Posting);
+        if ((lists_ + 1) * 10 > table_.size() * 7) grow();
+        const uint32_t k = npostings_++;
+        if ((k & kMask) == 0) chunks_.push_back(std::make_unique<Chunk>());
+        posting(k) = Posting{id, static_cast<uint32_t>(sig.length), sig.freqs[i]};
+        next(k) = kNone;
+        Slot& s = table_[find(sig.hashes[i])];
+        if (s.count == 0) {
+            s = Slot{sig.hashes[i], k, k, 1};
+            ++lists_;
+        } else {
+            next(s.tail) = k;
+            s.tail = k;
+            ++s.count;
+        }
     }
 }
 
-MemoryPostings::Source::Source(const MemoryPostings& m, const MultisetView& q) : lists_(q.size, nullptr) {
-    if (m.lists_.empty()) return;
+size_t MemoryPostings::bytes() const noexcept {
+    return table_.size() * sizeof(Slot) + chunks_.size() * sizeof(Chunk);
+}
+
+MemoryPostings::Source::Source(const MemoryPostings& m, const MultisetView& q) : m_(m), slot_(q.size, kNone) {
+    if (m.lists_ == 0) return;
     for (uint32_t i = 0; i < q.size; ++i) {
-        auto it = m.lists_.find(q.hashes[i]);
-        if (it != m.lists_.end()) lists_[i] = &it->second;
+        size_t k = m.find(q.hashes[i]);
+        if (m.table_[k].count != 0) slot_[i] = static_cast<uint32_t>(k);
     }
 }
 
@@ -26,15 +65,17 @@ uint64_t MemoryPostings::Source::count(uint32_t i, uint64_t lo, uint64_t hi) {
     // An over-estimate is allowed: the whole list, without a pass over it.
     (void)lo;
     (void)hi;
-    return lists_[i] ? lists_[i]->size() : 0;
+    return slot_[i] == kNone ? 0 : m_.table_[slot_[i]].count;
 }
 
 void MemoryPostings::Source::scan(uint32_t i, uint64_t lo, uint64_t hi,
                                   const std::function<bool(const Posting&)>& fn) {
-    if (!lists_[i]) return;
-    for (const Posting& p : *lists_[i]) {
-        if (p.length < lo || p.length > hi) continue;
-        if (!fn(p)) return;
+    if (slot_[i] == kNone) return;
+    for (uint32_t k = m_.table_[slot_[i]].head; k != kNone;) {
+        const Chunk& c = m_.chunk_of(k);
+        const Posting& p = c.postings[k & kMask];
+        if (p.length >= lo && p.length <= hi && !fn(p)) return;
+        k = c.next[k & kMask];
     }
 }
 

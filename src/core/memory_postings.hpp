@@ -1,12 +1,16 @@
 // Posting lists held in memory, grown one document at a time: the index's pending list as a
 // searchable structure, so a search reads the postings of its own signatures instead of comparing
 // the query with every pending row.
+//
+// Every row a COPY writes with the trigger on is added here before the next row's search, so add()
+// is on the ingest path: one open-addressing table of list heads (one cache miss to find a list, no
+// allocation per signature) and postings appended to fixed-size chunks (growth never copies them).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
 #include "index_search.hpp"
@@ -17,13 +21,14 @@ namespace spotsigs {
 // An inverted index over documents added in any order; each list keeps insertion order.
 class MemoryPostings {
 public:
+    MemoryPostings();
     // Adds a document: one posting (id, |sig|, frequency) per distinct signature. Empty
     // multisets add nothing (they match no query).
     void add(uint64_t id, const MultisetView& sig);
     // Documents added (empty ones included).
     size_t documents() const noexcept { return documents_; }
-    // Approximate heap bytes held (for the caller's memory limit).
-    size_t bytes() const noexcept { return bytes_; }
+    // Heap bytes held (for the caller's memory limit).
+    size_t bytes() const noexcept;
 
     // A PostingSource over these lists for one query (valid while both are unchanged).
     class Source : public PostingSource {
@@ -34,13 +39,42 @@ public:
                   const std::function<bool(const Posting&)>& fn) override;
 
     private:
-        std::vector<const std::vector<Posting>*> lists_;  // per query signature, or null
+        const MemoryPostings& m_;
+        std::vector<uint32_t> slot_;  // per query signature: its table slot, or kNone
     };
 
 private:
-    std::unordered_map<uint64_t, std::vector<Posting>> lists_;
+    static constexpr uint32_t kNone = UINT32_MAX;
+    static constexpr unsigned kChunkBits = 12;  // postings per chunk: 4,096 (64 kB + 16 kB)
+
+    // One list: its signature, first and last posting, and length (0: the slot is free).
+    struct Slot {
+        uint64_t hash;
+        uint32_t head;
+        uint32_t tail;
+        uint32_t count;
+    };
+    // A run of postings with the index of each one's successor in its list.
+    struct Chunk {
+        Posting postings[size_t(1) << kChunkBits];
+        uint32_t next[size_t(1) << kChunkBits];
+    };
+
+    // The slot holding hash, or the free slot where it belongs.
+    size_t find(uint64_t hash) const noexcept;
+    // Doubles the table.
+    void grow();
+    Posting& posting(uint32_t k) noexcept { return chunks_[k >> kChunkBits]->postings[k & kMask]; }
+    uint32_t& next(uint32_t k) noexcept { return chunks_[k >> kChunkBits]->next[k & kMask]; }
+    const Chunk& chunk_of(uint32_t k) const noexcept { return *chunks_[k >> kChunkBits]; }
+
+    static constexpr uint32_t kMask = (uint32_t(1) << kChunkBits) - 1;
+    std::vector<Slot> table_;  // power-of-two size, at most 70% used
+    unsigned shift_;           // 64 - log2(table size)
+    size_t lists_ = 0;
+    std::vector<std::unique_ptr<Chunk>> chunks_;
+    uint32_t npostings_ = 0;
     size_t documents_ = 0;
-    size_t bytes_ = 0;
 };
 
 }  // namespace spotsigs

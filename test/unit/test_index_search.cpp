@@ -281,10 +281,14 @@ TEST(IndexSearch, DfCacheKeepsFrequentSignatures) {
     EXPECT_EQ(d.get(same[2]), 900u);
 }
 
-TEST(IndexSearch, MemoryPostingsEqualBruteForce) {
+class MemoryPostingsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(MemoryPostingsTest, EqualBruteForce) {
     // The pending list's in-memory lists: documents added in shuffled id order, empty ones too,
-    // searched at every threshold (lists are unsorted, so every length filter is exercised).
-    std::vector<Multiset> docs = corpus(17, 600, 300);
+    // searched at every threshold (lists are unsorted, so every length filter is exercised). A
+    // universe of 300 signatures makes long lists over several posting chunks; one of 20,000
+    // makes the table of lists double several times while documents are added.
+    std::vector<Multiset> docs = corpus(17, 600, GetParam());
     docs.push_back(Multiset{});
     std::vector<size_t> order(docs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -300,6 +304,32 @@ TEST(IndexSearch, MemoryPostingsEqualBruteForce) {
             ASSERT_EQ(ids_of(m), brute(docs, docs[qi], tau)) << "tau=" << tau << " q=" << qi;
             for (const Match& x : m) ASSERT_EQ(x.similarity, similarity(docs[qi].view(), docs[x.id].view()));
         }
+}
+
+INSTANTIATE_TEST_SUITE_P(IndexSearch, MemoryPostingsTest, ::testing::Values(300, 20000));
+
+TEST(IndexSearch, MemoryPostingsKeepInsertionOrder) {
+    // A list is scanned in the order its postings were added (across chunks and table growth),
+    // and count() is its length.
+    MemoryPostings mem;
+    std::vector<uint64_t> added;
+    for (uint64_t d = 0; d < 9000; ++d) {
+        // signature 7 in every document, and a new list each time
+        Multiset m = Multiset::from_pairs({{7, 1}, {1000 + d, 2}});
+        uint64_t id = (d * 7919) % 100003;
+        mem.add(id, m.view());
+        added.push_back(id);
+    }
+    Multiset q = Multiset::from_pairs({{7, 1}});
+    MemoryPostings::Source src(mem, q.view());
+    EXPECT_EQ(src.count(0, 0, UINT64_MAX), added.size());
+    std::vector<uint64_t> seen;
+    src.scan(0, 0, UINT64_MAX, [&](const Posting& p) {
+        seen.push_back(p.id);
+        EXPECT_EQ(p.length, 3u);
+        return true;
+    });
+    EXPECT_EQ(seen, added);
 }
 
 TEST(IndexSearch, HighThresholdReadsFewerPostings) {
