@@ -2,6 +2,7 @@
 #include "memory_postings.hpp"
 
 #include "error.hpp"
+#include "huge_pages.hpp"
 
 namespace spotsigs {
 
@@ -9,7 +10,14 @@ namespace {
 constexpr unsigned kInitialLog2 = 10;  // 1,024 slots (24 kB) for a new list
 }
 
-MemoryPostings::MemoryPostings() : table_(size_t(1) << kInitialLog2, Slot{0, 0, 0, 0}), shift_(64 - kInitialLog2) {}
+MemoryPostings::MemoryPostings() : table_(new_table(size_t(1) << kInitialLog2)), shift_(64 - kInitialLog2) {}
+
+std::vector<MemoryPostings::Slot> MemoryPostings::new_table(size_t n) {
+    std::vector<Slot> t;
+    reserve_huge(t, n);
+    t.assign(n, Slot{0, 0, 0});
+    return t;
+}
 
 size_t MemoryPostings::find(uint64_t hash) const noexcept {
     // Linear probing from a multiplicative hash of the (already well mixed) signature hash.
@@ -20,7 +28,7 @@ size_t MemoryPostings::find(uint64_t hash) const noexcept {
 }
 
 void MemoryPostings::grow() {
-    std::vector<Slot> old(table_.size() * 2, Slot{0, 0, 0, 0});
+    std::vector<Slot> old = new_table(table_.size() * 2);
     old.swap(table_);
     --shift_;
     for (const Slot& s : old)
@@ -36,12 +44,13 @@ void MemoryPostings::add(uint64_t id, const MultisetView& sig) {
         const uint32_t k = npostings_++;
         if ((k & kMask) == 0) chunks_.push_back(std::make_unique<Chunk>());
         posting(k) = Posting{id, static_cast<uint32_t>(sig.length), sig.freqs[i]};
-        next(k) = kNone;
         Slot& s = table_[find(sig.hashes[i])];
         if (s.count == 0) {
-            s = Slot{sig.hashes[i], k, k, 1};
+            next(k) = k;  // a ring of one
+            s = Slot{sig.hashes[i], k, 1};
             ++lists_;
         } else {
+            next(k) = next(s.tail);  // the new last posting closes the ring at the first
             next(s.tail) = k;
             s.tail = k;
             ++s.count;
@@ -71,7 +80,9 @@ uint64_t MemoryPostings::Source::count(uint32_t i, uint64_t lo, uint64_t hi) {
 void MemoryPostings::Source::scan(uint32_t i, uint64_t lo, uint64_t hi,
                                   const std::function<bool(const Posting&)>& fn) {
     if (slot_[i] == kNone) return;
-    for (uint32_t k = m_.table_[slot_[i]].head; k != kNone;) {
+    const Slot& s = m_.table_[slot_[i]];
+    uint32_t k = m_.chunk_of(s.tail).next[s.tail & kMask];  // the first posting
+    for (uint32_t left = s.count; left > 0; --left) {
         const Chunk& c = m_.chunk_of(k);
         const Posting& p = c.postings[k & kMask];
         if (p.length >= lo && p.length <= hi && !fn(p)) return;

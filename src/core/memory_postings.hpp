@@ -3,8 +3,10 @@
 // the query with every pending row.
 //
 // Every row a COPY writes with the trigger on is added here before the next row's search, so add()
-// is on the ingest path: one open-addressing table of list heads (one cache miss to find a list, no
+// is on the ingest path: one open-addressing table of lists (one cache miss to find a list, no
 // allocation per signature) and postings appended to fixed-size chunks (growth never copies them).
+// First writes to fresh memory are what this costs most on a virtual machine, so the table is
+// kept small (16-byte slots) and, once large, asks for huge pages.
 #pragma once
 
 #include <cstddef>
@@ -47,10 +49,11 @@ private:
     static constexpr uint32_t kNone = UINT32_MAX;
     static constexpr unsigned kChunkBits = 12;  // postings per chunk: 4,096 (64 kB + 16 kB)
 
-    // One list: its signature, first and last posting, and length (0: the slot is free).
+    // One list: its signature, its last posting and its length (0: the slot is free). The
+    // postings of a list form a ring (the last one's successor is the first), so 16 bytes find
+    // both ends.
     struct Slot {
         uint64_t hash;
-        uint32_t head;
         uint32_t tail;
         uint32_t count;
     };
@@ -62,6 +65,8 @@ private:
 
     // The slot holding hash, or the free slot where it belongs.
     size_t find(uint64_t hash) const noexcept;
+    // A table of n free slots.
+    static std::vector<Slot> new_table(size_t n);
     // Doubles the table.
     void grow();
     Posting& posting(uint32_t k) noexcept { return chunks_[k >> kChunkBits]->postings[k & kMask]; }
