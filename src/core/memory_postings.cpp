@@ -7,7 +7,7 @@
 namespace spotsigs {
 
 namespace {
-constexpr unsigned kInitialLog2 = 10;  // 1,024 slots (24 kB) for a new list
+constexpr unsigned kInitialLog2 = 10;  // 1,024 slots (16 kB) for a new list
 }
 
 MemoryPostings::MemoryPostings() : table_(new_table(size_t(1) << kInitialLog2)), shift_(64 - kInitialLog2) {}

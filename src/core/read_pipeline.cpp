@@ -30,10 +30,6 @@ struct ReadPipeline::Batch {
     std::vector<uint32_t> lengths;
 };
 
-struct ReadPipeline::ListerBox {
-    join_detail::PrefixLister lister;
-};
-
 ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background)
     : list_tau_(list_tau), background_(background) {
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
@@ -185,7 +181,7 @@ void ReadPipeline::file(Batch& b) {
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
-        if (lister_) lister_->lister.list(d, v, listed_->lists);
+        if (lister_) lister_->list(d, v, listed_->lists);
         else if (docs_.size() == kSampleWindow) start_listing();
     }
     // A batch that grew for a large value goes back to the usual size.
@@ -213,10 +209,10 @@ void ReadPipeline::publish_bytes() noexcept {
 void ReadPipeline::start_listing() {
     listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::kFrequentSample,
                                                                          join_detail::kFrequentMinCount);
-    lister_ = std::make_unique<ListerBox>(ListerBox{join_detail::PrefixLister(list_tau_, *listed_->frequent)});
+    lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        lister_->lister.list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+        lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
     }
 }
 

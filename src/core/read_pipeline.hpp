@@ -26,6 +26,7 @@ namespace spotsigs {
 
 namespace join_detail {
 struct ListedPrefixes;
+class PrefixLister;
 }
 
 class ReadPipeline {
@@ -81,8 +82,7 @@ private:
     bool background_;
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
-    struct ListerBox;
-    std::unique_ptr<ListerBox> lister_;
+    std::unique_ptr<join_detail::PrefixLister> lister_;
 
     std::vector<std::unique_ptr<Batch>> pool_;
     Batch* current_ = nullptr;   // owned by the caller's thread while being filled
