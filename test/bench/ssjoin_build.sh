@@ -55,45 +55,34 @@ public:
 #endif
 STUB
 
-# AllPairs: verify each candidate after the probe's prefix has been looked up.
-perl -0pi -e '
-s{(\t\tstatistics\.candidatesP1\.add\(candidateSet\.size\(\)\);\n)\s*_gpuHandler->updateProbeNumberOfCandidates\(\);\n\s*candidateSet\.reset\(\);\n}{$1
-\t\tfor (typename CandidateSet_::iterator c = candidateSet.begin(); c != candidateSet.end(); ++c) {
-\t\t\tCandidateData & cd = candidateSet.getCandidateData(*c);
-\t\t\tconst IndexedRecord & other = indexedrecords[*c];
-\t\t\tunsigned int otherlen = other.tokens.size();
-\t\t\tunsigned int need = minoverlapcache[otherlen];
-\t\t\t// positions after the prefixes: whichever prefix ends on the larger token was read whole
-\t\t\tunsigned int endother = IndexStructure::verify_indexrecord_start(other, otherlen, this);
-\t\t\tunsigned int endprobe = LengthFilterPolicy::verify_record_start(reclen, maxprefix, need);
-\t\t\tbool probefirst = record.tokens[endprobe - 1] > other.tokens[endother - 1];
-\t\t\tunsigned int p = probefirst ? cd.count : endprobe;
-\t\t\tunsigned int q = probefirst ? endother : cd.count;
-\t\t\tif (verifypair(record.tokens, other.tokens, need, p, q, cd.count)) ++result;
-\t\t\tcd.reset();
-\t\t}
-}s or die "allpairs.h: candidate loop not found\n";
-s{\n\s*result = _gpuHandler->getResult\(\);}{} or die "allpairs.h: result line not found\n";
-' "$out/allpairs.h"
-
-# PPJoin (MpJoin class): the same, with the positions of the last common prefix token.
-perl -0pi -e '
+# put_back_verification FILE NEED PROBE_POS INDEX_POS: after a probe's candidate generation in
+# FILE, verify each candidate with verifypair(), needing overlap NEED. Merging starts after the
+# prefixes: the prefix that ends on the larger token was read whole, the other one from just
+# after its last common token (PROBE_POS in the probe, INDEX_POS in the indexed record).
+put_back_verification() {
+  NEED=$2 PROBE_POS=$3 INDEX_POS=$4 perl -0pi -e '
 s{(\t\tstatistics\.candidatesP1\.add\(candidateSet\.size\(\)\);\n)\s*_gpuHandler->updateProbeNumberOfCandidates\(\);\n\s*candidateSet\.reset\(\);\n}{$1
 \t\tfor (typename CandidateSet_::iterator c = candidateSet.begin(); c != candidateSet.end(); ++c) {
 \t\t\tCandidateData & cd = candidateSet.getCandidateData(*c);
 \t\t\tIndexedRecord & other = indexedrecords[*c];
 \t\t\tunsigned int otherlen = other.tokens.size();
+\t\t\tunsigned int need = $ENV{NEED};
 \t\t\tunsigned int endother = IndexStructure::verify_indexrecord_start(other, otherlen, this);
-\t\t\tunsigned int endprobe = LengthFilterPolicy::verify_record_start(reclen, maxprefix, cd.minoverlap);
+\t\t\tunsigned int endprobe = LengthFilterPolicy::verify_record_start(reclen, maxprefix, need);
 \t\t\tbool probefirst = record.tokens[endprobe - 1] > other.tokens[endother - 1];
-\t\t\tunsigned int p = probefirst ? cd.recpos + 1 : endprobe;
-\t\t\tunsigned int q = probefirst ? endother : cd.indrecpos + 1;
-\t\t\tif (verifypair(record.tokens, other.tokens, cd.minoverlap, p, q, cd.count)) ++result;
+\t\t\tunsigned int p = probefirst ? $ENV{PROBE_POS} : endprobe;
+\t\t\tunsigned int q = probefirst ? endother : $ENV{INDEX_POS};
+\t\t\tif (verifypair(record.tokens, other.tokens, need, p, q, cd.count)) ++result;
 \t\t\tcd.reset();
 \t\t}
-}s or die "mpjoin.h: candidate loop not found\n";
-s{\n\s*result = _gpuHandler->getResult\(\);}{} or die "mpjoin.h: result line not found\n";
-' "$out/mpjoin.h"
+}s or die "$ARGV: candidate loop not found\n";
+s{\n\s*result = _gpuHandler->getResult\(\);}{} or die "$ARGV: result line not found\n";
+' "$1"
+}
+# AllPairs counts the common prefix tokens; PPJoin (MpJoin class) keeps the positions of the
+# last one.
+put_back_verification "$out/allpairs.h" 'minoverlapcache[otherlen]' cd.count cd.count
+put_back_verification "$out/mpjoin.h" cd.minoverlap 'cd.recpos + 1' 'cd.indrecpos + 1'
 
 # GroupJoin: verify the representative pair on the CPU as well.
 perl -0pi -e '
