@@ -592,6 +592,49 @@ TEST(JoinGroups, AgreesWithReference) {
     }
 }
 
+TEST(JoinGroups, FrequentSignaturesAreExactlyTheSampleCounts) {
+    // Hashes drawn from a skewed pool (counts from 1 to every document) plus one unique hash per
+    // document slot, so that many keyless counters are shared by several hashes; one hash in
+    // every document and one in 280 test the counters' saturation at 255.
+    std::mt19937_64 rng(11);
+    const size_t n = 3000;
+    std::vector<Doc> docs(n);
+    for (size_t i = 0; i < n; ++i) {
+        Doc& d = docs[i];
+        d.push_back({0xabcdefULL, 1});
+        if (i % 10 < 1 || i < 250) d.push_back({0x123456ULL, 2});
+        for (int k = 0; k < 20; ++k) {
+            const uint64_t pick = rng() % 4 == 0 ? rng() % 50 : rng() % 20000;
+            d.push_back({(pick + 1) * 0x9e3779b97f4a7c15ULL + 17, 1});
+        }
+        for (int k = 0; k < 10; ++k) d.push_back({rng() | 1, 1});
+    }
+    Collection c = make(docs);
+    for (size_t sample : {size_t(3000), size_t(1000), size_t(77)})
+        for (uint32_t min_count : {1u, 2u, 3u, 5u, 255u, 281u, 300u}) {
+            // Reference: count each hash once per sampled document, exactly as documented.
+            const size_t step = std::max<size_t>(1, n / sample);
+            std::map<uint64_t, uint32_t> count;
+            for (size_t d = 0; d < n; d += step) {
+                MultisetView v = c.doc(d);
+                for (uint32_t i = 0; i < v.size; ++i) ++count[v.hashes[i]];
+            }
+            std::vector<std::pair<uint32_t, uint64_t>> frequent;
+            for (const auto& [h, k] : count)
+                if (k >= min_count) frequent.emplace_back(k, h);
+            std::sort(frequent.begin(), frequent.end());
+            std::map<uint64_t, uint32_t> want;
+            for (uint32_t r = 0; r < frequent.size(); ++r) want[frequent[r].second] = r;
+            join_detail::FrequentSignatures got(c, sample, min_count);
+            ASSERT_EQ(got.size(), frequent.size()) << sample << " " << min_count;
+            for (const auto& [h, k] : count) {
+                auto it = want.find(h);
+                ASSERT_EQ(got.order_of(h), it == want.end() ? join_detail::FrequentSignatures::kNone : it->second)
+                    << sample << " " << min_count << " " << h;
+            }
+        }
+}
+
 TEST(JoinGroups, FrequentSignaturesGoLast) {
     // Signatures 1..5 are in most documents (some documents hold nothing else, so their prefixes
     // run into the frequent part), with heavy frequencies; the others are each in one document,
