@@ -403,9 +403,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     out.push_back(JoinPair{std::min(da, db), std::max(da, db), sim});
                 }
             }
-            std::sort(out.begin(), out.end(), [](const JoinPair& x, const JoinPair& y) {
-                return x.a != y.a ? x.a < y.a : x.b < y.b;
-            });
+            sort_pairs(out);
             guard.add_pairs(out.size());
             guard.progress(r1 - r0);
         }

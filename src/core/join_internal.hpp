@@ -214,6 +214,9 @@ private:
 // The pairs of all workers, concatenated and sorted by (a, b).
 std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts);
 
+// Sorts pairs by (a, b).
+void sort_pairs(std::vector<JoinPair>& pairs);
+
 // The pairs of runs that are each sorted by (a, b), merged into one sorted vector.
 std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs);
 

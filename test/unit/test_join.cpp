@@ -592,6 +592,37 @@ TEST(JoinGroups, AgreesWithReference) {
     }
 }
 
+TEST(JoinResults, SortPairsOrdersByAThenB) {
+    std::mt19937_64 rng(5);
+    // Sizes on both sides of the radix sort's threshold; a and b drawn from narrow and full
+    // ranges, clusters of equal a (a large cluster's pairs), and every b equal to 0.
+    for (size_t n : {0, 1, 7, 2047, 2048, 2049, 50000})
+        for (int shape = 0; shape < 4; ++shape) {
+            std::vector<JoinPair> pairs(n);
+            for (size_t i = 0; i < n; ++i) {
+                JoinPair& p = pairs[i];
+                switch (shape) {
+                    case 0: p.a = static_cast<uint32_t>(rng() % 100); p.b = static_cast<uint32_t>(rng() % 70000); break;
+                    case 1: p.a = static_cast<uint32_t>(rng()); p.b = static_cast<uint32_t>(rng()); break;
+                    case 2: p.a = static_cast<uint32_t>(58000 + i % 300); p.b = static_cast<uint32_t>(60000 - i / 300); break;
+                    default: p.a = static_cast<uint32_t>(rng() % 5000); p.b = 0; break;
+                }
+                p.similarity = static_cast<double>(p.a ^ p.b);  // travels with its pair
+            }
+            std::vector<JoinPair> want = pairs;
+            std::stable_sort(want.begin(), want.end(), [](const JoinPair& x, const JoinPair& y) {
+                return x.a != y.a ? x.a < y.a : x.b < y.b;
+            });
+            join_detail::sort_pairs(pairs);
+            ASSERT_EQ(pairs.size(), want.size());
+            for (size_t i = 0; i < n; ++i) {
+                ASSERT_EQ(pairs[i].a, want[i].a) << n << " " << shape << " " << i;
+                ASSERT_EQ(pairs[i].b, want[i].b) << n << " " << shape << " " << i;
+                ASSERT_EQ(pairs[i].similarity, want[i].similarity) << n << " " << shape << " " << i;
+            }
+        }
+}
+
 TEST(JoinGroups, FrequentSignaturesAreExactlyTheSampleCounts) {
     // Hashes drawn from a skewed pool (counts from 1 to every document) plus one unique hash per
     // document slot, so that many keyless counters are shared by several hashes; one hash in
