@@ -107,18 +107,10 @@ FrequentSignatures::FrequentSignatures(const Collection& docs, size_t sample_doc
         size_t k = dictionary_mix(frequent[r].second) & mask_;
         while (slots_[k].order != kNone) k = (k + 1) & mask_;
         slots_[k] = Slot{frequent[r].second, r};
+        const size_t bit = dictionary_mix(frequent[r].second) >> (64 - kFilterLog2);
+        filter_[bit / 64] |= uint64_t(1) << (bit % 64);
     }
     count_ = frequent.size();
-}
-
-uint32_t FrequentSignatures::order_of(uint64_t hash) const noexcept {
-    if (count_ == 0) return kNone;
-    size_t k = dictionary_mix(hash) & mask_;
-    while (slots_[k].order != kNone) {
-        if (slots_[k].hash == hash) return slots_[k].order;
-        k = (k + 1) & mask_;
-    }
-    return kNone;
 }
 
 

@@ -110,18 +110,31 @@ public:
     // at least min_count times are frequent.
     FrequentSignatures(const Collection& docs, size_t sample_docs, uint32_t min_count);
     // The place of hash among the frequent signatures, or kNone when it is not one of them.
-    uint32_t order_of(uint64_t hash) const noexcept;
+    uint32_t order_of(uint64_t hash) const noexcept {
+        const size_t m = dictionary_mix(hash);
+        // Most hashes are not frequent: a clear filter bit (4 KB, stays in the first-level
+        // cache) answers for them without a probe of the table.
+        const size_t bit = m >> (64 - kFilterLog2);
+        if ((filter_[bit / 64] >> (bit % 64) & 1) == 0) return kNone;
+        for (size_t k = m & mask_; slots_[k].order != kNone; k = (k + 1) & mask_)
+            if (slots_[k].hash == hash) return slots_[k].order;
+        return kNone;
+    }
     // Number of frequent signatures.
     size_t size() const noexcept { return count_; }
     // Bytes held.
-    size_t memory_bytes() const noexcept { return slots_.size() * sizeof(Slot); }
+    size_t memory_bytes() const noexcept { return slots_.size() * sizeof(Slot) + filter_.size() * sizeof(uint64_t); }
 
 private:
     struct Slot {
         uint64_t hash;
         uint32_t order;  // kNone marks an empty slot
     };
-    std::vector<Slot> slots_;
+    // The filter has 2^kFilterLog2 bits, indexed by the top bits of dictionary_mix(hash) (the
+    // table by its low bits); a frequent hash's bit is set.
+    static constexpr unsigned kFilterLog2 = 15;
+    std::vector<uint64_t> filter_ = std::vector<uint64_t>((size_t(1) << kFilterLog2) / 64, 0);
+    std::vector<Slot> slots_ = std::vector<Slot>(1, Slot{0, kNone});
     size_t mask_ = 0;
     size_t count_ = 0;
 };
