@@ -252,11 +252,18 @@ size_t sort_bucket(const GroupJob& job, const PrefixLists& lists, size_t c, Sort
     for (size_t f = 1; f <= fine; ++f) s.at[f] += s.at[f - 1];
     s.next.assign(s.at.begin(), s.at.end() - 1);
     for (const PrefixEntry& e : s.gathered) s.sorted[s.next[fine_of(e.hash)]++] = e;
-    for (size_t f = 0; f < fine; ++f)
-        std::sort(s.sorted.begin() + static_cast<long>(s.at[f]), s.sorted.begin() + static_cast<long>(s.at[f + 1]),
-                  [](const PrefixEntry& x, const PrefixEntry& y) {
-                      return x.hash != y.hash ? x.hash < y.hash : x.doc < y.doc;
-                  });
+    auto before = [](const PrefixEntry& x, const PrefixEntry& y) {
+        return x.hash != y.hash ? x.hash < y.hash : x.doc < y.doc;
+    };
+    for (size_t f = 0; f < fine; ++f) {
+        PrefixEntry* first = s.sorted.data() + s.at[f];
+        PrefixEntry* last = s.sorted.data() + s.at[f + 1];
+        if (last - first == 2) {
+            if (before(first[1], first[0])) std::swap(first[0], first[1]);
+        } else if (last - first > 2) {
+            std::sort(first, last, before);
+        }
+    }
     return n;
 }
 
