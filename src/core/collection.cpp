@@ -104,4 +104,14 @@ void Collection::reserve(size_t n, size_t total) {
     if (total > next_chunk_) next_chunk_ = std::min(kMaxChunk, total);
 }
 
+void Collection::room(Room& hashes, Room& freqs) noexcept {
+    hashes = freqs = Room();
+    if (chunks_.empty()) return;
+    Chunk& c = chunks_.back();
+    hashes.begin = reinterpret_cast<unsigned char*>(c.hashes.data() + c.hashes.size());
+    hashes.end = reinterpret_cast<unsigned char*>(c.hashes.data() + c.hashes.capacity());
+    freqs.begin = c.freqs.data() + c.freqs.size();
+    freqs.end = c.freqs.data() + c.freqs.capacity();
+}
+
 }  // namespace spotsigs

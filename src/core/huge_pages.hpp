@@ -25,6 +25,24 @@ inline void advise_huge_pages(const void* p, size_t bytes) noexcept {
 #endif
 }
 
+// Faults in the pages of [p, p + bytes) as a write would, without changing any page already
+// there (so another thread may be writing into them at the same time); false where the kernel
+// lacks MADV_POPULATE_WRITE (Linux < 5.14).
+inline bool populate_pages(void* p, size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+    constexpr uintptr_t kPage = 4096;
+    // Whole pages only past the start (the page holding p is in the same mapping; the one
+    // holding the end may not be).
+    uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+    uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
+    return end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+#else
+    (void)p;
+    (void)bytes;
+    return false;
+#endif
+}
+
 // Reserves room for n elements in an empty or small vector and advises huge pages for it, so the
 // following resize/assign/push_back touch huge pages.
 template <class Vec>

@@ -28,6 +28,13 @@ public:
     size_t memory_bytes() const noexcept;
     // Reserves room for n documents with total distinct signatures (a hint: storage also grows).
     void reserve(size_t n, size_t total);
+    // The allocated but unwritten part of the current chunk's hashes and frequency bytes: where
+    // the next documents go (a ReadPipeline's reader faults it in ahead of the filing thread).
+    struct Room {
+        unsigned char* begin = nullptr;
+        unsigned char* end = nullptr;
+    };
+    void room(Room& hashes, Room& freqs) noexcept;
 
 private:
     // Signatures live in chunks that are never moved or copied once allocated (growing one

@@ -4,9 +4,11 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "error.hpp"
+#include "huge_pages.hpp"
 #include "join_internal.hpp"
 #include "join_prefix.hpp"
 #include "packed.hpp"
@@ -20,6 +22,8 @@ constexpr size_t kBatches = 8;
 // Prefixes are listed once this many documents are filed: the frequent signatures come from an
 // evenly spaced sample of them (smaller inputs are listed when the pipeline closes).
 constexpr size_t kSampleWindow = 65536;
+// The reader faults in the filing thread's next memory this much at a time (one huge page).
+constexpr size_t kPrefaultWindow = size_t(2) << 20;
 }  // namespace
 
 struct ReadPipeline::Batch {
@@ -90,7 +94,22 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
     }
     if (current_ == nullptr) {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_for(lock, wait, [&] { return !free_.empty() || error_ != nullptr; });
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto deadline = t0 + wait;
+        // The filing thread is behind: fault in the memory it writes next, a window at a time,
+        // while no batch is free; then wait for one.
+        while (free_.empty() && error_ == nullptr && populate_ok_) {
+            const Collection::Room w = next_window();
+            if (w.begin == nullptr) break;
+            lock.unlock();
+            const bool ok = populate_pages(w.begin, static_cast<size_t>(w.end - w.begin));
+            lock.lock();
+            if (!ok) populate_ok_ = false;
+            else prefaulted_ += static_cast<size_t>(w.end - w.begin);
+            if (std::chrono::steady_clock::now() >= deadline) break;
+        }
+        cv_.wait_until(lock, deadline, [&] { return !free_.empty() || error_ != nullptr; });
+        waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (error_) std::rethrow_exception(error_);
         if (free_.empty()) return false;
         current_ = free_.back();
@@ -109,6 +128,24 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
     b.lengths.push_back(static_cast<uint32_t>(len));
     ++rows_;
     return true;
+}
+
+Collection::Room ReadPipeline::next_window() noexcept {
+    for (int k = 0; k < 2; ++k) {
+        const Collection::Room r = room_[k];
+        if (r.begin == nullptr) continue;
+        // A cursor outside the room is from an earlier chunk: start at the room's beginning (a
+        // cursor at its end means it is all faulted in).
+        unsigned char* from = faulted_[k];
+        const uintptr_t f = reinterpret_cast<uintptr_t>(from);
+        if (from == nullptr || f < reinterpret_cast<uintptr_t>(r.begin) || f > reinterpret_cast<uintptr_t>(r.end))
+            from = r.begin;
+        if (from >= r.end) continue;
+        const size_t n = std::min(kPrefaultWindow, static_cast<size_t>(r.end - from));
+        faulted_[k] = from + n;
+        return Collection::Room{from, from + n};
+    }
+    return Collection::Room();
 }
 
 void ReadPipeline::close() {
@@ -160,6 +197,7 @@ void ReadPipeline::file_loop() {
             {
                 std::lock_guard<std::mutex> lock(mu_);
                 free_.push_back(b);
+                docs_.room(room_[0], room_[1]);
             }
             cv_.notify_all();
         }

@@ -6,6 +6,9 @@
 // value, stores it in the Collection (the page-faulting copy into fresh memory) and, for a
 // self-join by the default method, lists its prefix for the prefix-group matcher. So reading,
 // storing and listing overlap; on 1M rows the reader alone would take most of the join.
+// Most of the filing thread's time is the first touch of the memory it copies into (the kernel
+// zeroing fresh pages), so while the caller waits for a free batch it faults that memory in
+// ahead of the filing thread (MADV_POPULATE_WRITE, which never changes a page already there).
 #pragma once
 
 #include <atomic>
@@ -56,6 +59,11 @@ public:
 
     // Rows taken by add().
     size_t rows() const noexcept { return rows_; }
+    // Bytes of the filing thread's next memory that add() faulted in while it waited (the
+    // caller's thread).
+    size_t prefaulted_bytes() const noexcept { return prefaulted_; }
+    // Seconds add() spent without a free batch (faulting memory in or waiting).
+    double waited_seconds() const noexcept { return waited_; }
     // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
     size_t memory_bytes() const noexcept {
         return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
@@ -73,6 +81,9 @@ private:
     void file(Batch& b);
     // Makes the filed bytes visible to memory_bytes().
     void publish_bytes() noexcept;
+    // Under mu_, on the caller's thread: the next window of the filing thread's unwritten memory
+    // not faulted in yet (an empty span when there is none).
+    Collection::Room next_window() noexcept;
     // Builds the frequent signatures from the documents filed so far and lists all of them.
     void start_listing();
     // What the filing thread does once everything is filed: lists a small input, publishes.
@@ -87,6 +98,13 @@ private:
     std::vector<std::unique_ptr<Batch>> pool_;
     Batch* current_ = nullptr;   // owned by the caller's thread while being filled
     size_t rows_ = 0;
+    // The filing thread's unwritten memory (its collection's room: hashes, frequency bytes),
+    // published under mu_ after each batch; how far the caller's thread has faulted it in.
+    Collection::Room room_[2];
+    unsigned char* faulted_[2] = {nullptr, nullptr};
+    size_t prefaulted_ = 0;
+    double waited_ = 0;
+    bool populate_ok_ = true;  // false once the kernel refused MADV_POPULATE_WRITE
     std::atomic<size_t> batch_bytes_{0};
     std::atomic<size_t> filed_bytes_{0};
 

@@ -130,6 +130,31 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
     }
 }
 
+// A reader far ahead of the filing thread (it only copies bytes, while filing checks and stores
+// them in fresh memory) fills every batch buffer and then faults in the memory the filing thread
+// writes next; what is filed stays exactly what was added.
+TEST(ReadPipeline, ReaderFaultsInTheFilingThreadsMemoryWhileWaiting) {
+    std::vector<Multiset> sets = random_sets(11, 30000, 300, 1000000);
+    size_t sigs = 0;
+    for (const Multiset& m : sets) sigs += m.hashes.size();
+    ReadPipeline p(0.0, sets.size(), sigs, true);
+    feed(p, sets);
+    EXPECT_GT(p.waited_seconds(), 0.0);
+    EXPECT_GT(p.prefaulted_bytes(), 0u);
+    const Collection& c = p.docs();
+    ASSERT_EQ(c.size(), sets.size());
+    for (size_t i = 0; i < sets.size(); ++i) {
+        MultisetView v = c.doc(i);
+        ASSERT_EQ(c.id(i), static_cast<int64_t>(1000 + i));
+        ASSERT_EQ(v.size, sets[i].hashes.size()) << i;
+        ASSERT_EQ(v.length, sets[i].length) << i;
+        for (uint32_t k = 0; k < v.size; ++k) {
+            ASSERT_EQ(v.hashes[k], sets[i].hashes[k]) << i;
+            ASSERT_EQ(v.freqs[k], sets[i].freqs[k]) << i;
+        }
+    }
+}
+
 TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
     // Fewer documents than the sample window: the prefixes are listed when the pipeline closes.
     for (uint32_t seed = 1; seed <= 6; ++seed) {
