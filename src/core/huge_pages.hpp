@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,21 +26,27 @@ inline void advise_huge_pages(const void* p, size_t bytes) noexcept {
 #endif
 }
 
+// What populate_pages() did.
+enum class Populate { Done, Interrupted, Unsupported };
+
 // Faults in the pages of [p, p + bytes) as a write would, without changing any page already
-// there (so another thread may be writing into them at the same time); false where the kernel
-// lacks MADV_POPULATE_WRITE (Linux < 5.14).
-inline bool populate_pages(void* p, size_t bytes) noexcept {
+// there (so another thread may be writing into them at the same time). Interrupted when a signal
+// arrived first (the caller's thread takes PostgreSQL's signals); Unsupported where the kernel
+// lacks MADV_POPULATE_WRITE (Linux < 5.14) or refuses the range.
+inline Populate populate_pages(void* p, size_t bytes) noexcept {
 #ifdef MADV_POPULATE_WRITE
     constexpr uintptr_t kPage = 4096;
     // Whole pages only past the start (the page holding p is in the same mapping; the one
     // holding the end may not be).
     uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
     uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
-    return end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+    if (end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0)
+        return Populate::Done;
+    return errno == EINTR ? Populate::Interrupted : Populate::Unsupported;
 #else
     (void)p;
     (void)bytes;
-    return false;
+    return Populate::Unsupported;
 #endif
 }
 

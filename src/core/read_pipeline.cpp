@@ -102,10 +102,11 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
             const Collection::Room w = next_window();
             if (w.begin == nullptr) break;
             lock.unlock();
-            const bool ok = populate_pages(w.begin, static_cast<size_t>(w.end - w.begin));
+            const Populate done = populate_pages(w.begin, static_cast<size_t>(w.end - w.begin));
             lock.lock();
-            if (!ok) populate_ok_ = false;
-            else prefaulted_ += static_cast<size_t>(w.end - w.begin);
+            if (done == Populate::Done) prefaulted_ += static_cast<size_t>(w.end - w.begin);
+            else if (done == Populate::Unsupported) populate_ok_ = false;
+            else break;  // a signal: the caller serves it (the window is left to the filing thread)
             if (std::chrono::steady_clock::now() >= deadline) break;
         }
         cv_.wait_until(lock, deadline, [&] { return !free_.empty() || error_ != nullptr; });
