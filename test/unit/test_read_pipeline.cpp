@@ -74,6 +74,21 @@ void feed(ReadPipeline& p, const std::vector<Multiset>& sets) {
     }
 }
 
+// Checks that c holds exactly the sets, in order, under ids 1000 + index.
+void expect_filed(const Collection& c, const std::vector<Multiset>& sets) {
+    ASSERT_EQ(c.size(), sets.size());
+    for (size_t i = 0; i < sets.size(); ++i) {
+        MultisetView v = c.doc(i);
+        ASSERT_EQ(c.id(i), static_cast<int64_t>(1000 + i));
+        ASSERT_EQ(v.size, sets[i].hashes.size()) << i;
+        ASSERT_EQ(v.length, sets[i].length) << i;
+        for (uint32_t k = 0; k < v.size; ++k) {
+            ASSERT_EQ(v.hashes[k], sets[i].hashes[k]) << i;
+            ASSERT_EQ(v.freqs[k], sets[i].freqs[k]) << i;
+        }
+    }
+}
+
 // A collection built directly from the sets.
 Collection direct(const std::vector<Multiset>& sets) {
     Collection c;
@@ -115,18 +130,7 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
     feed(p, sets);
     EXPECT_EQ(p.rows(), sets.size());
     EXPECT_EQ(p.prefixes(), nullptr);
-    const Collection& c = p.docs();
-    ASSERT_EQ(c.size(), sets.size());
-    for (size_t i = 0; i < sets.size(); ++i) {
-        MultisetView v = c.doc(i);
-        ASSERT_EQ(c.id(i), static_cast<int64_t>(1000 + i));
-        ASSERT_EQ(v.size, sets[i].hashes.size()) << i;
-        ASSERT_EQ(v.length, sets[i].length) << i;
-        for (uint32_t k = 0; k < v.size; ++k) {
-            ASSERT_EQ(v.hashes[k], sets[i].hashes[k]);
-            ASSERT_EQ(v.freqs[k], sets[i].freqs[k]);
-        }
-    }
+    expect_filed(p.docs(), sets);
     }
 }
 
@@ -141,18 +145,7 @@ TEST(ReadPipeline, ReaderFaultsInTheFilingThreadsMemoryWhileWaiting) {
     feed(p, sets);
     EXPECT_GT(p.waited_seconds(), 0.0);
     EXPECT_GT(p.prefaulted_bytes(), 0u);
-    const Collection& c = p.docs();
-    ASSERT_EQ(c.size(), sets.size());
-    for (size_t i = 0; i < sets.size(); ++i) {
-        MultisetView v = c.doc(i);
-        ASSERT_EQ(c.id(i), static_cast<int64_t>(1000 + i));
-        ASSERT_EQ(v.size, sets[i].hashes.size()) << i;
-        ASSERT_EQ(v.length, sets[i].length) << i;
-        for (uint32_t k = 0; k < v.size; ++k) {
-            ASSERT_EQ(v.hashes[k], sets[i].hashes[k]) << i;
-            ASSERT_EQ(v.freqs[k], sets[i].freqs[k]) << i;
-        }
-    }
+    expect_filed(p.docs(), sets);
 }
 
 TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
