@@ -139,7 +139,11 @@ std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progr
         opt, progress, pipe.rows());
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
                seconds_since(t1) - filed_s, pairs.size());
-    pg_guard([&] { elog(DEBUG1, "%s: waited %.3f s for free batches, faulting in %zu MB ahead of the filing thread", fn, pipe.waited_seconds(), pipe.prefaulted_bytes() >> 20); });
+    // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
+    pg_guard([&] {
+        elog(DEBUG1, "%s: waited %.3f s for free batches, faulting in %zu MB ahead of the filing thread", fn,
+             pipe.waited_seconds(), pipe.prefaulted_bytes() >> 20);
+    });
     return pairs;
 }
 
