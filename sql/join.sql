@@ -130,6 +130,27 @@ SELECT jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
 RESET spotsigs.join_memory_limit;
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
 
+-- large results: the store is sized for them up front, in memory or spilling past work_mem;
+-- the rows must equal a reference computed by plain SQL
+CREATE TABLE jsame AS SELECT i AS id, '{1,2,3}'::spotsig AS sig FROM generate_series(1, 600) i;
+CREATE TABLE jpairs AS SELECT a AS id1, b AS id2 FROM generate_series(1, 600) a, generate_series(1, 600) b WHERE a < b;
+SET work_mem = '64MB';
+SELECT count(*), min(similarity), max(similarity) FROM spotsigs_join('jsame', 'id', 'sig', 0.9);
+SELECT count(*) FROM ((SELECT id1, id2 FROM spotsigs_join('jsame', 'id', 'sig', 0.9)) EXCEPT ALL TABLE jpairs) d;
+SET work_mem = '4MB';
+SELECT count(*) FROM ((SELECT id1, id2 FROM spotsigs_join('jsame', 'id', 'sig', 0.9)) EXCEPT ALL TABLE jpairs) d;
+SELECT count(*) FROM (TABLE jpairs EXCEPT ALL (SELECT id1, id2 FROM spotsigs_join('jsame', 'id', 'sig', 0.9))) d;
+-- a chain: each row shares two of three signatures with the next (similarity 1/2)
+CREATE TABLE jchain AS
+  SELECT i AS id, format('{%s,%s,%s}', to_hex(i), to_hex(i + 1), to_hex(i + 2))::spotsig AS sig
+  FROM generate_series(1, 100000) i;
+SELECT count(*), count(DISTINCT cluster), min(cluster), max(id) FROM spotsigs_clusters('jchain', 'id', 'sig', 0.5);
+SET work_mem = '64MB';
+SELECT count(*), count(DISTINCT cluster), min(cluster), max(id) FROM spotsigs_clusters('jchain', 'id', 'sig', 0.5);
+SELECT count(*), count(*) FILTER (WHERE id = cluster) FROM spotsigs_clusters('jchain', 'id', 'sig', 0.6);
+RESET work_mem;
+DROP TABLE jsame, jpairs, jchain;
+
 -- a view works like a table
 CREATE VIEW jview AS SELECT doc, s FROM jpaper WHERE doc <> 2;
 SELECT * FROM spotsigs_join('jview', 'doc', 's', 0.44);

@@ -24,6 +24,7 @@ extern "C" {
 #include "join_read.hpp"
 #include "join_run.hpp"
 #include "read_pipeline.hpp"
+#include "result_store.hpp"
 
 using namespace spotsigs;
 using namespace spotsigs::pg;
@@ -185,6 +186,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
         std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
         const Collection& docs = pipe->docs();
         pg_guard([&] {
+            presize_result(rsinfo, pairs.size());
             for (const JoinPair& p : pairs) {
                 int64_t x = docs.id(p.a), y = docs.id(p.b);
                 put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
@@ -233,6 +235,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         log_phases("spotsigs_join_rs", r.size() + s.size(), r.memory_bytes() + s.memory_bytes(), read_s,
                    filed_s, seconds_since(t1) - filed_s, pairs.size());
         pg_guard([&] {
+            presize_result(rsinfo, pairs.size());
             for (const JoinPair& p : pairs) put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
         });
         progress.finish();
@@ -266,6 +269,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
             if (docs.id(i) < smallest[root]) smallest[root] = docs.id(i);
         }
         pg_guard([&] {
+            presize_result(rsinfo, n);
             for (uint32_t i = 0; i < n; ++i) put_row(rsinfo, docs.id(i), smallest[parent[i]], nullptr);
         });
         progress.finish();
