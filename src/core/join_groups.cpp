@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "block_lists.hpp"
 #include "error.hpp"
 #include "huge_pages.hpp"
 #include "join_bounds.hpp"
@@ -169,6 +170,14 @@ uint64_t verify_overlap_sets(const MultisetView& a, const MultisetView& b, uint6
     return o;
 }
 
+// Calls f(c) for every candidate c of partition p in the workers' lists.
+template <class Lists, class F>
+void for_each_candidate(const std::vector<Lists>& cands, size_t p, F&& f) {
+    for (const Lists& w : cands)
+        for (const auto* block : w.bucket(p))
+            for (uint32_t i = 0; i < block->count; ++i) f(block->e[i]);
+}
+
 // Ranks the non-empty documents by (length, collection index) into job.orig/len/rank_of.
 void rank_documents(GroupJob& job, MemoryBudget& budget) {
     const Collection& docs = *job.docs;
@@ -301,8 +310,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // 3. Each coarse bucket sorted and its groups paired, on the workers; candidates go to the
     // partition of the shorter document's rank.
     const size_t per_part = std::max<size_t>(1, (n + kPartitions - 1) / kPartitions);
-    std::vector<std::vector<std::vector<uint64_t>>> cands(static_cast<size_t>(threads),
-                                                          std::vector<std::vector<uint64_t>>(kPartitions));
+    // Each worker's candidates (shorter rank << 32 | longer rank), a list per partition.
+    std::vector<BlockLists<uint64_t, kPartitions>> cands(static_cast<size_t>(threads));
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
     WorkerGuard guard(opt, budget);
     std::atomic<uint64_t> emitted{0};
@@ -310,7 +319,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     std::atomic<bool> too_many{false};
     const PrefixLists& lists = listed.lists;
     run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
-        std::vector<std::vector<uint64_t>>& out = cands[static_cast<size_t>(w)];
+        BlockLists<uint64_t, kPartitions>& out = cands[static_cast<size_t>(w)];
         SortScratch& s = scratch[static_cast<size_t>(w)];
         for (size_t c = c0; c < c1; ++c) {
             if (guard.stopped() || too_many.load(std::memory_order_relaxed)) return;
@@ -328,7 +337,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     const uint64_t lb = job.len[b.doc];
                     if (lb < lo) break;  // shorter ones follow: outside a's length partitions
                     if (std::min(a.suf, b.suf) >= req(la + lb)) {
-                        out[b.doc / per_part].push_back(static_cast<uint64_t>(b.doc) << 32 | a.doc);
+                        out.add(b.doc / per_part, static_cast<uint64_t>(b.doc) << 32 | a.doc);
                         // A large group can hold more candidates than the cap allows: checked as
                         // they come, so that memory stays bounded by the cap.
                         if (++k % 65536 == 0) {
@@ -360,17 +369,10 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             if (guard.stopped()) return;
             const size_t r0 = std::min(n, p * per_part), r1 = std::min(n, (p + 1) * per_part);
             at.assign(r1 - r0 + 1, 0);
-            size_t total = 0;
-            for (const auto& w : cands) {
-                for (uint64_t c : w[p]) ++at[(c >> 32) - r0 + 1];
-                total += w[p].size();
-            }
+            for_each_candidate(cands, p, [&](uint64_t c) { ++at[(c >> 32) - r0 + 1]; });
             for (size_t k = 1; k < at.size(); ++k) at[k] += at[k - 1];
-            longer.resize(total);
-            for (auto& w : cands) {
-                for (uint64_t c : w[p]) longer[at[(c >> 32) - r0]++] = static_cast<uint32_t>(c);
-                std::vector<uint64_t>().swap(w[p]);
-            }
+            longer.resize(at.back());
+            for_each_candidate(cands, p, [&](uint64_t c) { longer[at[(c >> 32) - r0]++] = static_cast<uint32_t>(c); });
             // at[k] is now where the partners of rank r0 + k end (and those of r0 + k + 1 begin).
             std::vector<JoinPair>& out = found[p];
             for (size_t rb = r0, begin = 0; rb < r1; begin = at[rb - r0], ++rb) {
@@ -408,6 +410,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
         }
     });
     throw_if_canceled(opt.cancel);
+    cands.clear();
     guard.progress(docs.size() - n);  // the empty documents, which pair with nothing
     result = merge_sorted_runs(found);
     return true;

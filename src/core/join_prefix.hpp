@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "block_lists.hpp"
 #include "join.hpp"
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
@@ -22,72 +23,18 @@ struct PrefixEntry {
 };
 
 // Prefix entries kept in coarse buckets by the hash's top kCoarseBits bits (a group of equal
-// hashes is never split), each bucket a list of fixed-size blocks: appending touches one block
-// per bucket (256 x 8 KB, cache-sized), and lists of several listers join by moving blocks. The
-// blocks are carved from slabs that grow to 8 MB on transparent huge pages (the entries of 1M
-// documents take 150 MB; on 4 KB pages their first touch cost one page fault per 4 KB).
-class PrefixLists {
+// hashes is never split), in BlockLists (256 buckets of 8 KB blocks, cache-sized to append to;
+// the entries of 1M documents take 150 MB, on huge pages).
+class PrefixLists : public BlockLists<PrefixEntry, size_t(1) << 8> {
 public:
     static constexpr unsigned kCoarseBits = 8;
     static constexpr size_t kCoarse = size_t(1) << kCoarseBits;
-    static constexpr uint32_t kBlockEntries = 511;  // with the count: 8 KB per block
-    struct Block {
-        uint32_t count = 0;
-        PrefixEntry e[kBlockEntries];
-    };
-
-    PrefixLists() = default;
-    // Moves take the slabs along and leave other empty (a defaulted move would leave other with
-    // stale counts, and a defaulted assignment would drop this one's slabs without freeing them).
-    PrefixLists(PrefixLists&& other) noexcept { swap(other); }
-    PrefixLists& operator=(PrefixLists&& other) noexcept {
-        if (this != &other) {
-            clear();
-            swap(other);
-        }
-        return *this;
-    }
-    ~PrefixLists() { clear(); }
+    static_assert(kCoarse == kBuckets, "one list per coarse bucket");
 
     // The coarse bucket of a hash.
     static size_t bucket_of(uint64_t hash) noexcept { return static_cast<size_t>(hash >> (64 - kCoarseBits)); }
-
-    // Appends one entry.
-    void add(const PrefixEntry& e) {
-        std::vector<Block*>& b = buckets_[bucket_of(e.hash)];
-        if (b.empty() || b.back()->count == kBlockEntries) b.push_back(new_block());
-        Block& k = *b.back();
-        k.e[k.count++] = e;
-        ++entries_;
-    }
-    // Moves every entry of other into this one (other ends empty).
-    void absorb(PrefixLists& other);
-    // The blocks of coarse bucket c.
-    const std::vector<Block*>& bucket(size_t c) const noexcept { return buckets_[c]; }
-    // Entries in coarse bucket c.
-    uint64_t bucket_entries(size_t c) const noexcept;
-    // Entries held.
-    uint64_t entries() const noexcept { return entries_; }
-    // Bytes held (the slabs).
-    size_t memory_bytes() const noexcept { return bytes_; }
-    // Frees everything.
-    void clear() noexcept;
-
-private:
-    struct Slab {
-        void* base;
-        size_t blocks;
-    };
-    // A fresh block from the current slab, or from a new one.
-    Block* new_block();
-    // Exchanges everything with other.
-    void swap(PrefixLists& other) noexcept;
-
-    std::vector<Block*> buckets_[kCoarse];
-    std::vector<Slab> slabs_;
-    size_t used_ = 0;  // blocks handed out from slabs_.back()
-    uint64_t entries_ = 0;
-    size_t bytes_ = 0;
+    // Appends one entry to its hash's bucket.
+    void add(const PrefixEntry& e) { BlockLists::add(bucket_of(e.hash), e); }
 };
 
 // Lists documents' prefixes for one threshold under one global order (stored hash order, the
