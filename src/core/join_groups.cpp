@@ -170,10 +170,13 @@ uint64_t verify_overlap_sets(const MultisetView& a, const MultisetView& b, uint6
     return o;
 }
 
+// One worker's candidate pairs (shorter rank << 32 | longer rank), a list per partition.
+using CandidateLists = BlockLists<uint64_t, kPartitions>;
+
 // Calls f(c) for every candidate c of partition p in the workers' lists.
-template <class Lists, class F>
-void for_each_candidate(const std::vector<Lists>& cands, size_t p, F&& f) {
-    for (const Lists& w : cands)
+template <class F>
+void for_each_candidate(const std::vector<CandidateLists>& cands, size_t p, F&& f) {
+    for (const CandidateLists& w : cands)
         for (const auto* block : w.bucket(p))
             for (uint32_t i = 0; i < block->count; ++i) f(block->e[i]);
 }
@@ -310,8 +313,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // 3. Each coarse bucket sorted and its groups paired, on the workers; candidates go to the
     // partition of the shorter document's rank.
     const size_t per_part = std::max<size_t>(1, (n + kPartitions - 1) / kPartitions);
-    // Each worker's candidates (shorter rank << 32 | longer rank), a list per partition.
-    std::vector<BlockLists<uint64_t, kPartitions>> cands(static_cast<size_t>(threads));
+    std::vector<CandidateLists> cands(static_cast<size_t>(threads));
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
     WorkerGuard guard(opt, budget);
     std::atomic<uint64_t> emitted{0};
@@ -319,7 +321,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     std::atomic<bool> too_many{false};
     const PrefixLists& lists = listed.lists;
     run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
-        BlockLists<uint64_t, kPartitions>& out = cands[static_cast<size_t>(w)];
+        CandidateLists& out = cands[static_cast<size_t>(w)];
         SortScratch& s = scratch[static_cast<size_t>(w)];
         for (size_t c = c0; c < c1; ++c) {
             if (guard.stopped() || too_many.load(std::memory_order_relaxed)) return;

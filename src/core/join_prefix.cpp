@@ -1,12 +1,8 @@
-// Prefix entries in coarse buckets, and the lister that writes a document's prefix into them.
+// The lister that writes a document's prefix into PrefixLists, and the listing of a whole collection.
 #include "join_prefix.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 #include <utility>
-
-#include "huge_pages.hpp"
 
 namespace spotsigs::join_detail {
 
