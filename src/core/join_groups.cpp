@@ -315,6 +315,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                             double max_candidates_per_doc, std::vector<JoinPair>& result) {
     if (listed.tau != opt.tau || !listed.frequent)
         throw Error(ErrorKind::InvalidParameter, "prefix entries were listed for another threshold");
+    // The documents the reading left unlisted, on the workers.
+    list_unlisted(docs, opt.threads, opt.cancel, listed);
     MemoryBudget budget(opt.memory_limit);
     budget.charge(listed.lists.memory_bytes() + listed.frequent->memory_bytes(), "the prefix entries");
     const int threads = opt.threads;

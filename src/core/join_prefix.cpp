@@ -47,13 +47,26 @@ void list_all_prefixes(const Collection& docs, double tau, int threads, const Ca
     out.tau = tau;
     out.frequent = std::make_unique<FrequentSignatures>(docs, kFrequentSample, kFrequentMinCount);
     out.lists.clear();
-    const size_t total = docs.size();
+    out.unlisted.clear();
+    if (docs.size() > 0) out.unlisted.emplace_back(0, static_cast<uint32_t>(docs.size()));
+    list_unlisted(docs, threads, cancel, out);
+}
+
+void list_unlisted(const Collection& docs, int threads, const CancelToken* cancel, ListedPrefixes& out) {
+    // Documents in chunks of at most 4,096 on the workers, each worker into its own lists.
+    constexpr uint32_t kChunk = 4096;
+    std::vector<std::pair<uint32_t, uint32_t>> chunks;
+    for (const auto& r : out.unlisted)
+        for (uint32_t d = r.first; d < r.second; d += std::min(kChunk, r.second - d))
+            chunks.emplace_back(d, d + std::min(kChunk, r.second - d));
+    out.unlisted.clear();
+    if (chunks.empty()) return;
     std::vector<PrefixLists> part(static_cast<size_t>(threads));
-    std::vector<PrefixLister> listers(static_cast<size_t>(threads), PrefixLister(tau, *out.frequent));
-    // Documents in chunks of 4,096 on the workers, each worker into its own lists.
-    run_workers(threads, total, 4096, [&](int w, size_t d0, size_t d1) {
+    std::vector<PrefixLister> listers(static_cast<size_t>(threads), PrefixLister(out.tau, *out.frequent));
+    run_workers(threads, chunks.size(), 1, [&](int w, size_t c0, size_t) {
         if (cancel != nullptr && cancel->stopped()) return;
         const size_t k = static_cast<size_t>(w);
+        const size_t d0 = chunks[c0].first, d1 = chunks[c0].second;
         for (size_t d = d0; d < d1; ++d) {
             // A prefix is a few signatures at the start of each document: the walk reads one or
             // two cache lines per document, so the next documents' are fetched ahead.

@@ -60,12 +60,24 @@ private:
 };
 
 // A collection's prefix entries, ready for the matcher: the frequent signatures that ordered
-// them, and the threshold they were listed for. Built by list_all_prefixes() or ReadPipeline.
+// them, the threshold they were listed for, and the ranges of documents whose prefixes are still
+// to be listed (list_unlisted() does it). Built by list_all_prefixes() or ReadPipeline.
 struct ListedPrefixes {
     double tau = 0;
     std::unique_ptr<FrequentSignatures> frequent;
     PrefixLists lists;
+    std::vector<std::pair<uint32_t, uint32_t>> unlisted;  // [first, last) document ranges
+
+    // Records document d as not listed (documents come in ascending order).
+    void defer(uint32_t d) {
+        if (!unlisted.empty() && unlisted.back().second == d) ++unlisted.back().second;
+        else unlisted.emplace_back(d, d + 1);
+    }
 };
+
+// Lists the prefixes of the documents of out.unlisted on threads workers (with out.frequent),
+// leaving out.unlisted empty.
+void list_unlisted(const Collection& docs, int threads, const CancelToken* cancel, ListedPrefixes& out);
 
 // Lists the prefixes of every document of docs on threads workers (the frequent signatures from
 // an evenly spaced sample of docs).

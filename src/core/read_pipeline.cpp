@@ -34,8 +34,9 @@ struct ReadPipeline::Batch {
     std::vector<uint32_t> lengths;
 };
 
-ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background)
-    : list_tau_(list_tau), background_(background) {
+ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background,
+                           size_t defer_backlog)
+    : list_tau_(list_tau), background_(background), defer_backlog_(defer_backlog) {
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
     if (list_tau_ > 0) {
         listed_ = std::make_unique<join_detail::ListedPrefixes>();
@@ -88,6 +89,7 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
         {
             std::lock_guard<std::mutex> lock(mu_);
             full_.push_back(current_);
+            backlog_.store(full_.size(), std::memory_order_relaxed);
         }
         cv_.notify_all();
         current_ = nullptr;
@@ -165,6 +167,7 @@ void ReadPipeline::close() {
         std::lock_guard<std::mutex> lock(mu_);
         if (current_ != nullptr && !current_->ids.empty()) full_.push_back(current_);
         else if (current_ != nullptr) free_.push_back(current_);
+        backlog_.store(full_.size(), std::memory_order_relaxed);
         current_ = nullptr;
         closed_ = true;
     }
@@ -193,6 +196,7 @@ void ReadPipeline::file_loop() {
                 if (full_.empty()) break;  // closed and everything filed
                 b = full_.front();
                 full_.pop_front();
+                backlog_.store(full_.size(), std::memory_order_relaxed);
             }
             file(*b);
             {
@@ -216,12 +220,22 @@ void ReadPipeline::file_loop() {
 }
 
 void ReadPipeline::file(Batch& b) {
+    // Behind the reader: this batch's prefixes are left to the matcher's workers.
+    const bool defer = background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_;
     for (size_t k = 0; k < b.ids.size(); ++k) {
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
-        if (lister_) lister_->list(d, v, listed_->lists);
-        else if (docs_.size() == kSampleWindow) start_listing();
+        if (lister_) {
+            if (defer) {
+                listed_->defer(d);
+                ++deferred_;
+            } else {
+                lister_->list(d, v, listed_->lists);
+            }
+        } else if (docs_.size() == kSampleWindow) {
+            start_listing();
+        }
     }
     // A batch that grew for a large value goes back to the usual size.
     if (b.bytes.size() > kBatchBytes) {

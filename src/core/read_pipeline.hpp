@@ -9,6 +9,8 @@
 // Most of the filing thread's time is the first touch of the memory it copies into (the kernel
 // zeroing fresh pages), so while the caller waits for a free batch it faults that memory in
 // ahead of the filing thread (MADV_POPULATE_WRITE, which never changes a page already there).
+// When the filing thread falls behind (full batches wait), it leaves the prefixes of the batch at
+// hand unlisted: the matcher's workers list them in parallel (ListedPrefixes::unlisted).
 #pragma once
 
 #include <atomic>
@@ -37,8 +39,12 @@ public:
     // Starts the filing thread, or with background false files each full batch on the caller's
     // thread inside add() and close() (a call limited to one thread). list_tau in (0, 1]: also
     // list prefixes for that threshold; 0: only store. The reserve hints presize the collection
-    // (documents, signatures).
-    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background = true);
+    // (documents, signatures). The filing thread leaves a batch's prefixes unlisted when at least
+    // defer_backlog full batches wait (0: always, for tests).
+    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background = true,
+                 size_t defer_backlog = kDeferBacklog);
+    // Two full batches waiting: the filing thread is behind the reader.
+    static constexpr size_t kDeferBacklog = 2;
     // Stops and joins the filing thread.
     ~ReadPipeline();
     ReadPipeline(const ReadPipeline&) = delete;
@@ -64,6 +70,8 @@ public:
     size_t prefaulted_bytes() const noexcept { return prefaulted_; }
     // Seconds add() spent without a free batch (faulting memory in or waiting).
     double waited_seconds() const noexcept { return waited_; }
+    // Documents whose prefixes the filing thread left to the matcher (after wait_filed() returned true).
+    size_t deferred_docs() const noexcept { return deferred_; }
     // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
     size_t memory_bytes() const noexcept {
         return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
@@ -91,6 +99,8 @@ private:
 
     double list_tau_;
     bool background_;
+    size_t defer_backlog_;
+    size_t deferred_ = 0;  // written by the filing thread
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
     std::unique_ptr<join_detail::PrefixLister> lister_;
@@ -111,6 +121,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<Batch*> full_;    // handed over, in order
+    std::atomic<size_t> backlog_{0};  // full_.size(), for the filing thread's look without the lock
     std::vector<Batch*> free_;
     bool closed_ = false;
     bool done_ = false;

@@ -142,8 +142,10 @@ std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progr
                seconds_since(t1) - filed_s, pairs.size());
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
-        elog(DEBUG1, "%s: waited %.3f s for free batches, faulting in %zu MB ahead of the filing thread", fn,
-             pipe.waited_seconds(), pipe.prefaulted_bytes() >> 20);
+        elog(DEBUG1,
+             "%s: waited %.3f s for free batches, faulting in %zu MB ahead of the filing thread, which left "
+             "%zu documents' prefixes to the matcher",
+             fn, pipe.waited_seconds(), pipe.prefaulted_bytes() >> 20, pipe.deferred_docs());
     });
     return pairs;
 }

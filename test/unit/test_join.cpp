@@ -711,6 +711,36 @@ TEST(JoinGroups, GivesWayPastTheCandidateCap) {
     EXPECT_EQ(self_join(c, opt).size(), 300u * 299u / 2u);
 }
 
+TEST(JoinGroups, UnlistedRangesAreListedBeforeMatching) {
+    // Prefixes listed for some documents, several ranges of others left unlisted (as a filing
+    // thread behind its reader leaves them): the join equals the reference's.
+    using join_detail::ListedPrefixes;
+    for (uint32_t seed = 1; seed <= 6; ++seed) {
+        auto docs = random_docs(seed, 400 + seed * 150, 3 + seed * 4, 60 + seed * 40, seed % 3 == 0 ? 1000 : 6);
+        PairTable table(docs);
+        Collection c = make(docs);
+        for (double tau : {0.3, 0.6, 0.8, 1.0})
+            for (int threads : {1, 2}) {
+                ListedPrefixes listed;
+                join_detail::list_all_prefixes(c, tau, threads, nullptr, listed);
+                listed.lists.clear();
+                join_detail::PrefixLister lister(tau, *listed.frequent);
+                for (uint32_t d = 0; d < c.size(); ++d) {
+                    if ((d / (17 + seed)) % 3 == 1) listed.defer(d);
+                    else lister.list(d, c.doc(d), listed.lists);
+                }
+                ASSERT_GT(listed.unlisted.size(), 1u);
+                JoinOptions opt;
+                opt.tau = tau;
+                opt.threads = threads;
+                std::vector<JoinPair> got;
+                ASSERT_TRUE(join_detail::group_self_join_listed(c, listed, opt, 1e18, got));
+                EXPECT_TRUE(listed.unlisted.empty());
+                ASSERT_EQ(triples(got), table.at(tau)) << "seed " << seed << " tau " << tau << " threads " << threads;
+            }
+    }
+}
+
 TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     using join_detail::PrefixEntry;
     using join_detail::PrefixLists;

@@ -184,6 +184,25 @@ TEST(ReadPipeline, LargeInputsListWhileReading) {
     ASSERT_EQ(triples(self_join(p, options(0.8, 1))), triples(self_join(c, options(0.8, 2, JoinMethod::NoPart))));
 }
 
+TEST(ReadPipeline, PrefixesLeftByTheFilingThreadAreListedByTheMatcher) {
+    // A filing thread told to leave every batch unlisted (backlog 0): past the sample window the
+    // matcher's workers list all the prefixes, and the join is unchanged.
+    std::vector<Multiset> sets = random_sets(13, 90000, 12, 40000);
+    Collection c = direct(sets);
+    for (double tau : {0.5, 0.9}) {
+        ReadPipeline p(tau, sets.size(), 0, true, 0);
+        feed(p, sets);
+        EXPECT_EQ(p.deferred_docs(), sets.size() - 65536) << "tau " << tau;
+        std::vector<JoinPair> got = self_join(p, options(tau, 2));
+        EXPECT_GT(got.size(), 1000u);
+        ASSERT_EQ(triples(got), triples(self_join(c, options(tau, 2, JoinMethod::NoPart)))) << "tau " << tau;
+    }
+    // Filed by the caller (one thread), nothing is left.
+    ReadPipeline q(0.9, sets.size(), 0, false, 0);
+    feed(q, sets);
+    EXPECT_EQ(q.deferred_docs(), 0u);
+}
+
 TEST(ReadPipeline, PrefixesForAnotherThresholdAreNotUsed) {
     std::vector<Multiset> sets = random_sets(5, 800, 20, 300);
     Collection c = direct(sets);
