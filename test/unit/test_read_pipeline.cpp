@@ -137,15 +137,23 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
 // A reader far ahead of the filing thread (it only copies bytes, while filing checks and stores
 // them in fresh memory) fills every batch buffer and then faults in the memory the filing thread
 // writes next; what is filed stays exactly what was added.
+// Whether the reader gets ahead depends on how the two threads are scheduled, so on a busy
+// machine a run may never wait: up to five runs, at least one of which must fault memory in.
 TEST(ReadPipeline, ReaderFaultsInTheFilingThreadsMemoryWhileWaiting) {
     std::vector<Multiset> sets = random_sets(11, 30000, 300, 1000000);
     size_t sigs = 0;
     for (const Multiset& m : sets) sigs += m.hashes.size();
-    ReadPipeline p(0.0, sets.size(), sigs, true);
-    feed(p, sets);
-    EXPECT_GT(p.waited_seconds(), 0.0);
-    EXPECT_GT(p.prefaulted_bytes(), 0u);
-    expect_filed(p.docs(), sets);
+    size_t prefaulted = 0;
+    for (int run = 0; run < 5 && prefaulted == 0; ++run) {
+        ReadPipeline p(0.0, sets.size(), sigs, true);
+        feed(p, sets);
+        expect_filed(p.docs(), sets);
+        prefaulted = p.prefaulted_bytes();
+        if (prefaulted > 0) {
+            EXPECT_GT(p.waited_seconds(), 0.0);
+        }
+    }
+    EXPECT_GT(prefaulted, 0u);
 }
 
 TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {
