@@ -63,19 +63,21 @@ void list_unlisted(const Collection& docs, int threads, const CancelToken* cance
     if (chunks.empty()) return;
     std::vector<PrefixLists> part(static_cast<size_t>(threads));
     std::vector<PrefixLister> listers(static_cast<size_t>(threads), PrefixLister(out.tau, *out.frequent));
-    run_workers(threads, chunks.size(), 1, [&](int w, size_t c0, size_t) {
-        if (cancel != nullptr && cancel->stopped()) return;
+    run_workers(threads, chunks.size(), 1, [&](int w, size_t c0, size_t c1) {
         const size_t k = static_cast<size_t>(w);
-        const size_t d0 = chunks[c0].first, d1 = chunks[c0].second;
-        for (size_t d = d0; d < d1; ++d) {
-            // A prefix is a few signatures at the start of each document: the walk reads one or
-            // two cache lines per document, so the next documents' are fetched ahead.
-            if (d + kListAhead < d1) {
-                const uint64_t* next = docs.doc(d + kListAhead).hashes;
-                __builtin_prefetch(next);
-                __builtin_prefetch(next + 8);
+        for (size_t c = c0; c < c1; ++c) {
+            if (cancel != nullptr && cancel->stopped()) return;
+            const size_t d0 = chunks[c].first, d1 = chunks[c].second;
+            for (size_t d = d0; d < d1; ++d) {
+                // A prefix is a few signatures at the start of each document: the walk reads one
+                // or two cache lines per document, so the next documents' are fetched ahead.
+                if (d + kListAhead < d1) {
+                    const uint64_t* next = docs.doc(d + kListAhead).hashes;
+                    __builtin_prefetch(next);
+                    __builtin_prefetch(next + 8);
+                }
+                listers[k].list(static_cast<uint32_t>(d), docs.doc(d), part[k]);
             }
-            listers[k].list(static_cast<uint32_t>(d), docs.doc(d), part[k]);
         }
     });
     throw_if_canceled(cancel);
