@@ -129,6 +129,12 @@ SET spotsigs.join_memory_limit = '1MB';
 SELECT jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
 RESET spotsigs.join_memory_limit;
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
+-- spotsigs.join_huge_pages: off by default; on, large blocks come from the reserved huge pages
+-- where the machine has any (ordinary memory otherwise), with the same pairs
+SHOW spotsigs.join_huge_pages;
+SET spotsigs.join_huge_pages = on;
+SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
+RESET spotsigs.join_huge_pages;
 
 -- large results: the store is sized for them up front, in memory or spilling past work_mem;
 -- the rows must equal a reference computed by plain SQL

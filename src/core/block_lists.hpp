@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "huge_alloc.hpp"
 #include "huge_pages.hpp"
 
 namespace spotsigs {
@@ -88,7 +89,7 @@ public:
     // Frees everything.
     void clear() noexcept {
         for (auto& b : buckets_) std::vector<Block*>().swap(b);
-        for (const Slab& s : slabs_) std::free(s.base);  // blocks are trivially destructible
+        for (const Slab& s : slabs_) huge_free(s.base, s.token);  // blocks are trivially destructible
         slabs_.clear();
         used_ = 0;
         entries_ = 0;
@@ -105,6 +106,7 @@ private:
     struct Slab {
         void* base;
         size_t blocks;
+        size_t token;  // for huge_free
     };
 
     // A fresh block from the current slab, or from a new one.
@@ -113,10 +115,9 @@ private:
             const size_t blocks = slabs_.empty() ? kFirstSlab : std::min(kLastSlab, 2 * slabs_.back().blocks);
             const size_t bytes = blocks * sizeof(Block);
             slabs_.reserve(slabs_.size() + 1);
-            void* base = nullptr;
-            if (posix_memalign(&base, kSlabAlign, bytes) != 0) throw std::bad_alloc();
-            advise_huge_pages(base, bytes);
-            slabs_.push_back(Slab{base, blocks});
+            size_t token = 0;
+            void* base = huge_alloc(bytes, kSlabAlign, &token);  // from the reserved pool when allowed
+            slabs_.push_back(Slab{base, blocks, token});
             used_ = 0;
             bytes_ += bytes;
         }

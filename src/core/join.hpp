@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cancel.hpp"
+#include "huge_alloc.hpp"
 #include "multiset.hpp"
 
 namespace spotsigs {
@@ -40,9 +41,11 @@ private:
     // Signatures live in chunks that are never moved or copied once allocated (growing one
     // contiguous array would copy everything read so far, and touch it all again); each
     // document's signatures sit in one chunk.
+    // Chunks are reserved once and never grow, and may come from the reserved huge pages
+    // (huge_alloc.hpp): they hold most of a large join's memory.
     struct Chunk {
-        std::vector<uint64_t> hashes;
-        std::vector<unsigned char> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
+        std::vector<uint64_t, HugeAllocator<uint64_t>> hashes;
+        std::vector<unsigned char, HugeAllocator<unsigned char>> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
     };
     // Starts a new chunk with room for at least the given hashes and frequency bytes.
     void new_chunk(size_t hashes, size_t freq_bytes);

@@ -19,6 +19,7 @@ extern "C" {
 #include "boundary.hpp"
 #include "error.hpp"
 #include "gucs.hpp"
+#include "huge_alloc.hpp"
 #include "join.hpp"
 #include "join_gucs.hpp"
 #include "join_read.hpp"
@@ -45,6 +46,8 @@ struct JoinCall {
 JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
     JoinCall call;
     call.sources = sources;
+    // Whether this join's large blocks may come from the reserved huge pages (huge_alloc.hpp).
+    use_reserved_huge_pages(join_huge_pages);
     for (int k = 0; k < 3 * sources; ++k)
         if (PG_ARGISNULL(k))
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -16,6 +16,7 @@ namespace spotsigs::pg {
 int join_max_threads = 2;
 int join_memory_limit_kb = 4 * 1024 * 1024;  // 4GB
 int join_method_guc = static_cast<int>(JoinMethod::Partitioned);
+bool join_huge_pages = false;
 
 namespace {
 
@@ -60,6 +61,11 @@ void register_join_gucs() {
                             "A join that would need more fails with SQLSTATE 53200 naming this limit.",
                             &join_memory_limit_kb, 4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET,
                             GUC_UNIT_KB, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("spotsigs.join_huge_pages",
+                             "Lets spotsigs joins take their large blocks from the reserved huge pages.",
+                             "Blocks of 2 MB and more come from the pool of vm.nr_hugepages while it has "
+                             "room, and from ordinary memory after. Off by default.",
+                             &join_huge_pages, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomEnumVariable("spotsigs.join_method",
                              "Matching method of spotsigs joins when the call names none.",
                              "partitioned (default), nopart, noprune or bruteforce: the paper's Table 2 variants.",

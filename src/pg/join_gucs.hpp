@@ -1,5 +1,5 @@
 // The join's configuration parameters: spotsigs.max_threads, spotsigs.join_memory_limit,
-// spotsigs.join_method (registered by register_join_gucs(), declared in gucs.hpp).
+// spotsigs.join_huge_pages, spotsigs.join_method (registered by register_join_gucs(), declared in gucs.hpp).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,8 @@ namespace spotsigs::pg {
 extern int join_max_threads;
 // spotsigs.join_memory_limit in kB: the budget of copied documents plus matcher structures.
 extern int join_memory_limit_kb;
+// spotsigs.join_huge_pages: whether a join's large blocks may come from the reserved huge pages.
+extern bool join_huge_pages;
 // spotsigs.join_method: the method used when the call passes none (a JoinMethod value).
 extern int join_method_guc;
 

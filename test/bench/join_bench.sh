@@ -20,6 +20,10 @@
 #     spotsigs_join on the same documents;
 #     spotsigs.join_memory_limit is JOIN_MEMORY_LIMIT (default 10GB: 1M documents need more
 #     than the 4GB default);
+#     spotsigs.join_huge_pages is JOIN_HUGE_PAGES (default on: the join's large blocks come from
+#     the reserved huge pages while the pool has room, see README "Settings"; reserve them first,
+#     as root: sysctl vm.nr_hugepages=2200, enough for shared_buffers and one 1M join), and the
+#     1M join at tau 0.9 with 2 threads is also timed with it off, in the same run;
 #  4. prints the ratios against the goals, writes results.txt, runtime.dat and the plot
 #     join_runtime.png (runtime against tau, like the paper's Figure 7) to OUT (default
 #     build/join-bench).
@@ -41,6 +45,7 @@ if [[ -z ${JOIN_BENCH_INSIDE:-} ]]; then
   exec env JOIN_BENCH_INSIDE=1 pg_virtualenv -t -v 15 -o shared_buffers=2GB -o max_wal_size=8GB \
     -o synchronous_commit=off -o work_mem=256MB -o maintenance_work_mem=1GB \
     -o spotsigs.max_threads=2 -o spotsigs.join_memory_limit=${JOIN_MEMORY_LIMIT:-10GB} \
+    -o spotsigs.join_huge_pages=${JOIN_HUGE_PAGES:-on} \
     -o max_parallel_workers_per_gather=0 \
     "$here/join_bench.sh" "$corpus"
 fi
@@ -73,6 +78,7 @@ ratio() { awk "BEGIN{printf \"%.2f\", $1/$2}"; }
 
 log "== spotsigs join benchmark, $(date -u +%FT%TZ), $(nproc) cores, $(uname -r)"
 log "corpus: $corpus; ROWS=$ROWS VARIANT_SHARE=$VARIANT_SHARE SEED=$SEED SUBSAMPLE=$SUBSAMPLE TRGM_DOCS=$TRGM_DOCS"
+log "spotsigs.join_huge_pages: $(psql_q -c 'SHOW spotsigs.join_huge_pages'); $(awk '/^HugePages_(Total|Free|Rsvd):/ {printf "%s %s ", $1, $2}' /proc/meminfo)"
 psql_q -c "CREATE EXTENSION spotsigs; CREATE EXTENSION pg_trgm;"
 psql_q -c "CREATE TABLE docs (id bigint PRIMARY KEY, source text, title text, body text)"
 psql_q -c "\\copy docs from program 'zcat \"$corpus/docs.tsv.gz\"'"
@@ -114,6 +120,12 @@ for tau in ${TAUS:-1.0 0.9 0.8 0.6 0.44}; do
   echo "$tau $b1 $b2 $s1 $s2" >> "$OUT/runtime.dat"
   log "$(printf '%-5s %10s %10s %10s %10s %10s %10s %8s' "$tau" "$bp" "$b1" "$b2" "$sp" "$s1" "$s2" "$(ratio "$s1" "$s2")x")"
 done
+
+# The same join with spotsigs.join_huge_pages switched the other way (side by side).
+hp=$(psql_q -c 'SHOW spotsigs.join_huge_pages')
+other=$([[ $hp == on ]] && echo off || echo on)
+best "SET spotsigs.join_huge_pages = $other; SELECT count(*) FROM spotsigs_join('scaled', 'id', 'sig', 0.9, 2)"
+log "scaled, tau 0.9, 2 threads, spotsigs.join_huge_pages = $other: $s s (against ${t2[0.9]} s with $hp: $(ratio "$s" "${t2[0.9]}")x)"
 
 # Where the time of one join goes (reading the rows, matching), from its DEBUG1 message.
 log "phases at tau 0.9, 2 threads: $(psql -X -qAt -c "SET client_min_messages = debug1" \
