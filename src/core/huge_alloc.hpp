@@ -42,7 +42,7 @@ constexpr size_t kFromPool = size_t(1) << 63;
 // spotsigs.join_huge_pages before each join; off by default).
 inline void use_reserved_huge_pages(bool on) noexcept { huge_alloc_detail::allowed().store(on); }
 
-// Bytes currently held from the pool by this process (for tests and messages).
+// Bytes currently held from the pool by this process (for tests).
 inline uint64_t reserved_huge_bytes() noexcept { return huge_alloc_detail::pool_bytes().load(); }
 
 // A block of `bytes` bytes aligned to `align` (a power of two, at most 2 MB), advised for
@@ -81,8 +81,10 @@ inline void huge_free(void* p, size_t token) noexcept {
     std::free(p);
 }
 
-// A std allocator over huge_alloc, for vectors that are reserved once (their capacity is the
-// block size) and never grow into a second block of the same size by doubling.
+// A std allocator over huge_alloc, for vectors that are reserved once and never grow (a growing
+// vector would take a new block each time and free the old one). Each block starts with a
+// 64-byte header holding huge_alloc's token, so a block from the pool takes one more 2 MB page
+// when the vector's bytes are an exact multiple of 2 MB.
 template <class T>
 struct HugeAllocator {
     using value_type = T;
