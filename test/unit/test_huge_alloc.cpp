@@ -86,7 +86,9 @@ TEST(HugeAlloc, LargeBlocksComeFromThePoolWhenItHasRoom) {
     }
     huge_free(p, token);
     EXPECT_EQ(reserved_huge_bytes(), before);
-    if (free_before >= 4) EXPECT_EQ(free_reserved_pages(), free_before);
+    if (free_before >= 4) {
+        EXPECT_EQ(free_reserved_pages(), free_before);
+    }
 }
 
 // A self-join whose collection chunks and block lists may come from the pool finds exactly the
