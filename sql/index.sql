@@ -119,7 +119,8 @@ SELECT pg_relation_size('ix_big_sig') <= :size_before * 1.3 AS no_runaway_growth
 SELECT spotsigs_index_check('ix_big_sig');
 
 -- a small pending_list_limit makes inserts merge the pending list themselves; once 8 segments
--- exist, a merge folds all but the largest together
+-- exist, a merge folds all but the largest together; the searches below run in the session
+-- that merged, so they use its filters of the segments it wrote (and must still be exact)
 CREATE TABLE ix_lim (id int, sig spotsig);
 INSERT INTO ix_lim SELECT id, sig FROM ix_big WHERE id < 500;
 CREATE INDEX ix_lim_sig ON ix_lim USING spotsigs (sig) WITH (pending_list_limit = 16);

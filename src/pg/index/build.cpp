@@ -79,6 +79,10 @@ struct SegmentWriter {
     // document list
     bool docs_started;
     SegmentDesc desc;
+    // the distinct hashes, when collected for a filter (segment_collect_hashes)
+    bool collect;
+    SegmentHashes keys;
+    uint64 keys_cap;
 };
 
 // Writes level l's open page with next link nextblk and adds it to the level above when push.
@@ -230,6 +234,18 @@ static void record_finish(SegmentWriter* w) {
     }
     level_add(w, 0, r, n, w->hash);
     w->have_hash = false;
+    if (w->collect && w->keys.complete) {
+        if (w->keys.n == kFilterMaxKeys) {
+            w->keys.complete = false;  // too many for a filter: stop collecting
+        } else {
+            if (w->keys.n == w->keys_cap) {
+                w->keys_cap = w->keys_cap ? 2 * w->keys_cap : 4096;
+                w->keys.hashes = w->keys.hashes ? (uint64*)repalloc_huge(w->keys.hashes, sizeof(uint64) * w->keys_cap)
+                                                : (uint64*)palloc(sizeof(uint64) * w->keys_cap);
+            }
+            w->keys.hashes[w->keys.n++] = w->hash;
+        }
+    }
 }
 
 SegmentWriter* segment_begin(Relation index, uint32 growth) {
@@ -244,6 +260,11 @@ SegmentWriter* segment_begin(Relation index, uint32 growth) {
     w->desc.doclist_blk = InvalidBlockNumber;
     w->desc.first_chain = InvalidBlockNumber;
     return w;
+}
+
+void segment_collect_hashes(SegmentWriter* w) {
+    w->collect = true;
+    w->keys.complete = true;
 }
 
 void segment_add(SegmentWriter* w, uint64 hash, uint32 part, const Posting& p) {
@@ -305,7 +326,7 @@ void segment_add_doc(SegmentWriter* w, uint64 id, uint32 length, uint32 distinct
     w->desc.ndocs++;
 }
 
-void segment_finish(SegmentWriter* w, SegmentDesc* out) {
+void segment_finish(SegmentWriter* w, SegmentDesc* out, SegmentHashes* keys) {
     record_finish(w);
     if (w->docs_started) chain_piece_close(w);
     if (w->chain_open) {
@@ -328,6 +349,10 @@ void segment_finish(SegmentWriter* w, SegmentDesc* out) {
         }
     }
     *out = w->desc;
+    if (keys != nullptr) {
+        *keys = w->keys;
+        if (!w->collect) keys->complete = false;
+    }
 }
 
 // ---- sorting ----
@@ -411,7 +436,7 @@ void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 par
 }
 
 void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
-                   uint32* part_docs, bool report) {
+                   uint32* part_docs, bool report, SegmentHashes* keys) {
     const uint64 sign = 0x8000000000000000ULL;
     if (report) {
         pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, kPhaseSort);
@@ -428,6 +453,7 @@ void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc*
     if (report) pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, kPhaseWrite);
     const Partitioning& parts = partitioning_for(growth);
     SegmentWriter* w = segment_begin(index, growth);
+    if (keys != nullptr) segment_collect_hashes(w);
     uint64 done = 0;
     while (tuplesort_gettupleslot(s->postings, true, false, s->pslot, nullptr)) {
         slot_getallattrs(s->pslot);
@@ -450,7 +476,7 @@ void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc*
                         (uint32)DatumGetInt64(s->dslot->tts_values[2]));
         part_docs[parts.partition_of(len)]++;
     }
-    segment_finish(w, out);
+    segment_finish(w, out, keys);
     if (report) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, (int64)done);
     tuplesort_end(s->postings);
     tuplesort_end(s->docs);
@@ -512,6 +538,7 @@ IndexBuildResult* ambuild(Relation heap, Relation index, IndexInfo* info) {
     sorter_finish(bs.sorter, index, growth, &seg, meta.part_docs, true);
     uint64 rows = sorter_rows(bs.sorter);
     if (seg.ndocs > 0) {
+        seg.serial = meta.next_serial++;
         meta.seg[0] = seg;
         meta.nsegments = 1;
     }

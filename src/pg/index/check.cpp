@@ -203,6 +203,13 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
     check_meta(index, &m);
     if (m.nparts != partitioning_for(m.growth).count()) corrupted(index, "partition count does not match the growth", kMetaBlock);
     if (m.growth != index_growth(index)) corrupted(index, "metapage growth differs from the reloption", kMetaBlock);
+    // Segment serials identify segments to the backends' filters: each in [1, next_serial), no two equal.
+    for (uint32 s = 0; s < m.nsegments; ++s) {
+        if (m.seg[s].serial == 0 || m.seg[s].serial >= m.next_serial)
+            corrupted(index, "segment serial outside the range the metapage handed out", kMetaBlock);
+        for (uint32 t = 0; t < s; ++t)
+            if (m.seg[t].serial == m.seg[s].serial) corrupted(index, "two segments with the same serial", kMetaBlock);
+    }
     uint64 docs = 0, postings = 0;
     HTAB* seen = new_rows_table();
     for (uint32 s = 0; s < m.nsegments; ++s) {

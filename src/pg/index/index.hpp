@@ -28,11 +28,12 @@ extern "C" {
 }
 
 #include "index_search.hpp"
+#include "key_filter.hpp"
 
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
-constexpr uint32 kVersion = 3;
+constexpr uint32 kVersion = 4;  // 4: segments carry a serial number
 // DATA pages keep the offset of every kSampleEvery-th record (uint16s between pd_upper and the
 // special space), so a lookup binary-searches them and parses at most kSampleEvery records.
 constexpr uint32 kSampleEvery = 16;
@@ -72,6 +73,7 @@ struct SegmentDesc {
     uint64 npostings;
     uint64 nkeys;             // distinct (hash, partition) lists
     double sum_df2;           // sum over lists of count^2 (expected list length for costing)
+    uint64 serial;            // unique within the index's storage, never reused (MetaData::next_serial)
 };
 
 // The metapage contents.
@@ -88,6 +90,7 @@ struct MetaData {
     uint64 total_docs;        // rows in segments and pending list
     uint32 nparts;
     uint32 pending_gen;       // bumped whenever VACUUM moves pending_head (backend caches check it)
+    uint64 next_serial;       // serial of the next segment written (starts at 1)
     SegmentDesc seg[kMaxSegments];
     uint32 part_docs[kMaxPartitions];  // rows per length partition (segments and pending)
 };
@@ -232,16 +235,38 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau,
                           Match** out, int64* nout);
 
+// ---- the backend's filters of segments it wrote (segment_filters.cpp) ----
+// The distinct hashes a segment writer saw, up to a cap (palloc'd; complete is false past it).
+struct SegmentHashes {
+    uint64* hashes;
+    uint64 n;
+    bool complete;
+};
+// Remembers a filter of the hashes of segment serial of index, which this backend has just
+// written and published (call after the metapage names it): searches of this backend then skip
+// the lookups of hashes the segment cannot hold. Does nothing for an incomplete or large set.
+void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes* keys);
+// The filter of segment serial of index, or null when this backend has none (no PostgreSQL call:
+// usable inside pg_entry).
+const KeyFilter* segment_filter(Relation index, uint64 serial);
+
 // ---- segment writing (build and vacuum) ----
 struct SegmentWriter;
 // Starts writing a segment into index.
 SegmentWriter* segment_begin(Relation index, uint32 growth);
+// Makes the writer collect the segment's distinct hashes for segment_finish (up to
+// kFilterMaxKeys; past that it stops and reports them incomplete).
+void segment_collect_hashes(SegmentWriter* w);
 // Adds one posting; calls come sorted by (hash, partition, length desc, id).
 void segment_add(SegmentWriter* w, uint64 hash, uint32 part, const Posting& p);
 // Adds one document (after all postings), sorted by (length desc, id); freq = distinct count.
 void segment_add_doc(SegmentWriter* w, uint64 id, uint32 length, uint32 distinct);
-// Flushes everything and describes the segment.
-void segment_finish(SegmentWriter* w, SegmentDesc* out);
+// Flushes everything and describes the segment (serial 0: the caller assigns it when it
+// publishes the segment). With keys, hands over the distinct hashes collected (see
+// segment_collect_hashes).
+void segment_finish(SegmentWriter* w, SegmentDesc* out, SegmentHashes* keys = nullptr);
+// Segments of at most this many distinct hashes get a backend filter (16 bits each: 2 MB).
+constexpr uint64 kFilterMaxKeys = uint64(1) << 20;
 
 // Sorts postings and documents within maintenance_work_mem and writes them as a segment.
 struct SegmentSorter;
@@ -250,8 +275,9 @@ SegmentSorter* sorter_begin(int work_mem_kb);
 // Adds one row's signature to the sorter; part is its length partition.
 void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 part);
 // Sorts and writes a segment; updates part_docs counts. Reports progress when report is true.
+// With keys, also collects the segment's distinct hashes (up to kFilterMaxKeys) into *keys.
 void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
-                   uint32* part_docs, bool report);
+                   uint32* part_docs, bool report, SegmentHashes* keys = nullptr);
 // Adds one posting of a row already split into postings (VACUUM re-sorting a segment).
 void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Posting& p);
 // Adds one row's document record (length and distinct count).

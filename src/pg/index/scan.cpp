@@ -47,7 +47,19 @@ public:
         std::sort(todo.begin(), todo.end());  // ascending hashes
         for (uint32_t i : todo) looked_up_[i] = true;
         if (plo_ > phi_) return;
-        for (uint32 s = 0; s < meta_.nsegments; ++s) lookup_segment(meta_.seg[s], todo);
+        std::vector<uint32_t> maybe;
+        for (uint32 s = 0; s < meta_.nsegments; ++s) {
+            // A segment this backend wrote has a filter: the hashes it rules out are not there.
+            const KeyFilter* f = segment_filter(index_, meta_.seg[s].serial);
+            if (f == nullptr) {
+                lookup_segment(meta_.seg[s], todo);
+                continue;
+            }
+            maybe.clear();
+            for (uint32_t i : todo)
+                if (f->may_contain(q_.hashes[i])) maybe.push_back(i);
+            if (!maybe.empty()) lookup_segment(meta_.seg[s], maybe);
+        }
     }
 
     // Postings of signature i in partitions overlapping [lo, hi].

@@ -35,6 +35,7 @@ void init_metapage(Page page, uint32 growth) {
     m->pending_head = InvalidBlockNumber;
     m->pending_tail = InvalidBlockNumber;
     m->nparts = partitioning_for(growth).count();
+    m->next_serial = 1;
     for (int i = 0; i < kMaxSegments; ++i) m->seg[i].root = InvalidBlockNumber;
     ((PageHeader)page)->pd_lower = (uint16)(((char*)m + sizeof(MetaData)) - (char*)page);
 }

@@ -212,7 +212,8 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     }
     uint32* part_docs = (uint32*)palloc0(sizeof(uint32) * kMaxPartitions);
     SegmentDesc seg;
-    sorter_finish(s, index, growth, &seg, part_docs, false);
+    SegmentHashes keys = {nullptr, 0, false};
+    sorter_finish(s, index, growth, &seg, part_docs, false, &keys);
 
     // Switch the metapage to the new structure.
     LockBuffer(mb, BUFFER_LOCK_EXCLUSIVE);
@@ -236,7 +237,10 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
         for (uint32 i = n; i < (uint32)kMaxSegments; ++i) m->seg[i].root = InvalidBlockNumber;
         m->nsegments = n;
     }
-    if (seg.ndocs > 0) m->seg[m->nsegments++] = seg;
+    if (seg.ndocs > 0) {
+        seg.serial = m->next_serial++;
+        m->seg[m->nsegments++] = seg;
+    }
     if (end_blk != InvalidBlockNumber) {
         m->pending_head = end_blk;
         m->pending_head_off = end_off;
@@ -246,6 +250,9 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     }
     GenericXLogFinish(st);
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+    // The new segment is published under its serial: this backend's searches may use its filter.
+    if (seg.ndocs > 0) segment_filter_remember(index, seg.serial, &keys);
+    if (keys.hashes != nullptr) pfree(keys.hashes);
     // Wait until no reader that saw the old structure still holds the metapage pin.
     LockBufferForCleanup(mb);
     UnlockReleaseBuffer(mb);
