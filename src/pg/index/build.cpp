@@ -2,6 +2,7 @@
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
 #include "index.hpp"
+#include "posting_sort.hpp"
 
 extern "C" {
 #include "access/tableam.h"
@@ -366,6 +367,12 @@ struct SegmentSorter {
     TupleTableSlot* dslot;
     uint64 rows;
     uint64 npostings;
+    // In memory (sorter_begin_in_memory): flat arrays of announced size instead of tuplesorts.
+    bool in_memory;
+    PostingRecord* precs;
+    uint64 cap_postings;
+    DocRecord* drecs;
+    uint64 cap_docs;
 };
 
 // A tuple descriptor of n int8 columns.
@@ -398,9 +405,24 @@ SegmentSorter* sorter_begin(int work_mem_kb) {
     return s;
 }
 
+SegmentSorter* sorter_begin_in_memory(uint64 max_postings, uint64 max_docs) {
+    SegmentSorter* s = (SegmentSorter*)palloc0(sizeof(SegmentSorter));
+    s->in_memory = true;
+    s->cap_postings = max_postings;
+    s->cap_docs = max_docs;
+    s->precs = (PostingRecord*)palloc_extended(sizeof(PostingRecord) * (max_postings + 1), MCXT_ALLOC_HUGE);
+    s->drecs = (DocRecord*)palloc_extended(sizeof(DocRecord) * (max_docs + 1), MCXT_ALLOC_HUGE);
+    return s;
+}
+
 uint64 sorter_rows(const SegmentSorter* s) { return s->rows; }
 
 void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Posting& p) {
+    if (s->in_memory) {
+        if (s->npostings == s->cap_postings) elog(ERROR, "spotsigs index: more postings than the sorter was sized for");
+        s->precs[s->npostings++] = PostingRecord{hash, p.id, part, p.length, p.freq};
+        return;
+    }
     const uint64 sign = 0x8000000000000000ULL;
     ExecClearTuple(s->pslot);
     s->pslot->tts_values[0] = Int64GetDatum((int64)(hash ^ sign));
@@ -414,6 +436,11 @@ void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Postin
 }
 
 void sorter_add_doc(SegmentSorter* s, uint64 id, uint32 length, uint32 distinct) {
+    if (s->in_memory) {
+        if (s->rows == s->cap_docs) elog(ERROR, "spotsigs index: more documents than the sorter was sized for");
+        s->drecs[s->rows++] = DocRecord{id, length, distinct};
+        return;
+    }
     ExecClearTuple(s->dslot);
     s->dslot->tts_values[0] = Int64GetDatum(-(int64)length);
     s->dslot->tts_values[1] = Int64GetDatum((int64)id);
@@ -435,8 +462,41 @@ void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 par
     sorter_add_doc(s, id, (uint32)sig.length, sig.size);
 }
 
+// sorter_finish() of an in-memory sorter: sorts the arrays and writes the segment.
+static void sorter_finish_in_memory(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
+                                    uint32* part_docs, SegmentHashes* keys) {
+    sort_posting_records(s->precs, s->npostings);
+    sort_doc_records(s->drecs, s->rows);
+    const Partitioning& parts = partitioning_for(growth);
+    SegmentWriter* w = segment_begin(index, growth);
+    if (keys != nullptr) segment_collect_hashes(w);
+    for (uint64 k = 0; k < s->npostings; ++k) {
+        const PostingRecord& r = s->precs[k];
+        Posting p;
+        p.id = r.id;
+        p.length = r.length;
+        p.freq = r.freq;
+        segment_add(w, r.hash, r.part, p);
+        if ((k & 0xffff) == 0xffff) CHECK_FOR_INTERRUPTS();
+    }
+    for (uint64 k = 0; k < s->rows; ++k) {
+        const DocRecord& d = s->drecs[k];
+        segment_add_doc(w, d.id, d.length, d.distinct);
+        part_docs[parts.partition_of(d.length)]++;
+    }
+    segment_finish(w, out, keys);
+    pfree(s->precs);
+    pfree(s->drecs);
+    s->precs = nullptr;
+    s->drecs = nullptr;
+}
+
 void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
                    uint32* part_docs, bool report, SegmentHashes* keys) {
+    if (s->in_memory) {
+        sorter_finish_in_memory(s, index, growth, out, part_docs, keys);
+        return;
+    }
     const uint64 sign = 0x8000000000000000ULL;
     if (report) {
         pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, kPhaseSort);

@@ -272,6 +272,10 @@ constexpr uint64 kFilterMaxKeys = uint64(1) << 20;
 struct SegmentSorter;
 // Starts a sorter with work_mem_kb of memory.
 SegmentSorter* sorter_begin(int work_mem_kb);
+// Starts a sorter that holds at most max_postings postings and max_docs rows as flat arrays in
+// memory (about 32 and 16 bytes each) and sorts them there: for merges of the pending list, whose
+// size the caller knows beforehand.
+SegmentSorter* sorter_begin_in_memory(uint64 max_postings, uint64 max_docs);
 // Adds one row's signature to the sorter; part is its length partition.
 void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 part);
 // Sorts and writes a segment; updates part_docs counts. Reports progress when report is true.

@@ -3,6 +3,7 @@
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
 #include "index.hpp"
+#include "posting_sort.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -17,6 +18,9 @@ extern "C" {
 namespace spotsigs::pg::index {
 
 namespace {
+
+// A merge of the pending list alone sorts in memory up to this size even when mem_kb is smaller.
+constexpr uint64 kMergeInMemoryBytes = uint64(16) << 20;
 
 // A growable array of block numbers.
 struct BlockList {
@@ -179,7 +183,22 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
 
     uint32 growth = snap.growth;
     const Partitioning& parts = partitioning_for(growth);
-    SegmentSorter* s = sorter_begin(mem_kb);
+    // Pending entries up to the snapshot's end.
+    int64 npend = 0;
+    uint32 ppages = 0;
+    PendingEntry* pend = read_pending(index, snap.pending_head, snap.pending_head_off, end_blk, end_off, &npend, &ppages);
+    // The pending list alone (the usual merge, during inserts) is sorted in memory when its
+    // postings fit in the larger of mem_kb and kMergeInMemoryBytes: the list is bounded by
+    // pending_list_limit and already held in memory here; segments being rewritten go through
+    // tuplesort, which spills to disk past mem_kb.
+    SegmentSorter* s = nullptr;
+    if (!any_taken) {
+        uint64 np = 0;
+        for (int64 k = 0; k < npend; ++k) np += pend[k].sig.size;
+        uint64 bytes = np * sizeof(PostingRecord) + (uint64)npend * sizeof(DocRecord);
+        if (bytes <= Max((uint64)mem_kb * 1024, kMergeInMemoryBytes)) s = sorter_begin_in_memory(np, (uint64)npend);
+    }
+    if (s == nullptr) s = sorter_begin(mem_kb);
     double removed = 0;
     uint32* gone = (uint32*)palloc0(sizeof(uint32) * kMaxPartitions);  // dead rows per partition
     BlockList old = {nullptr, 0, 0};
@@ -188,10 +207,6 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
             feed_segment(index, snap.seg[i], cb, cbs, s, page, page2, &removed, parts, gone);
             collect_segment(index, snap.seg[i], page, &old);
         }
-    // Pending entries up to the snapshot's end.
-    int64 npend = 0;
-    uint32 ppages = 0;
-    PendingEntry* pend = read_pending(index, snap.pending_head, snap.pending_head_off, end_blk, end_off, &npend, &ppages);
     uint32 pend_removed_pages = 0;
     for (int64 k = 0; k < npend; ++k) {
         ItemPointerData t;
