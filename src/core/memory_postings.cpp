@@ -1,6 +1,8 @@
 // In-memory posting lists (the index's pending list, searchable).
 #include "memory_postings.hpp"
 
+#include <algorithm>
+
 #include "error.hpp"
 #include "huge_pages.hpp"
 
@@ -42,7 +44,7 @@ void MemoryPostings::add(uint64_t id, const MultisetView& sig) {
     for (uint32_t i = 0; i < sig.size; ++i) {
         if ((lists_ + 1) * 10 > table_.size() * 7) grow();
         const uint32_t k = npostings_++;
-        if ((k & kMask) == 0) chunks_.push_back(std::make_unique<Chunk>());
+        if ((k & kMask) == 0 && (k >> kChunkBits) == chunks_.size()) chunks_.push_back(std::make_unique<Chunk>());
         posting(k) = Posting{id, static_cast<uint32_t>(sig.length), sig.freqs[i]};
         Slot& s = table_[find(sig.hashes[i])];
         if (s.count == 0) {
@@ -56,6 +58,13 @@ void MemoryPostings::add(uint64_t id, const MultisetView& sig) {
             ++s.count;
         }
     }
+}
+
+void MemoryPostings::clear() noexcept {
+    std::fill(table_.begin(), table_.end(), Slot{0, 0, 0});
+    lists_ = 0;
+    npostings_ = 0;
+    documents_ = 0;
 }
 
 size_t MemoryPostings::bytes() const noexcept {

@@ -27,6 +27,10 @@ public:
     // Adds a document: one posting (id, |sig|, frequency) per distinct signature. Empty
     // multisets add nothing (they match no query).
     void add(uint64_t id, const MultisetView& sig);
+    // Forgets every document but keeps the memory (the table at its size, the chunks) for the
+    // next ones: a backend's copy of a pending list starts over after every merge, and fresh
+    // memory is what growing it anew cost most.
+    void clear() noexcept;
     // Documents added (empty ones included).
     size_t documents() const noexcept { return documents_; }
     // Heap bytes held (for the caller's memory limit).

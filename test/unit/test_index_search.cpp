@@ -308,6 +308,33 @@ TEST_P(MemoryPostingsTest, EqualBruteForce) {
 
 INSTANTIATE_TEST_SUITE_P(IndexSearch, MemoryPostingsTest, ::testing::Values(300, 20000));
 
+TEST(IndexSearch, MemoryPostingsClearForgetsEveryDocumentAndKeepsMemory) {
+    // After clear(), the lists hold only what is added next (searches equal a brute force over
+    // the new documents alone), across reused chunks and a table already grown.
+    std::vector<Multiset> first = corpus(11, 800, 5000), second = corpus(12, 300, 5000);
+    MemoryPostings mem;
+    for (size_t d = 0; d < first.size(); ++d) mem.add(d, first[d].view());
+    const size_t held = mem.bytes();
+    mem.clear();
+    EXPECT_EQ(mem.documents(), 0u);
+    EXPECT_EQ(mem.bytes(), held);
+    for (size_t d = 0; d < second.size(); ++d) mem.add(d, second[d].view());
+    EXPECT_EQ(mem.documents(), second.size());
+    EXPECT_EQ(mem.bytes(), held);  // fewer postings than before: no new chunk, no larger table
+    // Queries from both sets: the first set's documents must no longer be found, the second's must.
+    size_t found = 0;
+    for (const std::vector<Multiset>* qs : {&first, &second})
+        for (double tau : {0.1, 0.5, 1.0})
+            for (size_t qi = 0; qi < qs->size(); qi += 13) {
+                const Multiset& q = (*qs)[qi];
+                MemoryPostings::Source src(mem, q.view());
+                std::vector<uint64_t> got = ids_of(threshold_search(q.view(), tau, src));
+                ASSERT_EQ(got, brute(second, q, tau)) << "tau=" << tau << " q=" << qi;
+                found += got.size();
+            }
+    EXPECT_GT(found, 0u);
+}
+
 TEST(IndexSearch, MemoryPostingsKeepInsertionOrder) {
     // A list is scanned in the order its postings were added (across chunks and table growth),
     // and count() is its length.

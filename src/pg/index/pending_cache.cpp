@@ -75,8 +75,17 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
     s->last_use = ++use_clock;
     if (!s->used || s->gen != meta->pending_gen || s->head_blk != meta->pending_head ||
         s->head_off != meta->pending_head_off) {
-        // A new list (or the first use): start over from its head.
-        drop_lists(s);
+        // A new list (or the first use): start over from its head. A list of the same index
+        // (after a merge) reuses the memory of the previous one.
+        if (s->used && s->mem != nullptr) {
+            MemoryPostings* m = s->mem;
+            pg_entry([&] {
+                m->clear();
+                return Datum(0);
+            });
+        } else {
+            drop_lists(s);
+        }
         s->used = true;
         s->node = index->rd_node;
         s->gen = meta->pending_gen;
