@@ -7,9 +7,10 @@
 #    sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED and a spotsigs index on sig;
 #  * new rows: NEW_ROWS (default 2,000) documents of the same corpus (a fixed pseudo-random
 #    sample) with ids past the base, written to a file once and COPYed (client-side \copy, one
-#    transaction, a new session each time) for each variant: a warm-up pass; then, for each body
-#    compression in COMPRESSIONS (default "pglz lz4"): no trigger; trigger 'best'; trigger
-#    'first'; trigger 'best' 'locked'. Every variant is rolled back and the table vacuumed (index cleanup on) before the
+#    transaction, a new session each time) for each variant: a warm-up pass; then ROUNDS (default
+#    3) rounds of, for each body compression in COMPRESSIONS (default "pglz lz4"): no trigger;
+#    trigger 'best'; trigger 'first'; trigger 'best' 'locked'; the summary gives each variant's
+#    median COPY. Every variant is rolled back, the table vacuumed (index cleanup on) and a checkpoint taken before the
 #    next, so all start from the same rows and the same index segments. The new rows are copies of base documents, so every one of them is
 #    flagged (14 equally similar earlier rows: the ties make this a hard case for 'best').
 #
@@ -104,10 +105,14 @@ SQL
   # INDEX_CLEANUP ON: otherwise VACUUM may skip the index for so few dead rows and merely merge
   # the pending list, dead rows included, into a new segment that later runs would search too.
   q -c "VACUUM (INDEX_CLEANUP ON) docs"
+  # A checkpoint after each variant, so that no variant pays for writing out the dirty pages of
+  # the ones before it (needs superuser or pg_checkpoint; skipped without).
+  q -c "CHECKPOINT" 2>/dev/null || true
   local secs rows flagged
   IFS='|' read -r secs rows flagged <<< "$out"
   printf '%-40s %8s rows %9.2f s %9.0f rows/s %8s flagged\n' "$label" "$rows" "$secs" \
-    "$(echo "$rows / $secs" | bc -l)" "$flagged" | tee -a "$results"
+    "$(echo "$rows / $secs" | bc -l)" "$flagged"
+  echo "$label|$secs|$rows|$flagged" >> "$results"
 }
 
 echo "== COPY of the new rows into the $(q -At -c 'SELECT count(*) FROM docs')-row table"
@@ -119,14 +124,32 @@ run "warm-up: trigger best (not compared)" "'sig', 'duplicate_of', 'similarity',
 # Each variant once per TOAST compression of the body (the new rows only: SET COMPRESSION does
 # not rewrite stored rows). PostgreSQL's default pglz costs about as much per row as the COPY
 # without the trigger; lz4 is the usual choice for tables that take a stream of documents.
-for c in ${COMPRESSIONS:-pglz lz4}; do
-  q -c "ALTER TABLE docs ALTER COLUMN body SET COMPRESSION $c"
-  run "no trigger, $c" ""
-  run "trigger best (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'best'"
-  run "trigger first (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'first'"
-  run "trigger best locked (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'best', 'locked'"
+# The whole list of variants runs ROUNDS times (default 3), one round after the other, so that the
+# machine's drift over the run touches every variant alike; the summary gives each variant's
+# median and its range.
+rounds=${ROUNDS:-3}
+for ((round = 1; round <= rounds; round++)); do
+  echo "-- round $round of $rounds"
+  for c in ${COMPRESSIONS:-pglz lz4}; do
+    q -c "ALTER TABLE docs ALTER COLUMN body SET COMPRESSION $c"
+    run "no trigger, $c" ""
+    run "trigger best (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'best'"
+    run "trigger first (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'first'"
+    run "trigger best locked (tau $tau), $c" "'sig', 'duplicate_of', 'similarity', '$tau', 'best', 'locked'"
+  done
 done
 q -c "ALTER TABLE docs ALTER COLUMN body SET COMPRESSION default"
-echo "== summary"
-cat "$results"
+echo "== summary: rows/s of the median COPY of $rounds (the slowest and fastest in brackets)"
+awk -F'|' '
+  { if (!($1 in n)) order[++k] = $1; n[$1]++; t[$1, n[$1]] = $2; rows[$1] = $3; fl[$1] = $4 }
+  END {
+    for (i = 1; i <= k; i++) {
+      l = order[i]; m = n[l]
+      for (a = 1; a <= m; a++) v[a] = t[l, a]
+      for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (v[b] < v[a]) { x = v[a]; v[a] = v[b]; v[b] = x }
+      med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+      printf "%-40s %8s rows %7.2f s %8.0f rows/s (%.0f-%.0f) %8s flagged\n", l, rows[l], med, rows[l] / med,
+             rows[l] / v[m], rows[l] / v[1], fl[l]
+    }
+  }' "$results"
 [ "${KEEP:-0}" = 1 ] || psql -X -q -d postgres -c "DROP DATABASE $db"
