@@ -8,12 +8,17 @@
 # for every row. Mode 'first' is checked too: flagged exactly when the reference flags, with an
 # earlier row at or above tau. Exits non-zero on any difference.
 #
+# PENDING_LIST_LIMIT (kB, default 4096, the index's default) sets the index's pending_list_limit:
+# a small one (64) makes the statement merge the pending list into segments as it goes, so that
+# the searches also run through those segments (and the session's filters of them).
+#
 # Usage (against the server of the PG* environment; the extension must be installed):
 #   pg_virtualenv -v 15 test/trigger_exact.sh            (or any database server: PGHOST=... test/trigger_exact.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pages=${SPOTSIGS_NEWSFRAMES:-$(cd .. && pwd)/shared/data/newsframes-dev/pages.tsv.gz}
 db=spotsigs_trigger_exact
+limit=${PENDING_LIST_LIMIT:-4096}
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 
 psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
@@ -21,7 +26,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
   -c "CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text)"
 zcat "$pages" | psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "\\copy pages from stdin"
 
-psql -X -q -v ON_ERROR_STOP=1 -d "$db" <<'SQL'
+psql -X -q -v ON_ERROR_STOP=1 -v limit="$limit" -d "$db" <<'SQL'
 
 -- ord records the order in which the rows arrive (the identity default is evaluated per row, in
 -- the order the INSERT processes them, before the BEFORE trigger fires).
@@ -34,10 +39,12 @@ BEGIN
       sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED,
       duplicate_of int,
       similarity float8)', name);
-  EXECUTE format('CREATE INDEX ON %I USING spotsigs (sig)', name);
+  EXECUTE format('CREATE INDEX ON %I USING spotsigs (sig) WITH (pending_list_limit = %s)', name,
+                 current_setting('trigger_exact.pending_list_limit'));
   EXECUTE format('CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF body ON %I FOR EACH ROW
       EXECUTE FUNCTION spotsigs_flag_duplicates(''sig'', ''duplicate_of'', ''similarity'', ''0.8'', %L)', name, mode);
 END $$;
+SET trigger_exact.pending_list_limit = :limit;
 SELECT make_articles('articles_best', 'best'), make_articles('articles_first', 'first');
 
 \timing on
@@ -89,4 +96,7 @@ if [ "$n" != 0 ]; then
   exit 1
 fi
 echo "OK: every row equals the reference (mode best), and mode first flags the same rows"
+psql -X -q -At -d "$db" -c "SELECT format('index %s: pending_list_limit %s kB, %s segments after the insert',
+    c.relname, $limit, (SELECT count(DISTINCT segment) FROM spotsigs_index_stats(c.oid) WHERE segment >= 0))
+  FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'spotsigs' ORDER BY 1"
 psql -X -q -d postgres -c "DROP DATABASE $db"
