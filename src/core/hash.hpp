@@ -11,6 +11,17 @@
 
 namespace spotsigs {
 
+// MurmurHash3's fmix64 finaliser: a bijection of 64-bit integers with good avalanche (finishes
+// signature hashes, and mixes keys where only some of their bits are used).
+inline uint64_t fmix64(uint64_t k) noexcept {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb93fe53d87cdULL;
+    k ^= k >> 33;
+    return k;
+}
+
 // Incremental hasher: feed the pieces of a signature's text in order, then call finish().
 class SigHasher {
 public:
@@ -24,15 +35,7 @@ public:
     // Adds the ':' separator between two words.
     void add_separator() noexcept { add(std::string_view(":", 1)); }
     // The final 64-bit hash.
-    uint64_t finish() const noexcept {
-        uint64_t k = h_;
-        k ^= k >> 33;
-        k *= 0xff51afd7ed558ccdULL;
-        k ^= k >> 33;
-        k *= 0xc4ceb93fe53d87cdULL;
-        k ^= k >> 33;
-        return k;
-    }
+    uint64_t finish() const noexcept { return fmix64(h_); }
 
 private:
     uint64_t h_ = 0xcbf29ce484222325ULL;

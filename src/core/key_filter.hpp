@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "hash.hpp"
+
 namespace spotsigs {
 
 class KeyFilter {
@@ -40,15 +42,8 @@ private:
     static constexpr unsigned kProbes = 3;
 
     // A bijective mix of the key (signature hashes are already spread; this guards against
-    // hashes that differ only in their low bits).
-    static uint64_t mix(uint64_t k) noexcept {
-        k ^= k >> 31;
-        k *= 0x7fb5d329728ea185ULL;
-        k ^= k >> 27;
-        k *= 0x81dadef4bc2dd44dULL;
-        k ^= k >> 33;
-        return k;
-    }
+    // keys that differ only in their low bits).
+    static uint64_t mix(uint64_t k) noexcept { return fmix64(k); }
     // The kProbes bits a mixed key sets in its word (positions from its low 18 bits; its top
     // bits choose the word).
     static uint64_t mask_of(uint64_t m) noexcept {

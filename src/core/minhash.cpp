@@ -5,20 +5,11 @@
 #include <string>
 
 #include "error.hpp"
+#include "hash.hpp"
 
 namespace spotsigs {
 
 namespace {
-
-// MurmurHash3's fmix64 finaliser: a bijection of 64-bit integers with good avalanche.
-uint64_t fmix64(uint64_t k) noexcept {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb93fe53d87cdULL;
-    k ^= k >> 33;
-    return k;
-}
 
 // The i-th value of the splitmix64 sequence from seed, used as a per-function key.
 uint64_t splitmix(uint64_t seed, uint64_t i) noexcept {

@@ -78,11 +78,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
         // A new list (or the first use): start over from its head. A list of the same index
         // (after a merge) reuses the memory of the previous one.
         if (s->used && s->mem != nullptr) {
-            MemoryPostings* m = s->mem;
-            pg_entry([&] {
-                m->clear();
-                return Datum(0);
-            });
+            s->mem->clear();  // noexcept
         } else {
             drop_lists(s);
         }

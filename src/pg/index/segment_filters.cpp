@@ -15,7 +15,6 @@
 #include "index.hpp"
 
 #include <cstring>
-#include <new>
 
 namespace spotsigs::pg::index {
 
@@ -42,8 +41,9 @@ void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes*
     try {
         f = new KeyFilter(keys->n);
         for (uint64 k = 0; k < keys->n; ++k) f->add(keys->hashes[k]);
-    } catch (const std::bad_alloc&) {
-        // No memory for it: searches look every hash up, which is always correct.
+    } catch (...) {
+        // No memory for it (nothing else throws here, and nothing may reach PostgreSQL):
+        // searches look every hash up, which is always correct.
         delete f;
         return;
     }
