@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/hash.hpp"
+
 namespace {
 
 // One signature: hash and frequency.
@@ -86,14 +88,7 @@ void print_sig(const std::vector<Sig>& sigs, std::string& buf) {
 }
 
 // A bijective 64-bit mixer, used to derive unrelated hashes from a hash and a salt.
-uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb93fe53d87cdULL;
-    x ^= x >> 33;
-    return x;
-}
+uint64_t mix(uint64_t x) { return spotsigs::fmix64(x); }
 
 }  // namespace
 
