@@ -38,13 +38,17 @@ int64 integer_value(Oid type, Datum d) {
 
 namespace {
 
-// Orders the entries of r by descending similarity (exact, or the bound of a candidate; stable,
-// so equal values keep the index's order); exact[k] tells which entries are exact matches.
+// Orders the entries of r by descending similarity (exact, or the bound of a candidate), equal
+// values by ascending index id, which is the heap position: in a table filled in key order the
+// oldest row comes first, so a tie is usually settled by the first row fetched (below).
+// exact[k] tells which entries are exact matches.
 void sort_by_similarity(index::Results* r, int64 nexact, bool* exact) {
     pg_entry([&] {
         std::vector<size_t> perm((size_t)r->n);
         std::iota(perm.begin(), perm.end(), size_t(0));
-        std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return r->sims[a] > r->sims[b]; });
+        std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+            return r->sims[a] != r->sims[b] ? r->sims[a] > r->sims[b] : r->ids[a] < r->ids[b];
+        });
         std::vector<uint64> ids((size_t)r->n);
         std::vector<double> sims((size_t)r->n);
         for (size_t k = 0; k < perm.size(); ++k) {
@@ -112,6 +116,10 @@ TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, const Mult
             if (isnull) continue;
             int64 id = integer_value(c->id_type, d);
             if (id == self) continue;  // an UPDATE's own earlier version
+            // In mode best, an entry whose value (exact, or a bound of the exact one) does not
+            // exceed the match's similarity can only tie with it, which takes a smaller key: a
+            // larger key needs no similarity (nor the detoasting of its signature).
+            if (m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
             double s = exact[k] ? r.sims[k] : row_similarity(c, slot, q);
             if (s < c->threshold) continue;
             if (!m.found || s > m.similarity || (s == m.similarity && id < m.id)) m = {true, id, s};
