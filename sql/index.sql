@@ -45,6 +45,18 @@ CREATE INDEX ix_big_sig ON ix_big USING spotsigs (sig) WITH (partition_growth = 
 SELECT spotsigs_index_check('ix_big_sig');
 SELECT count(*) AS partitions, sum(rows) AS rows, sum(postings) AS postings FROM spotsigs_index_stats('ix_big_sig');
 
+-- a session copies the directory of a segment it searches often (DEBUG1 says when) and finds
+-- DATA pages there from then on: the comparisons below use the copy
+SET jit = off;
+SET enable_seqscan = off;
+SET client_min_messages = debug1;
+\set VERBOSITY terse
+SELECT count(*) FROM ix_big q, LATERAL (SELECT b.id FROM ix_big b WHERE b.sig % q.sig) s WHERE q.id % 100 = 3;
+\set VERBOSITY default
+RESET client_min_messages;
+RESET enable_seqscan;
+RESET jit;
+
 -- results with the index equal those without it, for every 10th row as the query
 CREATE FUNCTION ix_compare(tau float8) RETURNS TABLE(queries bigint, matches bigint, mismatches bigint)
 LANGUAGE plpgsql AS $$

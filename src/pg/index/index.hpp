@@ -30,6 +30,8 @@ extern "C" {
 #include "index_search.hpp"
 #include "key_filter.hpp"
 
+#include <vector>
+
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
@@ -249,6 +251,26 @@ void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes*
 // The filter of segment serial of index, or null when this backend has none (no PostgreSQL call:
 // usable inside pg_entry).
 const KeyFilter* segment_filter(Relation index, uint64 serial);
+
+// ---- the backend's copies of segment directories (segment_dirs.cpp) ----
+// The lowest directory level of a segment: the first hash and the block of every DATA page.
+struct SegmentDirectory {
+    std::vector<uint64> first;       // ascending
+    std::vector<BlockNumber> block;  // block[k] holds the hashes in [first[k], first[k + 1])
+    // The DATA block that may hold hash h (InvalidBlockNumber when h is below the first).
+    BlockNumber data_block(uint64 h) const;
+    // Heap bytes held.
+    size_t bytes() const noexcept { return first.capacity() * sizeof(uint64) + block.capacity() * sizeof(BlockNumber); }
+    // Exchanges contents with o.
+    void swap(SegmentDirectory& o) noexcept {
+        first.swap(o.first);
+        block.swap(o.block);
+    }
+};
+// The backend's copy of seg's directory, or null while the caller should descend the segment
+// itself: lookups (the hashes the caller is about to look up there) count towards copying it.
+// Call inside pg_entry: its page reads go through pg_guard.
+const SegmentDirectory* segment_directory(Relation index, const SegmentDesc& seg, uint64 lookups);
 
 // ---- segment writing (build and vacuum) ----
 struct SegmentWriter;

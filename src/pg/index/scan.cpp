@@ -123,16 +123,20 @@ private:
         pg_guard([&] { UnlockReleaseBuffer(x); });
     }
 
-    // Descends a segment's tree for each query hash (ascending) and records matching lists.
-    // First the DATA block of every hash (directory pages are few and copied), then the DATA
-    // pages in order, each pinned kAhead pages before it is read and its header, special space
-    // and record samples prefetched: the lookups are bound by memory latency on cold buffers,
-    // and this overlaps the misses of several pages.
+    // Looks each query hash (ascending) up in a segment and records matching lists. First the
+    // DATA block of every hash (from the backend's copy of the directory, or by descending it,
+    // copying directory pages), then the DATA pages in order, each pinned kAhead pages before it
+    // is read and its header, special space and record samples prefetched: the lookups are bound
+    // by memory latency on cold buffers, and this overlaps the misses of several pages.
     void lookup_segment(const SegmentDesc& seg, const std::vector<uint32_t>& todo) {
         if (seg.root == InvalidBlockNumber) return;
         const uint32 n = (uint32)todo.size();
         std::vector<BlockNumber> leaf(n, InvalidBlockNumber);
-        descend(seg, todo, leaf);
+        if (const SegmentDirectory* dir = segment_directory(index_, seg, n)) {
+            for (uint32 k = 0; k < n; ++k) leaf[k] = dir->data_block(q_.hashes[todo[k]]);
+        } else {
+            descend(seg, todo, leaf);
+        }
         std::vector<BlockNumber> blocks;  // distinct DATA blocks, in the order of the hashes
         std::vector<uint32> first;        // the first (position in todo of a) hash of each
         for (uint32 k = 0; k < n; ++k) {
