@@ -176,7 +176,20 @@ SELECT count(*) AS rows, count(ref.dup) AS flagged,
        count(*) FILTER (WHERE ref.dup IS DISTINCT FROM f.dup OR ref.sim IS DISTINCT FROM f.sim) AS differences
 FROM ref JOIN fams f USING (id);
 
-DROP TABLE articles, first_seen, locked_docs, m, nopk, textpk, partial, noindex, texts, fams;
+-- Ties stored against key order: 12 identical copies of each of 50 signatures, written in
+-- descending id order (so the heap and the index meet the largest id first) and indexed; each new
+-- copy must get the smallest id of its 12 equals, whichever the trigger fetches first.
+CREATE TABLE tied (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
+INSERT INTO tied (id, sig) SELECT i, fam(i % 50 + 1) FROM generate_series(600, 1, -1) i;
+CREATE INDEX tied_sig ON tied USING spotsigs (sig);
+CREATE TRIGGER tied_dedup BEFORE INSERT ON tied
+  FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim', '0.6', 'best');
+INSERT INTO tied (id, sig) SELECT 1000 + j, fam(j) FROM generate_series(1, 50) j;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE sim = 1 AND dup = (SELECT min(e.id) FROM tied e WHERE e.id < 1000 AND e.sig = n.sig)) AS smallest_equal
+FROM tied n WHERE id > 1000;
+
+DROP TABLE articles, first_seen, locked_docs, m, nopk, textpk, partial, noindex, texts, fams, tied;
 DROP FUNCTION fam(int);
 DROP FUNCTION try_trigger(text, text, text, text);
 DROP FUNCTION try(text);
