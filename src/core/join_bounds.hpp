@@ -51,6 +51,29 @@
 // mass of mismatches exceeded (1 - tau) * max(a, b); with A = {b:1,c:3,d:4,e:2,f:3} and
 // B = {b:2,c:3,d:4,f:4} the mismatch mass is 4 > 3.9 at tau = 0.7 although sim = 11/15. The right
 // test compares against the union, which is larger than max(a, b).)
+//
+// Lemma 7 (shared prefix count; PPJoin's prefix overlap, for multisets). Fix a total order and let
+// P_X be the prefix of X under it: the longest initial segment of X's signatures whose every
+// member has suffix mass >= need_X (Lemma 5 with need_X = req(x + lo(x))). The mass of X after
+// P_X, r_X, is then below need_X: r_X <= need_X - 1. Let e_X be P_X's last signature and say
+// e_A <= e_B in the order. A common signature w <= e_A lies in P_A (an initial segment of A) and,
+// as w <= e_B, in P_B. A common signature w > e_A lies after P_A, so those add at most r_A to the
+// overlap. With C = the sum of min(fA, fB) over the signatures in both prefixes,
+//     o <= C + r_A <= C + max(need_A, need_B) - 1,
+// and symmetrically when e_B <= e_A. When no signature in both prefixes has a frequency above 1
+// in both documents, C is the number of signatures the prefixes share. For tau = 0.9 and two
+// documents of 88 distinct signatures, need = req(168) = 80 and req(176) = 84: the pair needs 5
+// of its 9 prefix signatures in common, where Lemma 4 lets any single one through.
+//
+// Lemma 8 (the last shared prefix signature). With the prefixes of Lemma 7, let s_1 < ... < s_c
+// be the signatures in both prefixes, none held more than once by both documents. A common
+// signature w < s_c lies before s_c in both documents, hence in both prefixes: it is one of
+// s_1..s_{c-1}, each adding 1. Every common signature from s_c on is within both suffixes, so
+//     o <= (c - 1) + min(suf_A(s_c), suf_B(s_c)).
+// The suffix masses fall strictly along the order, so s_c is the shared signature with the
+// smallest min(suf_A, suf_B), i.e. the largest deficit req(a + b) - min(suf_A, suf_B); the pair
+// is pruned when c - 1 < that deficit (a deficit clamped from above still proves it). Lemma 4
+// is the case of s_1: a pair whose smallest deficit is above 0 is pruned.
 #pragma once
 
 #include <cmath>

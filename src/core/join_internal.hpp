@@ -244,16 +244,18 @@ std::vector<JoinPair> brute_self_join(const Collection& docs, const JoinOptions&
 std::vector<JoinPair> brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
 
 // The prefix-group self-join (join_groups.cpp), the default method's first choice: fills result
-// and returns true, or returns false as soon as its candidate pairs exceed
-// max_candidates_per_doc per document (then the index-based matcher, whose accumulated bounds
-// prune better when prefixes share many signatures, is the faster choice).
+// and returns true, or returns false as soon as the pairs it writes down (one per group a pair
+// shares) exceed max_candidates_per_doc per document (then the index-based matcher, which keeps
+// no candidate lists, runs instead).
 bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
                      std::vector<JoinPair>& result);
 
-// Candidate pairs per document beyond which the default self-join leaves the prefix-group
-// matcher for the index-based one (1M scaled documents: 5.9 per document at tau 0.9, where the
-// group matcher is 3.8x faster; 17.6 at 0.7, 1.2x; 66 at 0.44, where it is 2x slower).
-constexpr double kGroupCandidateCap = 24.0;
+// Pairs written down per document beyond which the default self-join leaves the prefix-group
+// matcher for the index-based one: a bound on the candidate lists' memory (8 bytes each, 2 KB per
+// document), not on speed. Measured on the 1M scaled documents with 2 threads (Lemma 7's count
+// filter on): 9.3 per document at tau 0.9, 21.4 at 0.8, 75 at 0.6 (3.9-4.8 s against 14.0-14.4 s
+// for the index matcher) and 148 at 0.44 (7.5-8.3 s against 30.8 s).
+constexpr double kGroupCandidateCap = 256.0;
 
 // The index-based self-join and R-S join with the filters of cfg.
 std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions& opt,

@@ -15,11 +15,17 @@
 namespace spotsigs::join_detail {
 
 // One prefix signature of a document: its hash, the document (its collection index while
-// listed, its length rank once the matcher takes the entries) and its suffix mass there.
+// listed, its length rank once the matcher takes the entries) and its suffix mass there;
+// suf's top bit (kSeveral) says that the document holds the signature more than once (a
+// document's length is below 2^31, kMaxLength, so the mass fits the other 31 bits).
 struct PrefixEntry {
     uint64_t hash;
     uint32_t doc;
     uint32_t suf;
+
+    static constexpr uint32_t kSeveral = uint32_t(1) << 31;
+    // The suffix mass at this signature.
+    uint32_t mass() const noexcept { return suf & ~kSeveral; }
 };
 
 // Prefix entries kept in coarse buckets by the top kCoarseBits bits of the mixed hash (a group
