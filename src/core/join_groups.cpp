@@ -11,11 +11,11 @@
 //  2. Every document lists only its prefix (join_prefix.cpp; while the rows are read when they come
 //     through a ReadPipeline) (Lemma 5 with the smallest requirement of any partner,
 //     req(x + lo(x))): a walk over its first signatures, about (1 - tau) of its mass. Each listed
-//     signature carries the document's rank (length order) and its suffix mass.
+//     signature carries the document's collection index and its suffix mass.
 //  3. The entries, kept in coarse buckets by the top bits of their mixed hash, are sorted bucket
 //     by bucket (each bucket small enough for the cache, split by up to 14 more mixed bits into
-//     runs of about two entries, then each run sorted by (hash, rank)): a group of equal hashes
-//     lists the documents that hold the signature in their prefix, shortest first. Within a group, a document A pairs with the
+//     runs of about two entries, then each run sorted by hash): a group of equal hashes lists the
+//     documents that hold the signature in their prefix, put shortest first (by length rank). Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound). Every such pair is written down once per group it shares,
 //     marked "passed" when
@@ -276,11 +276,13 @@ void rank_documents(GroupJob& job, MemoryBudget& budget) {
     budget.release(n * sizeof(uint64_t));
 }
 
-// One document of a group: its rank, length and the entry's suffix mass (with kSeveral).
+// One document of a group: its rank, length, suffix mass at the group's signature, and whether
+// it holds that signature more than once.
 struct Member {
     uint32_t rank;
     uint32_t len;
-    uint32_t suf;
+    uint32_t mass;
+    bool several;
 };
 
 // A worker's scratch for sorting one coarse bucket and pairing its groups.
@@ -395,8 +397,9 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 std::vector<Member>& group = s.members;
                 group.clear();
                 for (size_t e = g; e < h; ++e) {
-                    const uint64_t rl = job.rank_len[entries[e].doc];
-                    group.push_back(Member{static_cast<uint32_t>(rl >> 32), static_cast<uint32_t>(rl), entries[e].suf});
+                    const PrefixEntry& pe = entries[e];
+                    const uint64_t rl = job.rank_len[pe.doc];
+                    group.push_back(Member{static_cast<uint32_t>(rl >> 32), static_cast<uint32_t>(rl), pe.mass(), pe.several()});
                 }
                 g = h;
                 if (group.size() == 2) {
@@ -408,14 +411,13 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     const Member a = group[i];
                     const uint64_t la = a.len;
                     const uint64_t lo = job.lo_of(la);
-                    const uint32_t mass_a = a.suf & ~PrefixEntry::kSeveral;
                     for (size_t j = i; j > 0; --j) {
                         const Member& b = group[j - 1];
                         const uint64_t lb = b.len;
                         if (lb < lo) break;  // shorter ones follow: outside a's length partitions
-                        const uint64_t t = req(la + lb), v = std::min(mass_a, b.suf & ~PrefixEntry::kSeveral);
+                        const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
                         const uint32_t deficit = v >= t ? 0 : static_cast<uint32_t>(std::min<uint64_t>(t - v, kMaxDeficit));
-                        const uint32_t marks = deficit << 1 | ((a.suf & b.suf & PrefixEntry::kSeveral) != 0 ? kUncounted : 0);
+                        const uint32_t marks = deficit << 1 | (a.several && b.several ? kUncounted : 0);
                         out.add(b.rank / per_part, static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
                         // A large group can hold more candidates than the cap allows: checked as
                         // they come, so that memory stays bounded by the cap.

@@ -14,8 +14,8 @@
 
 namespace spotsigs::join_detail {
 
-// One prefix signature of a document: its hash, the document (its collection index while
-// listed, its length rank once the matcher takes the entries) and its suffix mass there;
+// One prefix signature of a document: its hash, the document (its collection index) and its
+// suffix mass there;
 // suf's top bit (kSeveral) says that the document holds the signature more than once (a
 // document's length is below 2^31, kMaxLength, so the mass fits the other 31 bits).
 struct PrefixEntry {
@@ -26,6 +26,8 @@ struct PrefixEntry {
     static constexpr uint32_t kSeveral = uint32_t(1) << 31;
     // The suffix mass at this signature.
     uint32_t mass() const noexcept { return suf & ~kSeveral; }
+    // Whether the document holds this signature more than once.
+    bool several() const noexcept { return (suf & kSeveral) != 0; }
 };
 
 // Prefix entries kept in coarse buckets by the top kCoarseBits bits of the mixed hash (a group
