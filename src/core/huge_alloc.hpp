@@ -81,6 +81,42 @@ inline void huge_free(void* p, size_t token) noexcept {
     std::free(p);
 }
 
+// What move_to_reserved_pool() did.
+enum class PoolMove { Moved, Kept, Lost };
+
+// Puts pages of the reserved pool under the whole 2 MB pages inside [p, p + bytes), for memory
+// that someone else allocated and will free (a malloc'd block of a PostgreSQL memory context).
+// The range must lie in one private anonymous mapping that nobody has written yet: its new pages
+// read as zeros, as the old ones would have. Moved: those pages now come from the pool and are
+// unmapped with the rest of the mapping (munmap accepts a range spanning both kinds as long as
+// each huge page mapping is covered whole). Kept: not allowed, too small, or the pool had no room,
+// and nothing changed. Lost: the range could be neither moved nor mapped again (the kernel ran out
+// of mappings); it is unmapped, and the caller must not touch it but may still free the block.
+inline PoolMove move_to_reserved_pool(void* p, size_t bytes) noexcept {
+    using namespace huge_alloc_detail;
+#ifdef MAP_HUGETLB
+    if (!allowed().load(std::memory_order_relaxed)) return PoolMove::Kept;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+    if (end <= begin) return PoolMove::Kept;
+    void* at = reinterpret_cast<void*>(begin);
+    const size_t len = end - begin;
+    // A private hugetlb mapping takes its pages from the pool when it is made, so a pool without
+    // room fails here. On that failure a kernel may have unmapped the range already: mapping
+    // fresh anonymous pages there again restores what was (untouched pages read as zeros).
+    if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0) != MAP_FAILED)
+        return PoolMove::Moved;
+    if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
+        return PoolMove::Kept;
+    munmap(at, len);
+    return PoolMove::Lost;
+#else
+    (void)p;
+    (void)bytes;
+    return PoolMove::Kept;
+#endif
+}
+
 // A std allocator over huge_alloc, for vectors that are reserved once and never grow (a growing
 // vector would take a new block each time and free the old one). Each block starts with a
 // 64-byte header holding huge_alloc's token, so a block from the pool takes one more 2 MB page

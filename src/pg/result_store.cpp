@@ -6,6 +6,7 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include "huge_alloc.hpp"
 #include "huge_pages.hpp"
 
 namespace spotsigs::pg {
@@ -14,6 +15,12 @@ namespace {
 
 // Below this many bytes of rows the usual store's page faults cost too little to matter.
 constexpr size_t kMinPresize = size_t(4) << 20;
+// glibc gives every malloc of at least this many bytes a mapping of its own (32 MB, its largest
+// dynamic mmap threshold on 64-bit systems); only such a block may get pages of the pool.
+constexpr size_t kOwnMapping = size_t(32) << 20;
+// The context's header and its first block's header lie in the block's first bytes, already
+// written; pages from this offset on are untouched when the context is new.
+constexpr size_t kHeaderRoom = 4096;
 
 // Bytes one row of the result's descriptor takes in a memory context, chunk header included;
 // 0 when a column is passed by reference (its size then depends on the values).
@@ -44,7 +51,16 @@ void presize_result(ReturnSetInfo* rsinfo, size_t rows) {
     // changes their contents.
     MemoryContext cxt = AllocSetContextCreate(rsinfo->econtext->ecxt_per_query_memory,
                                               "spotsigs result", bytes, ALLOCSET_DEFAULT_INITSIZE, bytes);
-    advise_huge_pages(cxt, bytes);
+    // The block's pages past its header: from the reserved pool when spotsigs.join_huge_pages
+    // allows (glibc maps a block this large on its own, so the range is one fresh mapping).
+    char* rows_start = reinterpret_cast<char*>(cxt) + kHeaderRoom;
+    PoolMove moved = bytes >= kOwnMapping ? move_to_reserved_pool(rows_start, bytes - kHeaderRoom) : PoolMove::Kept;
+    if (moved == PoolMove::Lost) {
+        MemoryContextDelete(cxt);
+        ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory"),
+                        errdetail("Could not map the result rows' memory.")));
+    }
+    if (moved == PoolMove::Kept) advise_huge_pages(cxt, bytes);
     populate_pages(cxt, bytes);
     MemoryContext old = MemoryContextSwitchTo(cxt);
     Tuplestorestate* store =

@@ -15,7 +15,9 @@ namespace spotsigs::pg {
 
 // Replaces the call's still empty result tuplestore with one whose rows go into a single block
 // sized for `rows` rows (never more than work_mem, past which the tuplestore writes to disk),
-// advised for huge pages and populated in one system call. Small results keep the usual store.
+// its pages from the reserved pool when spotsigs.join_huge_pages allows and the block is at
+// least 32 MB (otherwise advised for transparent huge pages), populated in one system call.
+// Small results keep the usual store.
 // PostgreSQL code: call it inside pg_guard, before the first row is put.
 void presize_result(ReturnSetInfo* rsinfo, size_t rows);
 

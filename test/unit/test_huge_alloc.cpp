@@ -1,6 +1,7 @@
 // huge_alloc: blocks from the reserved huge pages when allowed and available, from aligned malloc
 // otherwise, and joins whose large blocks come from either agree with the reference.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
@@ -128,4 +129,76 @@ TEST(HugeAlloc, JoinsAgreeWithAndWithoutThePool) {
     if (free_before >= 64) EXPECT_GT(held, 0u);
     else EXPECT_EQ(held, 0u);
     EXPECT_EQ(reserved_huge_bytes(), 0u);  // all given back
+}
+
+namespace {
+
+// A fresh private anonymous mapping of `bytes` bytes (never written), or null.
+unsigned char* fresh_mapping(size_t bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<unsigned char*>(p);
+}
+
+// Every byte of [p, p + bytes) reads as zero (sampled once per 4 KB and at the end).
+bool reads_zero(const unsigned char* p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 4096)
+        if (p[i] != 0) return false;
+    return p[bytes - 1] == 0;
+}
+
+}  // namespace
+
+// Not allowed: the mapping keeps its own pages and stays usable.
+TEST(HugeAlloc, MoveToPoolNotAllowedKeepsTheRange) {
+    AllowPool pool(false);
+    const size_t bytes = size_t(10) << 20;
+    unsigned char* m = fresh_mapping(bytes);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(move_to_reserved_pool(m + 4096, bytes - 4096), PoolMove::Kept);
+    EXPECT_TRUE(reads_zero(m, bytes));
+    expect_usable(m, bytes, 4096);
+    munmap(m, bytes);
+}
+
+// A range without a whole 2 MB page inside is never moved.
+TEST(HugeAlloc, MoveToPoolNeedsAWholeHugePage) {
+    AllowPool pool(true);
+    const size_t bytes = size_t(6) << 20;
+    unsigned char* m = fresh_mapping(bytes);
+    ASSERT_NE(m, nullptr);
+    // Align to 2 MB inside the mapping, then offer 2 MB starting one page past that boundary.
+    unsigned char* at = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<uintptr_t>(m) + (size_t(2) << 20) - 1) & ~((uintptr_t(2) << 20) - 1));
+    const long free_before = free_reserved_pages();
+    EXPECT_EQ(move_to_reserved_pool(at + 4096, size_t(2) << 20), PoolMove::Kept);
+    EXPECT_EQ(free_reserved_pages(), free_before);
+    expect_usable(m, bytes, 4096);
+    munmap(m, bytes);
+}
+
+// Allowed, with room in the pool: the whole 2 MB pages inside the range come from the pool, read
+// as zeros, keep what is written, and go back to the pool when the whole mapping is unmapped;
+// the bytes around them are the mapping's own. Without room nothing changes.
+TEST(HugeAlloc, MoveToPoolReplacesTheWholeHugePagesInside) {
+    AllowPool pool(true);
+    const size_t bytes = (size_t(10) << 20) + 12345;
+    unsigned char* m = fresh_mapping(bytes);
+    ASSERT_NE(m, nullptr);
+    const long free_before = free_reserved_pages();
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(m) + 4096;
+    const uintptr_t begin = (lo + (size_t(2) << 20) - 1) & ~((uintptr_t(2) << 20) - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(m) + bytes) & ~((uintptr_t(2) << 20) - 1);
+    const long inside = static_cast<long>((end - begin) >> 21);
+    ASSERT_GE(inside, 4);
+    const PoolMove moved = move_to_reserved_pool(m + 4096, bytes - 4096);
+    if (free_before >= inside) {
+        EXPECT_EQ(moved, PoolMove::Moved);
+        EXPECT_EQ(free_reserved_pages(), free_before - inside);
+    } else {
+        EXPECT_EQ(moved, PoolMove::Kept);  // no pool here
+    }
+    EXPECT_TRUE(reads_zero(m, bytes));
+    expect_usable(m, bytes, 4096);
+    munmap(m, bytes);
+    EXPECT_EQ(free_reserved_pages(), free_before);
 }
