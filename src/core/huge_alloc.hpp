@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "huge_pages.hpp"
 
@@ -117,10 +118,10 @@ inline PoolMove move_to_reserved_pool(void* p, size_t bytes) noexcept {
 #endif
 }
 
-// A std allocator over huge_alloc, for vectors that are reserved once and never grow (a growing
-// vector would take a new block each time and free the old one). Each block starts with a
-// 64-byte header holding huge_alloc's token, so a block from the pool takes one more 2 MB page
-// when the vector's bytes are an exact multiple of 2 MB.
+// A std allocator over huge_alloc. Each block starts with a 64-byte header holding huge_alloc's
+// token, so a block from the pool takes one more 2 MB page when the vector's bytes are an exact
+// multiple of 2 MB. A vector that grows takes a new block each time and frees the old one, as
+// with std::allocator; pages of the pool are cheap to take again, unlike fresh ones.
 template <class T>
 struct HugeAllocator {
     using value_type = T;
@@ -144,5 +145,10 @@ struct HugeAllocator {
     template <class U>
     bool operator!=(const HugeAllocator<U>&) const noexcept { return false; }
 };
+
+// A vector whose blocks of 2 MB or more come from the reserved pool when allowed: for the
+// join's large per-call arrays, whose first touch otherwise costs a fresh page fault per 4 KB.
+template <class T>
+using HugeVector = std::vector<T, HugeAllocator<T>>;
 
 }  // namespace spotsigs

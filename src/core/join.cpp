@@ -7,23 +7,23 @@
 
 namespace spotsigs {
 
-std::vector<JoinPair> self_join(const Collection& docs, const JoinOptions& opt) {
+JoinPairs self_join(const Collection& docs, const JoinOptions& opt) {
     join_detail::check_options(opt);
     join_detail::throw_if_canceled(opt.cancel);
     if (opt.method == JoinMethod::BruteForce) return join_detail::brute_self_join(docs, opt);
     if (opt.method == JoinMethod::Partitioned) {
-        std::vector<JoinPair> pairs;
+        JoinPairs pairs;
         if (join_detail::group_self_join(docs, opt, join_detail::kGroupCandidateCap, pairs)) return pairs;
     }
     return join_detail::index_self_join(docs, opt, join_detail::config_for(opt.method));
 }
 
-std::vector<JoinPair> self_join(ReadPipeline& input, const JoinOptions& opt) {
+JoinPairs self_join(ReadPipeline& input, const JoinOptions& opt) {
     join_detail::check_options(opt);
     join_detail::throw_if_canceled(opt.cancel);
     join_detail::ListedPrefixes* listed = input.prefixes();
     if (opt.method == JoinMethod::Partitioned && listed != nullptr && listed->tau == opt.tau) {
-        std::vector<JoinPair> pairs;
+        JoinPairs pairs;
         if (join_detail::group_self_join_listed(input.docs(), *listed, opt, join_detail::kGroupCandidateCap, pairs))
             return pairs;
         listed->lists.clear();  // the index matcher's turn: the entries are not needed
@@ -32,7 +32,7 @@ std::vector<JoinPair> self_join(ReadPipeline& input, const JoinOptions& opt) {
     return self_join(input.docs(), opt);
 }
 
-std::vector<JoinPair> rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
+JoinPairs rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
     join_detail::check_options(opt);
     join_detail::throw_if_canceled(opt.cancel);
     if (opt.method == JoinMethod::BruteForce) return join_detail::brute_rs_join(r, s, opt);

@@ -44,18 +44,19 @@ private:
     // Chunks are reserved once and never grow, and may come from the reserved huge pages
     // (huge_alloc.hpp): they hold most of a large join's memory.
     struct Chunk {
-        std::vector<uint64_t, HugeAllocator<uint64_t>> hashes;
-        std::vector<unsigned char, HugeAllocator<unsigned char>> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
+        HugeVector<uint64_t> hashes;
+        HugeVector<unsigned char> freqs;  // per document, in its own width (0, 1, 2 or 4 bytes)
     };
     // Starts a new chunk with room for at least the given hashes and frequency bytes.
     void new_chunk(size_t hashes, size_t freq_bytes);
 
-    std::vector<int64_t> ids_;
-    std::vector<uint64_t> where_;  // per document: chunk << 32 | offset within the chunk
-    std::vector<uint32_t> sizes_;  // per document: distinct signatures
-    std::vector<uint32_t> fpos_;   // per document: where its frequencies start in the chunk
-    std::vector<unsigned char> widths_;  // per document: frequency width (0 = all are 1)
-    std::vector<uint64_t> lengths_;
+    // The per-document arrays, like the chunks, from the pool when allowed.
+    HugeVector<int64_t> ids_;
+    HugeVector<uint64_t> where_;  // per document: chunk << 32 | offset within the chunk
+    HugeVector<uint32_t> sizes_;  // per document: distinct signatures
+    HugeVector<uint32_t> fpos_;   // per document: where its frequencies start in the chunk
+    HugeVector<unsigned char> widths_;  // per document: frequency width (0 = all are 1)
+    HugeVector<uint64_t> lengths_;
     std::vector<Chunk> chunks_;
     size_t next_chunk_ = 0;        // capacity (signatures) of the next chunk
 };
@@ -78,11 +79,14 @@ struct JoinPair {
     double similarity;
 };
 
+// A join's result pairs (from the reserved pool when allowed: a million pairs are 16 MB).
+using JoinPairs = HugeVector<JoinPair>;
+
 // Self-join: every pair a < b (by index) with similarity >= tau. Throws Error(Canceled) when
 // cancel->stop is set, Error(OutOfMemory) when memory_limit would be exceeded.
-std::vector<JoinPair> self_join(const Collection& docs, const JoinOptions& opt);
+JoinPairs self_join(const Collection& docs, const JoinOptions& opt);
 
 // R-S join: every (r, s) with similarity >= tau; a indexes r, b indexes s.
-std::vector<JoinPair> rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
+JoinPairs rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
 
 }  // namespace spotsigs

@@ -11,13 +11,13 @@ constexpr size_t kColumnStride = 2048;
 
 // Compares row docs of `rows` with columns [first(row), cols.size()) of `cols`; shared by both joins.
 template <class First>
-std::vector<JoinPair> brute(const Collection& rows, const Collection& cols, const JoinOptions& opt,
+JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOptions& opt,
                             First first) {
     MemoryBudget budget(opt.memory_limit);
     WorkerGuard guard(opt, budget);
-    std::vector<std::vector<JoinPair>> out(static_cast<size_t>(opt.threads));
+    std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     run_workers(opt.threads, rows.size(), kRowChunk, [&](int w, size_t begin, size_t end) {
-        std::vector<JoinPair>& mine = out[static_cast<size_t>(w)];
+        JoinPairs& mine = out[static_cast<size_t>(w)];
         for (size_t i = begin; i < end; ++i) {
             if (guard.stopped()) return;
             MultisetView x = rows.doc(i);
@@ -40,11 +40,11 @@ std::vector<JoinPair> brute(const Collection& rows, const Collection& cols, cons
 
 }  // namespace
 
-std::vector<JoinPair> brute_self_join(const Collection& docs, const JoinOptions& opt) {
+JoinPairs brute_self_join(const Collection& docs, const JoinOptions& opt) {
     return brute(docs, docs, opt, [](size_t i) { return i + 1; });
 }
 
-std::vector<JoinPair> brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
+JoinPairs brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
     return brute(r, s, opt, [](size_t) { return size_t(0); });
 }
 

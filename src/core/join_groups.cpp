@@ -84,7 +84,7 @@ FrequentSignatures::FrequentSignatures(const Collection& docs, size_t sample_doc
     for (size_t d = 0; d < n; d += step) occ += docs.doc(d).size;
     size_t cells = 1024;
     while (cells < 4 * occ) cells *= 2;  // about one hash per 4 counters: few collisions
-    std::vector<uint8_t> counter;
+    HugeVector<uint8_t> counter;
     reserve_huge(counter, cells);
     counter.assign(cells, 0);
     const size_t cmask = cells - 1;
@@ -96,16 +96,16 @@ FrequentSignatures::FrequentSignatures(const Collection& docs, size_t sample_doc
         }
     }
     const uint8_t pass = static_cast<uint8_t>(std::min<uint32_t>(std::max<uint32_t>(min_count, 1), 255));
-    std::vector<uint64_t> maybe;  // the hashes on a counter of at least `pass`, once per occurrence
+    HugeVector<uint64_t> maybe;  // the hashes on a counter of at least `pass`, once per occurrence
     for (size_t d = 0; d < n; d += step) {
         MultisetView v = docs.doc(d);
         for (uint32_t i = 0; i < v.size; ++i)
             if (counter[dictionary_mix(v.hashes[i]) & cmask] >= pass) maybe.push_back(v.hashes[i]);
     }
-    std::vector<uint8_t>().swap(counter);
+    HugeVector<uint8_t>().swap(counter);
     size_t cap = 64;
     while (cap < 2 * maybe.size()) cap *= 2;
-    std::vector<Slot> table(cap, Slot{0, 0});  // here `order` holds the count, 0 = empty
+    HugeVector<Slot> table(cap, Slot{0, 0});  // here `order` holds the count, 0 = empty
     const size_t mask = cap - 1;
     for (uint64_t h : maybe) {
         size_t k = dictionary_mix(h) & mask;
@@ -138,9 +138,9 @@ namespace {
 // Everything the workers of one group join share (read-only while they run).
 struct GroupJob {
     const Collection* docs;
-    std::vector<uint32_t> orig;     // collection index by rank (length, then collection index)
-    std::vector<uint32_t> len;      // length by rank
-    std::vector<uint64_t> rank_len; // by collection index: rank << 32 | length (0: empty document)
+    HugeVector<uint32_t> orig;     // collection index by rank (length, then collection index)
+    HugeVector<uint32_t> len;      // length by rank
+    HugeVector<uint64_t> rank_len; // by collection index: rank << 32 | length (0: empty document)
     const RequiredOverlap* req;
     double tau;
     std::vector<uint32_t> lo;       // min_partner_length by length, up to the longest document
@@ -261,7 +261,7 @@ void rank_documents(GroupJob& job, MemoryBudget& budget) {
         return;
     }
     budget.charge(n * sizeof(uint64_t), "sorting the document ranks");
-    std::vector<uint64_t> key;  // length << 32 | collection index
+    HugeVector<uint64_t> key;  // length << 32 | collection index
     reserve_huge(key, n);
     for (size_t d = 0; d < total; ++d) {
         const uint64_t x = docs.length(d);
@@ -288,10 +288,10 @@ struct Member {
 // A worker's scratch for sorting one coarse bucket and pairing its groups.
 struct SortScratch {
     std::vector<Member> members;
-    std::vector<PrefixEntry> gathered;
-    std::vector<PrefixEntry> sorted;
-    std::vector<uint64_t> at;    // where each fine bucket starts
-    std::vector<uint64_t> next;  // where its next entry goes
+    HugeVector<PrefixEntry> gathered;
+    HugeVector<PrefixEntry> sorted;
+    HugeVector<uint64_t> at;    // where each fine bucket starts
+    HugeVector<uint64_t> next;  // where its next entry goes
 };
 
 // Copies coarse bucket c of lists into s.sorted ordered by hash (the entries of one hash in no
@@ -333,14 +333,14 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
 }  // namespace
 
 bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
-                     std::vector<JoinPair>& result) {
+                     JoinPairs& result) {
     ListedPrefixes listed;
     list_all_prefixes(docs, opt.tau, opt.threads, opt.cancel, listed);
     return group_self_join_listed(docs, listed, opt, max_candidates_per_doc, result);
 }
 
 bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, const JoinOptions& opt,
-                            double max_candidates_per_doc, std::vector<JoinPair>& result) {
+                            double max_candidates_per_doc, JoinPairs& result) {
     if (listed.tau != opt.tau || !listed.frequent)
         throw Error(ErrorKind::InvalidParameter, "prefix entries were listed for another threshold");
     // The documents the reading left unlisted, on the workers.
@@ -442,11 +442,11 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
 
     // 4. Each partition's candidates gathered, filtered and verified, on the workers, the costliest
     // partitions first.
-    std::vector<std::vector<JoinPair>> found(kPartitions);
+    std::vector<JoinPairs> found(kPartitions);
     const std::vector<size_t> order = costliest_first(job, cands, per_part);
     run_workers(threads, kPartitions, 1, [&](int, size_t q0, size_t q1) {
-        std::vector<uint32_t> at;     // counting sort by the shorter document's rank
-        std::vector<uint32_t> longer; // the partners, grouped by that rank
+        HugeVector<uint32_t> at;     // counting sort by the shorter document's rank
+        HugeVector<uint32_t> longer; // the partners, grouped by that rank
         std::vector<MultisetView> views;
         for (size_t q = q0; q < q1; ++q) {
             const size_t p = order[q];
@@ -458,7 +458,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             longer.resize(at.back());
             for_each_candidate(cands, p, [&](uint64_t c) { longer[at[(c >> 32) - r0]++] = static_cast<uint32_t>(c); });
             // at[k] is now where the partners of rank r0 + k end (and those of r0 + k + 1 begin).
-            std::vector<JoinPair>& out = found[p];
+            JoinPairs& out = found[p];
             for (size_t rb = r0, begin = 0; rb < r1; begin = at[rb - r0], ++rb) {
                 if ((rb - r0) % 256 == 0 && guard.stopped()) return;
                 uint32_t* first = longer.data() + begin;

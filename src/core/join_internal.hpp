@@ -225,13 +225,13 @@ private:
 };
 
 // The pairs of all workers, concatenated and sorted by (a, b).
-std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts);
+JoinPairs merge_sorted(std::vector<JoinPairs>& parts);
 
 // Sorts pairs by (a, b).
-void sort_pairs(std::vector<JoinPair>& pairs);
+void sort_pairs(JoinPairs& pairs);
 
 // The pairs of runs that are each sorted by (a, b), merged into one sorted vector.
-std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs);
+JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs);
 
 // Throws Error(InvalidParameter) unless tau is in (0, 1] and threads >= 1.
 void check_options(const JoinOptions& opt);
@@ -240,15 +240,15 @@ void check_options(const JoinOptions& opt);
 void throw_if_canceled(const CancelToken* cancel);
 
 // The brute-force self-join and R-S join (every pair through similarity()).
-std::vector<JoinPair> brute_self_join(const Collection& docs, const JoinOptions& opt);
-std::vector<JoinPair> brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
+JoinPairs brute_self_join(const Collection& docs, const JoinOptions& opt);
+JoinPairs brute_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt);
 
 // The prefix-group self-join (join_groups.cpp), the default method's first choice: fills result
 // and returns true, or returns false as soon as the pairs it writes down (one per group a pair
 // shares) exceed max_candidates_per_doc per document (then the index-based matcher, which keeps
 // no candidate lists, runs instead).
 bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
-                     std::vector<JoinPair>& result);
+                     JoinPairs& result);
 
 // Pairs written down per document beyond which the default self-join leaves the prefix-group
 // matcher for the index-based one: a bound on the candidate lists' memory (8 bytes each, 2 KB per
@@ -258,9 +258,9 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
 constexpr double kGroupCandidateCap = 256.0;
 
 // The index-based self-join and R-S join with the filters of cfg.
-std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions& opt,
+JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
                                       const ProbeConfig& cfg);
-std::vector<JoinPair> index_rs_join(const Collection& r, const Collection& s,
+JoinPairs index_rs_join(const Collection& r, const Collection& s,
                                     const JoinOptions& opt, const ProbeConfig& cfg);
 
 }  // namespace spotsigs::join_detail

@@ -96,6 +96,6 @@ void list_all_prefixes(const Collection& docs, double tau, int threads, const Ca
 // opt.tau): fills result and returns true, or returns false past max_candidates_per_doc
 // candidate pairs per document. Consumes listed.lists.
 bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, const JoinOptions& opt,
-                            double max_candidates_per_doc, std::vector<JoinPair>& result);
+                            double max_candidates_per_doc, JoinPairs& result);
 
 }  // namespace spotsigs::join_detail

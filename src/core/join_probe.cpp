@@ -82,7 +82,7 @@ inline uint32_t first_rank_with_length(const DocStore& docs, uint64_t len) {
 // Probes the index with document ra of job.probe; appends its pairs to out. Returns false if it
 // stopped early because the caller asked to cancel.
 bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard,
-               std::vector<JoinPair>& out, uint32_t& countdown) {
+               JoinPairs& out, uint32_t& countdown) {
     const DocStore& P = *job.probe;
     const DocStore& I = *job.indexed;
     const ProbeConfig& cfg = job.cfg;
@@ -161,18 +161,18 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
 }
 
 // Runs the probes of job over all probe documents on the worker threads.
-std::vector<JoinPair> run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& budget) {
+JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& budget) {
     budget.charge(static_cast<size_t>(opt.threads) * job.indexed->size() * sizeof(uint32_t),
                   "the per-thread candidate marks");
     WorkerGuard guard(opt, budget);
     // Empty documents take part in nothing, but they count as probed.
     guard.progress(job.probe_docs->size() - job.probe->size());
-    std::vector<std::vector<JoinPair>> out(static_cast<size_t>(opt.threads));
+    std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
     run_workers(opt.threads, job.probe->size(), kProbeChunk, [&](int w, size_t begin, size_t end) {
         ProbeScratch& s = scratch[static_cast<size_t>(w)];
         if (s.seen.size() != job.indexed->size()) s.seen.assign(job.indexed->size(), 0);
-        std::vector<JoinPair>& mine = out[static_cast<size_t>(w)];
+        JoinPairs& mine = out[static_cast<size_t>(w)];
         uint32_t stride = kPostingStride;
         size_t accounted = mine.size();
         for (size_t r = begin; r < end; ++r) {
@@ -195,7 +195,7 @@ uint64_t max_length(const DocStore& docs) {
 }
 
 // Sets up the thresholds and partitions for documents up to longest and runs the probes.
-std::vector<JoinPair> run_join(const DocStore& probe, const DocStore& indexed, const InvertedIndex& index,
+JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const InvertedIndex& index,
                                const Collection& probe_docs, const Collection& indexed_docs,
                                uint64_t longest, const JoinOptions& opt, const ProbeConfig& cfg,
                                MemoryBudget& budget, bool self) {
@@ -213,7 +213,7 @@ std::vector<JoinPair> run_join(const DocStore& probe, const DocStore& indexed, c
 
 }  // namespace
 
-std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions& opt,
+JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
                                       const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit);
     SignatureDictionary dict;
@@ -233,7 +233,7 @@ std::vector<JoinPair> index_self_join(const Collection& docs, const JoinOptions&
     return run_join(store, store, index, docs, docs, max_length(store), opt, cfg, budget, true);
 }
 
-std::vector<JoinPair> index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
+JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
                                     const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit);
     // The order is S's document frequency; R's signatures absent from S come first (df 0) and

@@ -109,20 +109,20 @@ void WorkerGuard::add_pairs(size_t n) {
                     "the result holds " + std::to_string(total) + " pairs so far");
 }
 
-std::vector<JoinPair> merge_sorted(std::vector<std::vector<JoinPair>>& parts) {
+JoinPairs merge_sorted(std::vector<JoinPairs>& parts) {
     size_t total = 0;
     for (const auto& p : parts) total += p.size();
-    std::vector<JoinPair> out;
+    JoinPairs out;
     reserve_huge(out, total);
     for (auto& p : parts) {
         out.insert(out.end(), p.begin(), p.end());
-        std::vector<JoinPair>().swap(p);
+        JoinPairs().swap(p);
     }
     sort_pairs(out);
     return out;
 }
 
-void sort_pairs(std::vector<JoinPair>& pairs) {
+void sort_pairs(JoinPairs& pairs) {
     const size_t n = pairs.size();
     if (n < 2048) {
         std::sort(pairs.begin(), pairs.end(), [](const JoinPair& x, const JoinPair& y) {
@@ -149,7 +149,7 @@ void sort_pairs(std::vector<JoinPair>& pairs) {
     constexpr size_t kDigits = size_t(1) << kBits;
     const unsigned low = static_cast<unsigned>(__builtin_ctzll(vary));
     const unsigned high = 64 - static_cast<unsigned>(__builtin_clzll(vary));
-    std::vector<JoinPair> spare(n);
+    JoinPairs spare(n);
     std::vector<size_t> at(kDigits + 1);
     for (unsigned shift = low; shift < high; shift += kBits) {
         std::fill(at.begin(), at.end(), 0);
@@ -160,10 +160,10 @@ void sort_pairs(std::vector<JoinPair>& pairs) {
     }
 }
 
-std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs) {
+JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs) {
     size_t total = 0;
     for (const auto& r : runs) total += r.size();
-    std::vector<JoinPair> out;
+    JoinPairs out;
     reserve_huge(out, total);
     // A heap of the runs' next pairs, smallest (a, b) on top.
     std::vector<std::pair<uint64_t, size_t>> heap;  // (a << 32 | b, run), negated order below
@@ -182,7 +182,7 @@ std::vector<JoinPair> merge_sorted_runs(std::vector<std::vector<JoinPair>>& runs
             std::push_heap(heap.begin(), heap.end(), later);
         } else {
             heap.pop_back();
-            std::vector<JoinPair>().swap(runs[r]);
+            JoinPairs().swap(runs[r]);
         }
     }
     return out;

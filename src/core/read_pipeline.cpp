@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "huge_alloc.hpp"
 #include "huge_pages.hpp"
 #include "join_internal.hpp"
 #include "join_prefix.hpp"
@@ -16,8 +17,9 @@
 namespace spotsigs {
 
 namespace {
-// Batch buffers: 1 MB each (about 1,300 rows of 86 signatures), eight of them.
-constexpr size_t kBatchBytes = size_t(1) << 20;
+// Batch buffers: eight of 2 MB less HugeAllocator's 64-byte header (about 2,700 rows of 86
+// signatures each), so that each takes exactly one page of the reserved pool when allowed.
+constexpr size_t kBatchBytes = (size_t(2) << 20) - 64;
 constexpr size_t kBatches = 8;
 // Prefixes are listed once this many documents are filed: the frequent signatures come from an
 // evenly spaced sample of them (smaller inputs are listed when the pipeline closes).
@@ -27,7 +29,7 @@ constexpr size_t kPrefaultWindow = size_t(2) << 20;
 }  // namespace
 
 struct ReadPipeline::Batch {
-    std::vector<unsigned char> bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
+    HugeVector<unsigned char> bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
     size_t used = 0;
     std::vector<int64_t> ids;
     std::vector<uint64_t> offsets;
@@ -240,7 +242,7 @@ void ReadPipeline::file(Batch& b) {
     // A batch that grew for a large value goes back to the usual size.
     if (b.bytes.size() > kBatchBytes) {
         batch_bytes_.fetch_sub(b.bytes.size() - kBatchBytes);
-        std::vector<unsigned char>(kBatchBytes).swap(b.bytes);
+        HugeVector<unsigned char>(kBatchBytes).swap(b.bytes);
     }
     b.used = 0;
     b.ids.clear();

@@ -132,6 +132,6 @@ private:
 
 // The self-join of everything a pipeline filed (after wait_filed() returned true): the default
 // method uses the prefixes listed while reading, when they were listed for opt.tau.
-std::vector<JoinPair> self_join(ReadPipeline& input, const JoinOptions& opt);
+JoinPairs self_join(ReadPipeline& input, const JoinOptions& opt);
 
 }  // namespace spotsigs

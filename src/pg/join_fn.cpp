@@ -89,7 +89,7 @@ JoinOptions options_for(const JoinCall& call) {
 }
 
 // Runs a core join on the matcher thread; the core's memory error is reported with the limit.
-std::vector<JoinPair> match(const std::function<std::vector<JoinPair>(const JoinOptions&)>& work,
+JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
                             const JoinOptions& opt, Progress& progress, uint64_t total) {
     try {
         return run_on_thread(work, opt, progress, total);
@@ -124,7 +124,7 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
 }
 
 // Reads the first source of a self-join call into pipe and matches it with itself.
-std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
+JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
                                  const char* fn) {
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
@@ -133,9 +133,9 @@ std::vector<JoinPair> self_pairs(const JoinCall& call, ReadPipeline& pipe, Progr
     JoinOptions opt = options_for(call);
     auto t1 = std::chrono::steady_clock::now();
     double filed_s = 0;
-    std::vector<JoinPair> pairs = match(
+    JoinPairs pairs = match(
         [&](const JoinOptions& o) {
-            if (!wait_filed(pipe, o.cancel)) return std::vector<JoinPair>();
+            if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_unique_ids(pipe.docs(), call.src[0].relname);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
@@ -188,7 +188,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     return pg_entry([&] {
         Progress progress("spotsigs_join");
         std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-        std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
+        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
         const Collection& docs = pipe->docs();
         pg_guard([&] {
             presize_result(rsinfo, pairs.size());
@@ -225,9 +225,9 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         JoinOptions opt = options_for(call);
         auto t1 = std::chrono::steady_clock::now();
         double filed_s = 0;
-        std::vector<JoinPair> pairs = match(
+        JoinPairs pairs = match(
             [&](const JoinOptions& o) {
-                if (!wait_filed(*rp, o.cancel) || !wait_filed(*sp, o.cancel)) return std::vector<JoinPair>();
+                if (!wait_filed(*rp, o.cancel) || !wait_filed(*sp, o.cancel)) return JoinPairs();
                 filed_s = seconds_since(t1);
                 check_unique_ids(rp->docs(), call.src[0].relname);
                 check_unique_ids(sp->docs(), call.src[1].relname);
@@ -257,7 +257,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
         std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-        std::vector<JoinPair> pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
+        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
         const Collection& docs = pipe->docs();
         size_t n = docs.size();
         std::vector<uint32_t> parent(n);
@@ -266,7 +266,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
             uint32_t a = find_root(parent, p.a), b = find_root(parent, p.b);
             if (a != b) parent[a < b ? b : a] = a < b ? a : b;
         }
-        pairs = std::vector<JoinPair>();
+        pairs = JoinPairs();
         std::vector<int64_t> smallest(n, std::numeric_limits<int64_t>::max());
         for (uint32_t i = 0; i < n; ++i) {
             uint32_t root = find_root(parent, i);

@@ -22,6 +22,7 @@ extern "C" {
 #include "boundary.hpp"
 #include "datum.hpp"
 #include "error.hpp"
+#include "huge_alloc.hpp"
 #include "join_run.hpp"
 
 namespace spotsigs::pg {
@@ -220,7 +221,7 @@ bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
 }
 
 void check_unique_ids(const Collection& docs, const char* relname) {
-    std::vector<int64_t> ids(docs.size());
+    HugeVector<int64_t> ids(docs.size());  // from the pool when allowed, like the documents
     for (size_t i = 0; i < docs.size(); ++i) ids[i] = docs.id(i);
     // Tables are often read in id order: then no sort is needed to find a repeated id.
     if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());

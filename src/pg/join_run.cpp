@@ -148,11 +148,11 @@ void Progress::finish() {
     changed_ = false;
 }
 
-std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(const JoinOptions&)>& work,
+JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
                                     JoinOptions opt, Progress& progress, uint64_t total) {
     CancelToken token;
     opt.cancel = &token;
-    std::vector<JoinPair> result;
+    JoinPairs result;
     std::exception_ptr failure;
     std::mutex mu;
     std::condition_variable cv;

@@ -42,7 +42,7 @@ private:
 // The calling (main) thread polls CHECK_FOR_INTERRUPTS every 10 ms; on a cancel, timeout or any
 // other interrupt it sets the cancel token, joins the thread and rethrows the PostgreSQL error.
 // Exceptions of work are rethrown on the main thread.
-std::vector<JoinPair> run_on_thread(const std::function<std::vector<JoinPair>(const JoinOptions&)>& work,
+JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
                                     JoinOptions opt, Progress& progress, uint64_t total);
 
 // While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the

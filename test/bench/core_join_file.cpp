@@ -115,9 +115,9 @@ int main(int argc, char** argv) {
         opt.tau = std::atof(argv[t]);
         opt.threads = 1;
         double best = 0;
-        std::vector<JoinPair> found;
+        JoinPairs found;
         for (int r = 0; r < repeat; ++r) {
-            std::vector<JoinPair>().swap(found);  // the last result's memory goes back untimed
+            JoinPairs().swap(found);  // the last result's memory goes back untimed
             auto start = std::chrono::steady_clock::now();
             found = self_join(docs, opt);
             double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

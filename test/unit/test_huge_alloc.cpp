@@ -117,7 +117,7 @@ TEST(HugeAlloc, JoinsAgreeWithAndWithoutThePool) {
         JoinOptions opt;
         opt.tau = 0.9;
         opt.threads = 2;
-        std::vector<JoinPair> r = self_join(c, opt);
+        JoinPairs r = self_join(c, opt);
         std::vector<std::tuple<uint32_t, uint32_t, double>> t;
         for (const JoinPair& p : r) t.emplace_back(p.a, p.b, p.similarity);
         return t;

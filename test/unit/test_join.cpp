@@ -131,7 +131,7 @@ std::vector<std::tuple<uint32_t, uint32_t, double>> ref_rs(const std::vector<Doc
 }
 
 // Join output as comparable triples.
-std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const std::vector<JoinPair>& pairs) {
+std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const JoinPairs& pairs) {
     std::vector<std::tuple<uint32_t, uint32_t, double>> out;
     for (const JoinPair& p : pairs) out.emplace_back(p.a, p.b, p.similarity);
     return out;
@@ -576,7 +576,7 @@ std::vector<std::tuple<uint32_t, uint32_t, double>> run_groups(const Collection&
     JoinOptions opt;
     opt.tau = tau;
     opt.threads = threads;
-    std::vector<JoinPair> pairs;
+    JoinPairs pairs;
     EXPECT_TRUE(join_detail::group_self_join(c, opt, 1e18, pairs));
     return triples(pairs);
 }
@@ -598,7 +598,7 @@ TEST(JoinResults, SortPairsOrdersByAThenB) {
     // ranges, clusters of equal a (a large cluster's pairs), and every b equal to 0.
     for (size_t n : {0, 1, 7, 2047, 2048, 2049, 50000})
         for (int shape = 0; shape < 4; ++shape) {
-            std::vector<JoinPair> pairs(n);
+            JoinPairs pairs(n);
             for (size_t i = 0; i < n; ++i) {
                 JoinPair& p = pairs[i];
                 switch (shape) {
@@ -609,7 +609,7 @@ TEST(JoinResults, SortPairsOrdersByAThenB) {
                 }
                 p.similarity = static_cast<double>(p.a ^ p.b);  // travels with its pair
             }
-            std::vector<JoinPair> want = pairs;
+            JoinPairs want = pairs;
             std::stable_sort(want.begin(), want.end(), [](const JoinPair& x, const JoinPair& y) {
                 return x.a != y.a ? x.a < y.a : x.b < y.b;
             });
@@ -702,7 +702,7 @@ TEST(JoinGroups, GivesWayPastTheCandidateCap) {
     Collection c = make(same);
     JoinOptions opt;
     opt.tau = 0.9;
-    std::vector<JoinPair> pairs;
+    JoinPairs pairs;
     EXPECT_FALSE(join_detail::group_self_join(c, opt, 10.0, pairs));  // 299 candidates per document
     EXPECT_TRUE(pairs.empty());
     EXPECT_TRUE(join_detail::group_self_join(c, opt, 1000.0, pairs));
@@ -733,7 +733,7 @@ TEST(JoinGroups, UnlistedRangesAreListedBeforeMatching) {
                 JoinOptions opt;
                 opt.tau = tau;
                 opt.threads = threads;
-                std::vector<JoinPair> got;
+                JoinPairs got;
                 ASSERT_TRUE(join_detail::group_self_join_listed(c, listed, opt, 1e18, got));
                 EXPECT_TRUE(listed.unlisted.empty());
                 ASSERT_EQ(triples(got), table.at(tau)) << "seed " << seed << " tau " << tau << " threads " << threads;

@@ -97,7 +97,7 @@ Collection direct(const std::vector<Multiset>& sets) {
 }
 
 // Join output as comparable triples.
-std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const std::vector<JoinPair>& pairs) {
+std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const JoinPairs& pairs) {
     std::vector<std::tuple<uint32_t, uint32_t, double>> out;
     for (const JoinPair& p : pairs) out.emplace_back(p.a, p.b, p.similarity);
     return out;
@@ -182,7 +182,7 @@ TEST(ReadPipeline, LargeInputsListWhileReading) {
     for (double tau : {0.5, 0.8, 0.95}) {
         ReadPipeline p(tau, sets.size(), 0);
         feed(p, sets);
-        std::vector<JoinPair> got = self_join(p, options(tau, 2));
+        JoinPairs got = self_join(p, options(tau, 2));
         EXPECT_GT(got.size(), 1000u);
         ASSERT_EQ(triples(got), triples(self_join(c, options(tau, 2, JoinMethod::NoPart)))) << "tau " << tau;
     }
@@ -201,7 +201,7 @@ TEST(ReadPipeline, PrefixesLeftByTheFilingThreadAreListedByTheMatcher) {
         ReadPipeline p(tau, sets.size(), 0, true, 0);
         feed(p, sets);
         EXPECT_EQ(p.deferred_docs(), sets.size() - 65536) << "tau " << tau;
-        std::vector<JoinPair> got = self_join(p, options(tau, 2));
+        JoinPairs got = self_join(p, options(tau, 2));
         EXPECT_GT(got.size(), 1000u);
         ASSERT_EQ(triples(got), triples(self_join(c, options(tau, 2, JoinMethod::NoPart)))) << "tau " << tau;
     }
