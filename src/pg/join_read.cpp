@@ -22,8 +22,8 @@ extern "C" {
 #include "boundary.hpp"
 #include "datum.hpp"
 #include "error.hpp"
-#include "huge_alloc.hpp"
 #include "join_run.hpp"
+#include "repeated_id.hpp"
 
 namespace spotsigs::pg {
 
@@ -221,12 +221,8 @@ bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
 }
 
 void check_unique_ids(const Collection& docs, const char* relname) {
-    HugeVector<int64_t> ids(docs.size());  // from the pool when allowed, like the documents
-    for (size_t i = 0; i < docs.size(); ++i) ids[i] = docs.id(i);
-    // Tables are often read in id order: then no sort is needed to find a repeated id.
-    if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());
-    auto dup = std::adjacent_find(ids.begin(), ids.end());
-    if (dup != ids.end())
+    std::optional<int64_t> dup = repeated_id(docs);
+    if (dup)
         throw Error(ErrorKind::InvalidParameter,
                     "id column of relation " + std::string(relname) + " is not unique",
                     "The id " + std::to_string(*dup) + " occurs more than once.");
