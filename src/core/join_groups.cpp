@@ -518,7 +518,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     throw_if_canceled(opt.cancel);
     cands.clear();
     guard.progress(docs.size() - n);  // the empty documents, which pair with nothing
-    result = merge_sorted_runs(found);
+    result = merge_sorted_runs(found, threads);
     return true;
 }
 

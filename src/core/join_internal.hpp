@@ -230,8 +230,9 @@ JoinPairs merge_sorted(std::vector<JoinPairs>& parts);
 // Sorts pairs by (a, b).
 void sort_pairs(JoinPairs& pairs);
 
-// The pairs of runs that are each sorted by (a, b), merged into one sorted vector.
-JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs);
+// The pairs of runs that are each sorted by (a, b), merged into one sorted vector by up to
+// `threads` workers, each merging one slice of the key space; the runs are emptied.
+JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs, int threads);
 
 // Throws Error(InvalidParameter) unless tau is in (0, 1] and threads >= 1.
 void check_options(const JoinOptions& opt);

@@ -160,31 +160,76 @@ void sort_pairs(JoinPairs& pairs) {
     }
 }
 
-JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs) {
-    size_t total = 0;
-    for (const auto& r : runs) total += r.size();
-    JoinPairs out;
-    reserve_huge(out, total);
-    // A heap of the runs' next pairs, smallest (a, b) on top.
-    std::vector<std::pair<uint64_t, size_t>> heap;  // (a << 32 | b, run), negated order below
-    std::vector<size_t> pos(runs.size(), 0);
-    auto key = [](const JoinPair& p) { return static_cast<uint64_t>(p.a) << 32 | p.b; };
+namespace {
+
+// The key pairs are sorted by.
+uint64_t pair_key(const JoinPair& p) noexcept { return static_cast<uint64_t>(p.a) << 32 | p.b; }
+
+// Merges the slices [from[r], to[r]) of the sorted runs into out, starting at `at`.
+void merge_slices(const std::vector<JoinPairs>& runs, const std::vector<size_t>& from,
+                  const std::vector<size_t>& to, JoinPair* at) {
+    // A heap of the runs' next keys, smallest on top.
+    std::vector<std::pair<uint64_t, size_t>> heap;  // (key, run)
+    std::vector<size_t> pos(from);
     auto later = [](const std::pair<uint64_t, size_t>& x, const std::pair<uint64_t, size_t>& y) { return x > y; };
     for (size_t r = 0; r < runs.size(); ++r)
-        if (!runs[r].empty()) heap.emplace_back(key(runs[r][0]), r);
+        if (pos[r] < to[r]) heap.emplace_back(pair_key(runs[r][pos[r]]), r);
     std::make_heap(heap.begin(), heap.end(), later);
     while (!heap.empty()) {
         std::pop_heap(heap.begin(), heap.end(), later);
         const size_t r = heap.back().second;
-        out.push_back(runs[r][pos[r]++]);
-        if (pos[r] < runs[r].size()) {
-            heap.back().first = key(runs[r][pos[r]]);
+        *at++ = runs[r][pos[r]++];
+        if (pos[r] < to[r]) {
+            heap.back().first = pair_key(runs[r][pos[r]]);
             std::push_heap(heap.begin(), heap.end(), later);
         } else {
             heap.pop_back();
-            JoinPairs().swap(runs[r]);
         }
     }
+}
+
+// Where each run's pairs with keys below `key` end, and how many pairs that is in all.
+size_t cut_below(const std::vector<JoinPairs>& runs, uint64_t key, std::vector<size_t>& cut) {
+    size_t below = 0;
+    for (size_t r = 0; r < runs.size(); ++r) {
+        cut[r] = static_cast<size_t>(
+            std::partition_point(runs[r].begin(), runs[r].end(), [&](const JoinPair& p) { return pair_key(p) < key; }) -
+            runs[r].begin());
+        below += cut[r];
+    }
+    return below;
+}
+
+}  // namespace
+
+JoinPairs merge_sorted_runs(std::vector<JoinPairs>& runs, int threads) {
+    size_t total = 0;
+    for (const auto& r : runs) total += r.size();
+    JoinPairs out(total);
+    // Slices of the key space with about total / threads pairs each, one per worker: slice t
+    // holds the keys in [bound[t], bound[t + 1]), each found by bisecting the key space (the
+    // smallest key with at least t * total / threads pairs below it). Every run is cut below the
+    // same keys, so each pair lies in exactly one slice (equal keys in the same one), and the
+    // slices' outputs follow each other in key order.
+    const size_t slices = (threads > 1 && total >= (size_t(1) << 16)) ? static_cast<size_t>(threads) : 1;
+    std::vector<std::vector<size_t>> bound(slices + 1, std::vector<size_t>(runs.size(), 0));
+    std::vector<size_t> start(slices + 1, 0);
+    for (size_t r = 0; r < runs.size(); ++r) bound[slices][r] = runs[r].size();
+    start[slices] = total;
+    for (size_t t = 1; t < slices; ++t) {
+        const size_t want = total / slices * t;
+        uint64_t lo = 0, hi = ~uint64_t(0);  // the answer lies in (lo, hi]
+        while (hi - lo > 1) {
+            const uint64_t mid = lo + (hi - lo) / 2;
+            if (cut_below(runs, mid, bound[t]) >= want) hi = mid;
+            else lo = mid;
+        }
+        start[t] = cut_below(runs, hi, bound[t]);
+    }
+    run_workers(static_cast<int>(slices), slices, 1, [&](int, size_t t0, size_t t1) {
+        for (size_t t = t0; t < t1; ++t) merge_slices(runs, bound[t], bound[t + 1], out.data() + start[t]);
+    });
+    for (auto& r : runs) JoinPairs().swap(r);
     return out;
 }
 

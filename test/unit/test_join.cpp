@@ -773,3 +773,34 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     for (const PrefixLists::Block* blk : d.bucket(bucket)) seen += blk->count;
     EXPECT_EQ(seen, 201000u);
 }
+
+// merge_sorted_runs with 1 to 4 workers gives the sorted concatenation of its runs, also when
+// keys repeat across runs and when a slice boundary falls inside a run of equal a.
+TEST(Join, MergeSortedRunsInSlices) {
+    std::mt19937_64 rng(21);
+    for (int round = 0; round < 12; ++round) {
+        const size_t nruns = 1 + rng() % 70;
+        std::vector<JoinPairs> runs(nruns);
+        std::vector<uint64_t> all;
+        const size_t per = round < 6 ? 3000 : 20;  // above and below the size that is split
+        for (auto& r : runs) {
+            const size_t m = rng() % (2 * per);
+            for (size_t k = 0; k < m; ++k) {
+                const uint32_t a = static_cast<uint32_t>(rng() % (round % 2 ? 50 : 200000));
+                const uint32_t b = a + 1 + static_cast<uint32_t>(rng() % 1000);
+                r.push_back(JoinPair{a, b, 0.5});
+            }
+            join_detail::sort_pairs(r);
+            for (const JoinPair& p : r) all.push_back(static_cast<uint64_t>(p.a) << 32 | p.b);
+        }
+        std::sort(all.begin(), all.end());
+        for (int threads = 1; threads <= 4; ++threads) {
+            std::vector<JoinPairs> copy = runs;
+            JoinPairs merged = join_detail::merge_sorted_runs(copy, threads);
+            std::vector<uint64_t> got;
+            for (const JoinPair& p : merged) got.push_back(static_cast<uint64_t>(p.a) << 32 | p.b);
+            EXPECT_EQ(got, all) << "round " << round << ", threads " << threads;
+            for (const auto& r : copy) EXPECT_TRUE(r.empty());
+        }
+    }
+}
