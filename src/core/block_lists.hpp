@@ -99,7 +99,9 @@ public:
 private:
     // Blocks in the first and the largest slab, and the slabs' alignment: slabs double from 64
     // blocks (512 KB, enough for small inputs) to 1,024 (8 MB), each aligned to 2 MB so that the
-    // larger ones fill whole huge pages.
+    // larger ones fill whole huge pages. When the reserved pool may be used the first slab is
+    // one page of it (2 MB, the blocks that fit): pool pages cost one fault per 2 MB, fresh ones
+    // one per 4 KB.
     static constexpr size_t kFirstSlab = 64;
     static constexpr size_t kLastSlab = 1024;
     static constexpr size_t kSlabAlign = size_t(2) << 20;
@@ -112,8 +114,11 @@ private:
     // A fresh block from the current slab, or from a new one.
     Block* new_block() {
         if (slabs_.empty() || used_ == slabs_.back().blocks) {
-            const size_t blocks = slabs_.empty() ? kFirstSlab : std::min(kLastSlab, 2 * slabs_.back().blocks);
-            const size_t bytes = blocks * sizeof(Block);
+            const bool pool_page = slabs_.empty() && reserved_huge_pages_allowed();
+            const size_t blocks = pool_page        ? kSlabAlign / sizeof(Block)
+                                  : slabs_.empty() ? kFirstSlab
+                                                   : std::min(kLastSlab, 2 * slabs_.back().blocks);
+            const size_t bytes = pool_page ? kSlabAlign : blocks * sizeof(Block);
             slabs_.reserve(slabs_.size() + 1);
             size_t token = 0;
             void* base = huge_alloc(bytes, kSlabAlign, &token);  // from the reserved pool when allowed

@@ -43,6 +43,11 @@ constexpr size_t kFromPool = size_t(1) << 63;
 // spotsigs.join_huge_pages before each join; off by default).
 inline void use_reserved_huge_pages(bool on) noexcept { huge_alloc_detail::allowed().store(on); }
 
+// Whether blocks may come from the reserved pool (use_reserved_huge_pages).
+inline bool reserved_huge_pages_allowed() noexcept {
+    return huge_alloc_detail::allowed().load(std::memory_order_relaxed);
+}
+
 // Bytes currently held from the pool by this process (for tests).
 inline uint64_t reserved_huge_bytes() noexcept { return huge_alloc_detail::pool_bytes().load(); }
 
