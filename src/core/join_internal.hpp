@@ -260,8 +260,8 @@ constexpr double kGroupCandidateCap = 256.0;
 
 // The index-based self-join and R-S join with the filters of cfg.
 JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
-                                      const ProbeConfig& cfg);
+                          const ProbeConfig& cfg);
 JoinPairs index_rs_join(const Collection& r, const Collection& s,
-                                    const JoinOptions& opt, const ProbeConfig& cfg);
+                        const JoinOptions& opt, const ProbeConfig& cfg);
 
 }  // namespace spotsigs::join_detail

@@ -196,9 +196,9 @@ uint64_t max_length(const DocStore& docs) {
 
 // Sets up the thresholds and partitions for documents up to longest and runs the probes.
 JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const InvertedIndex& index,
-                               const Collection& probe_docs, const Collection& indexed_docs,
-                               uint64_t longest, const JoinOptions& opt, const ProbeConfig& cfg,
-                               MemoryBudget& budget, bool self) {
+                   const Collection& probe_docs, const Collection& indexed_docs,
+                   uint64_t longest, const JoinOptions& opt, const ProbeConfig& cfg,
+                   MemoryBudget& budget, bool self) {
     const uint64_t table = std::min<uint64_t>(2 * longest + 2, uint64_t(1) << 20);
     budget.charge(table * sizeof(uint32_t), "the threshold table");
     RequiredOverlap req(opt.tau, table);
@@ -214,7 +214,7 @@ JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const Inverte
 }  // namespace
 
 JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
-                                      const ProbeConfig& cfg) {
+                          const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit);
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
@@ -234,7 +234,7 @@ JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
 }
 
 JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
-                                    const ProbeConfig& cfg) {
+                        const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit);
     // The order is S's document frequency; R's signatures absent from S come first (df 0) and
     // are kept only as "lead" mass, since they can never be common.

@@ -90,7 +90,7 @@ JoinOptions options_for(const JoinCall& call) {
 
 // Runs a core join on the matcher thread; the core's memory error is reported with the limit.
 JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
-                            const JoinOptions& opt, Progress& progress, uint64_t total) {
+                const JoinOptions& opt, Progress& progress, uint64_t total) {
     try {
         return run_on_thread(work, opt, progress, total);
     } catch (const Error& e) {
@@ -125,7 +125,7 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
 
 // Reads the first source of a self-join call into pipe and matches it with itself.
 JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
-                                 const char* fn) {
+                     const char* fn) {
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
     read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);

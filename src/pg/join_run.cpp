@@ -149,7 +149,7 @@ void Progress::finish() {
 }
 
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                                    JoinOptions opt, Progress& progress, uint64_t total) {
+                        JoinOptions opt, Progress& progress, uint64_t total) {
     CancelToken token;
     opt.cancel = &token;
     JoinPairs result;

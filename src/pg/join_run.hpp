@@ -43,7 +43,7 @@ private:
 // other interrupt it sets the cancel token, joins the thread and rethrows the PostgreSQL error.
 // Exceptions of work are rethrown on the main thread.
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                                    JoinOptions opt, Progress& progress, uint64_t total);
+                        JoinOptions opt, Progress& progress, uint64_t total);
 
 // While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
 // pipeline's filing thread, as it stops the matcher thread. Main thread only.
