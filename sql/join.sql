@@ -41,11 +41,11 @@ SELECT m, j.* FROM unnest(ARRAY['partitioned','nopart','noprune','bruteforce']) 
 SELECT id1, id2, round(similarity::numeric, 4) FROM spotsigs_join('jpaper', 'doc', 's', 0.44) ORDER BY 1, 2;
 -- threshold NULL: the spotsigs.similarity_threshold setting
 SET spotsigs.similarity_threshold = 0.8;
-SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's');
+SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's') ORDER BY 1, 2;
 RESET spotsigs.similarity_threshold;
 -- the method setting applies when the call names none
 SET spotsigs.join_method = 'bruteforce';
-SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.8);
+SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.8) ORDER BY 1, 2;
 RESET spotsigs.join_method;
 
 -- clusters: every row with a signature, cluster = smallest id of its connected component
@@ -57,7 +57,7 @@ SELECT * FROM spotsigs_clusters('jpaper', 'doc', 's', 1.0) ORDER BY id;
 CREATE TABLE jorder (k smallint, sig spotsig);
 INSERT INTO jorder VALUES
   (30, '{1,2,3}'), (10, '{1,2,3}'), (20, NULL), (NULL, '{1,2,3}'), (5, '{}'), (7, '{}');
-SELECT * FROM spotsigs_join('jorder', 'k', 'sig', 1.0);
+SELECT * FROM spotsigs_join('jorder', 'k', 'sig', 1.0) ORDER BY 1, 2;
 SELECT * FROM spotsigs_clusters('jorder', 'k', 'sig', 1.0) ORDER BY id;
 
 -- the two-relation form: a new crawl against an archive
@@ -70,7 +70,7 @@ SELECT count(*) FROM spotsigs_join_rs('jnew', 'id', 'sig', 'jab', 'id', 'sig', 0
 -- quoted identifiers are resolved as names, not SQL
 CREATE TABLE "j Odd; table" ("the id" int, "s""ig" spotsig);
 INSERT INTO "j Odd; table" SELECT id, sig FROM jab;
-SELECT id1, id2 FROM spotsigs_join('"j Odd; table"', 'the id', 's"ig', 0.7);
+SELECT id1, id2 FROM spotsigs_join('"j Odd; table"', 'the id', 's"ig', 0.7) ORDER BY 1, 2;
 
 -- errors
 SELECT jerr($$SELECT * FROM spotsigs_join('jab', 'nope', 'sig')$$);
@@ -107,15 +107,15 @@ SELECT jerr($$SELECT * FROM spotsigs_join('jab', 'id', 'sig', 0.7)$$);
 RESET ROLE;
 GRANT SELECT (sig) ON jab TO spotsigs_join_user;
 SET ROLE spotsigs_join_user;
-SELECT id1, id2 FROM spotsigs_join('jab', 'id', 'sig', 0.7);
+SELECT id1, id2 FROM spotsigs_join('jab', 'id', 'sig', 0.7) ORDER BY 1, 2;
 RESET ROLE;
 GRANT SELECT ON jpaper TO spotsigs_join_user;
 ALTER TABLE jpaper ENABLE ROW LEVEL SECURITY;
 CREATE POLICY jpaper_some ON jpaper FOR SELECT USING (doc <> 3);
 SET ROLE spotsigs_join_user;
-SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.44);
+SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.44) ORDER BY 1, 2;
 RESET ROLE;
-SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.44);
+SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.44) ORDER BY 1, 2;
 ALTER TABLE jpaper DISABLE ROW LEVEL SECURITY;
 DROP POLICY jpaper_some ON jpaper;
 REVOKE ALL ON jab, jpaper FROM spotsigs_join_user;
@@ -159,7 +159,7 @@ DROP TABLE jsame, jpairs, jchain;
 
 -- a view works like a table
 CREATE VIEW jview AS SELECT doc, s FROM jpaper WHERE doc <> 2;
-SELECT * FROM spotsigs_join('jview', 'doc', 's', 0.44);
+SELECT * FROM spotsigs_join('jview', 'doc', 's', 0.44) ORDER BY 1, 2;
 DROP VIEW jview;
 DROP TABLE jab, jpaper, jorder, jnew, "j Odd; table", jbig;
 DROP SEQUENCE jseq;

@@ -61,6 +61,8 @@ private:
     size_t next_chunk_ = 0;        // capacity (signatures) of the next chunk
 };
 
+class PairSink;
+
 // Which matcher to run: the paper's Table 2 variants.
 enum class JoinMethod { Partitioned, NoPart, NoPrune, BruteForce };
 
@@ -70,6 +72,10 @@ struct JoinOptions {
     JoinMethod method = JoinMethod::Partitioned;
     size_t memory_limit = 0;          // bytes for the matcher's own structures; 0 = no limit
     CancelToken* cancel = nullptr;    // polled by workers; progress counts probe documents done
+    // Self-join only: when set, the prefix-group matcher hands its result over here a finished
+    // partition at a time, unsorted (pair_sink.hpp); the return value then holds only the pairs
+    // that did not go through the sink (all of them for the other methods, sorted).
+    PairSink* sink = nullptr;
 };
 
 // One result: indexes into the collection(s) and the similarity.

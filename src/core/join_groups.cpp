@@ -42,6 +42,7 @@
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
 #include "join_prefix.hpp"
+#include "pair_sink.hpp"
 
 namespace spotsigs::join_detail {
 
@@ -443,6 +444,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // 4. Each partition's candidates gathered, filtered and verified, on the workers, the costliest
     // partitions first.
     std::vector<JoinPairs> found(kPartitions);
+    // Each result pair is at least one candidate entry.
+    if (opt.sink != nullptr) opt.sink->set_bound(emitted.load());
     const std::vector<size_t> order = costliest_first(job, cands, per_part);
     run_workers(threads, kPartitions, 1, [&](int, size_t q0, size_t q1) {
         HugeVector<uint32_t> at;     // counting sort by the shorter document's rank
@@ -510,8 +513,13 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     out.push_back(JoinPair{std::min(da, db), std::max(da, db), sim});
                 }
             }
-            sort_pairs(out);
             guard.add_pairs(out.size());
+            if (opt.sink != nullptr) {
+                opt.sink->put(std::move(out));  // unsorted: the caller writes rows meanwhile
+                out = JoinPairs();
+            } else {
+                sort_pairs(out);
+            }
             guard.progress(r1 - r0);
         }
     });

@@ -8,6 +8,7 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -90,9 +91,9 @@ JoinOptions options_for(const JoinCall& call) {
 
 // Runs a core join on the matcher thread; the core's memory error is reported with the limit.
 JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
-                const JoinOptions& opt, Progress& progress, uint64_t total) {
+                const JoinOptions& opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr) {
     try {
-        return run_on_thread(work, opt, progress, total);
+        return run_on_thread(work, opt, progress, total, emit);
     } catch (const Error& e) {
         if (e.kind() == ErrorKind::OutOfMemory)
             throw_memory_limit((std::string("matching: ") + e.what()).c_str());
@@ -123,9 +124,10 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
     return opt;
 }
 
-// Reads the first source of a self-join call into pipe and matches it with itself.
+// Reads the first source of a self-join call into pipe and matches it with itself. With emit,
+// pairs may go to emit while the matching runs (see run_on_thread); the rest are returned.
 JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
-                     const char* fn) {
+                     const char* fn, const EmitFn& emit = nullptr) {
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
     read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
@@ -133,6 +135,13 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
     JoinOptions opt = options_for(call);
     auto t1 = std::chrono::steady_clock::now();
     double filed_s = 0;
+    size_t emitted = 0;
+    EmitFn counted;
+    if (emit)
+        counted = [&](JoinPairs& run, uint64_t bound) {
+            emitted += run.size();
+            emit(run, bound);
+        };
     JoinPairs pairs = match(
         [&](const JoinOptions& o) {
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
@@ -140,9 +149,9 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             check_unique_ids(pipe.docs(), call.src[0].relname);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
         },
-        opt, progress, pipe.rows());
+        opt, progress, pipe.rows(), counted);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
-               seconds_since(t1) - filed_s, pairs.size());
+               seconds_since(t1) - filed_s, emitted + pairs.size());
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
         elog(DEBUG1,
@@ -169,6 +178,14 @@ void put_row(ReturnSetInfo* rsinfo, int64_t a, int64_t b, const double* sim) {
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+// Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code).
+void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs) {
+    for (const JoinPair& p : pairs) {
+        int64_t x = docs.id(p.a), y = docs.id(p.b);
+        put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
+    }
+}
+
 // Root of x in a union-find forest, halving paths on the way.
 uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
     while (parent[x] != x) {
@@ -188,14 +205,23 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     return pg_entry([&] {
         Progress progress("spotsigs_join");
         std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join");
         const Collection& docs = pipe->docs();
+        // With more than one thread, rows are written while the workers still match (the
+        // backend's thread would otherwise wait for them and then write every row alone).
+        bool presized = false;
+        EmitFn emit;
+        if (call.threads > 1)
+            emit = [&](JoinPairs& run, uint64_t bound) {
+                pg_guard([&] {
+                    if (!presized) presize_result(rsinfo, std::max<uint64_t>(bound, run.size()), false);
+                    presized = true;
+                    put_self_pairs(rsinfo, docs, run);
+                });
+            };
+        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join", emit);
         pg_guard([&] {
-            presize_result(rsinfo, pairs.size());
-            for (const JoinPair& p : pairs) {
-                int64_t x = docs.id(p.a), y = docs.id(p.b);
-                put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
-            }
+            if (!presized) presize_result(rsinfo, pairs.size());
+            put_self_pairs(rsinfo, docs, pairs);
         });
         progress.finish();
         return Datum(0);

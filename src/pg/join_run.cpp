@@ -24,6 +24,7 @@ extern "C" {
 #include "boundary.hpp"
 #include "error.hpp"
 #include "join_gucs.hpp"
+#include "pair_sink.hpp"
 
 namespace spotsigs::pg {
 
@@ -149,7 +150,7 @@ void Progress::finish() {
 }
 
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                        JoinOptions opt, Progress& progress, uint64_t total) {
+                        JoinOptions opt, Progress& progress, uint64_t total, const EmitFn& emit) {
     CancelToken token;
     opt.cancel = &token;
     JoinPairs result;
@@ -157,6 +158,22 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
     std::mutex mu;
     std::condition_variable cv;
     bool done = false;
+    // A put wakes the main thread at once (the sink calls this without its own lock held).
+    PairSink sink([&] {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
+    });
+    if (emit) opt.sink = &sink;
+    std::vector<JoinPairs> runs;
+    // Passes every run put so far to emit, serving interrupts between runs (main thread).
+    auto drain = [&] {
+        while (sink.take(runs))
+            for (JoinPairs& run : runs) {
+                emit(run, sink.bound());
+                run = JoinPairs();  // its memory goes back before the next run is written
+                check_interrupts();
+            }
+    };
     register_exit_callback();
     {
         // No PostgreSQL call happens on this thread: it only runs the core on plain data.
@@ -173,14 +190,16 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
         for (;;) {
             {
                 std::unique_lock<std::mutex> lock(mu);
-                if (cv.wait_for(lock, kPollInterval, [&] { return done; })) break;
+                if (cv.wait_for(lock, kPollInterval, [&] { return done || sink.ready(); }) && done) break;
             }
             // A cancel or statement_timeout throws PgError here; ~StoppingThread stops the work.
             check_interrupts();
+            if (emit) drain();
             progress.matching(token.progress.load(std::memory_order_relaxed), total);
         }
     }
     if (failure) std::rethrow_exception(failure);
+    if (emit) drain();  // the runs put after the last look
     return result;
 }
 

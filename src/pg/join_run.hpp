@@ -42,8 +42,12 @@ private:
 // The calling (main) thread polls CHECK_FOR_INTERRUPTS every 10 ms; on a cancel, timeout or any
 // other interrupt it sets the cancel token, joins the thread and rethrows the PostgreSQL error.
 // Exceptions of work are rethrown on the main thread.
+// With emit, work's options carry a PairSink, and the main thread passes every run of pairs put
+// there to emit (with the sink's bound on the pairs to come) while it waits, between its polls;
+// the return value holds the pairs that did not go through the sink.
+using EmitFn = std::function<void(JoinPairs& run, uint64_t bound)>;
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                        JoinOptions opt, Progress& progress, uint64_t total);
+                        JoinOptions opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr);
 
 // While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
 // pipeline's filing thread, as it stops the matcher thread. Main thread only.

@@ -38,7 +38,7 @@ size_t row_space(TupleDesc desc) {
 
 }  // namespace
 
-void presize_result(ReturnSetInfo* rsinfo, size_t rows) {
+void presize_result(ReturnSetInfo* rsinfo, size_t rows, bool exact) {
     size_t space = row_space(rsinfo->setDesc);
     if (space == 0) return;
     size_t bytes = rows * space;
@@ -61,7 +61,7 @@ void presize_result(ReturnSetInfo* rsinfo, size_t rows) {
                         errdetail("Could not map the result rows' memory.")));
     }
     if (moved == PoolMove::Kept) advise_huge_pages(cxt, bytes);
-    populate_pages(cxt, bytes);
+    if (exact) populate_pages(cxt, bytes);
     MemoryContext old = MemoryContextSwitchTo(cxt);
     Tuplestorestate* store =
         tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);

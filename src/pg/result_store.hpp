@@ -17,8 +17,10 @@ namespace spotsigs::pg {
 // sized for `rows` rows (never more than work_mem, past which the tuplestore writes to disk),
 // its pages from the reserved pool when spotsigs.join_huge_pages allows and the block is at
 // least 32 MB (otherwise advised for transparent huge pages), populated in one system call.
-// Small results keep the usual store.
+// Small results keep the usual store. With exact false, rows is only an upper bound (rows are
+// written while a join still runs): the block's pages are then left to be faulted in as rows
+// reach them, so that the part the bound overestimates costs nothing but address space.
 // PostgreSQL code: call it inside pg_guard, before the first row is put.
-void presize_result(ReturnSetInfo* rsinfo, size_t rows);
+void presize_result(ReturnSetInfo* rsinfo, size_t rows, bool exact = true);
 
 }  // namespace spotsigs::pg

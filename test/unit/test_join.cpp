@@ -17,6 +17,7 @@
 #include "join_bounds.hpp"
 #include "join_internal.hpp"
 #include "join_prefix.hpp"
+#include "pair_sink.hpp"
 
 using namespace spotsigs;
 
@@ -590,6 +591,95 @@ TEST(JoinGroups, AgreesWithReference) {
             for (int threads : {1, 3})
                 ASSERT_EQ(run_groups(c, tau, threads), table.at(tau)) << "seed " << seed << " tau " << tau;
     }
+}
+
+// The prefix-group matcher with a sink: every pair goes through the sink exactly once (none is
+// returned), within the bound the matcher announced; sorted, they are the reference result.
+TEST(JoinGroups, SinkGetsEveryPairOnce) {
+    for (uint32_t seed = 1; seed <= 12; ++seed) {
+        auto docs = random_docs(seed, 40 + seed * 11, 3 + seed % 25, 40 + seed * 13, seed % 3 == 0 ? 1000 : 6);
+        PairTable table(docs);
+        Collection c = make(docs);
+        for (double tau : {0.3, 0.6, 0.9, 1.0})
+            for (int threads : {1, 3}) {
+                std::atomic<int> wakes{0};  // the workers put concurrently
+                PairSink sink([&] { ++wakes; });
+                JoinOptions opt;
+                opt.tau = tau;
+                opt.threads = threads;
+                opt.sink = &sink;
+                JoinPairs left;
+                ASSERT_TRUE(join_detail::group_self_join(c, opt, 1e18, left));
+                EXPECT_TRUE(left.empty());
+                std::vector<JoinPairs> runs;
+                JoinPairs all;
+                const bool any = sink.take(runs);
+                EXPECT_EQ(any, !runs.empty());
+                EXPECT_FALSE(sink.ready());
+                for (const JoinPairs& r : runs) {
+                    EXPECT_FALSE(r.empty());  // empty runs are not handed over
+                    all.insert(all.end(), r.begin(), r.end());
+                }
+                EXPECT_EQ(wakes.load(), static_cast<int>(runs.size()));
+                EXPECT_LE(all.size(), sink.bound());
+                join_detail::sort_pairs(all);
+                ASSERT_EQ(triples(all), table.at(tau)) << "seed " << seed << " tau " << tau << " threads " << threads;
+            }
+    }
+}
+
+// Methods other than the prefix-group matcher ignore the sink and return every pair, sorted.
+TEST(JoinGroups, OtherMethodsReturnEverything) {
+    auto docs = random_docs(7, 120, 10, 200, 6);
+    Collection c = make(docs);
+    for (JoinMethod m : {JoinMethod::NoPart, JoinMethod::NoPrune, JoinMethod::BruteForce}) {
+        PairSink sink;
+        JoinOptions opt;
+        opt.tau = 0.5;
+        opt.threads = 2;
+        opt.method = m;
+        opt.sink = &sink;
+        JoinPairs got = self_join(c, opt);
+        std::vector<JoinPairs> runs;
+        EXPECT_FALSE(sink.take(runs)) << name(m);
+        ASSERT_EQ(triples(got), ref_self(docs, 0.5)) << name(m);
+    }
+}
+
+// Runs put from several threads at once are all taken, each once.
+TEST(PairSinkTest, TakesEveryRunFromManyThreads) {
+    std::atomic<int> wakes{0};
+    PairSink sink([&] { ++wakes; });
+    std::vector<std::thread> putters;
+    for (uint32_t t = 0; t < 4; ++t)
+        putters.emplace_back([&sink, t] {
+            for (uint32_t k = 0; k < 200; ++k) {
+                JoinPairs run;
+                for (uint32_t i = 0; i <= k % 3; ++i) run.push_back(JoinPair{t, k * 3 + i, 1.0});
+                sink.put(std::move(run));
+                sink.put(JoinPairs());  // dropped, wakes nobody
+            }
+        });
+    std::map<std::pair<uint32_t, uint32_t>, int> seen;
+    std::vector<JoinPairs> runs;
+    size_t taken = 0;
+    auto take_all = [&] {
+        while (sink.take(runs))
+            for (const JoinPairs& r : runs) {
+                ++taken;
+                for (const JoinPair& p : r) ++seen[{p.a, p.b}];
+            }
+    };
+    while (taken < 800) take_all();
+    for (std::thread& t : putters) t.join();
+    take_all();
+    EXPECT_EQ(taken, 800u);
+    EXPECT_EQ(wakes.load(), 800);
+    size_t pairs = 0;
+    for (uint32_t k = 0; k < 200; ++k) pairs += 4 * (k % 3 + 1);
+    EXPECT_EQ(seen.size(), pairs);
+    for (const auto& [pair, n] : seen) EXPECT_EQ(n, 1);
+    EXPECT_FALSE(sink.ready());
 }
 
 TEST(JoinResults, SortPairsOrdersByAThenB) {
