@@ -24,6 +24,7 @@ extern "C" {
 #include "error.hpp"
 #include "join_run.hpp"
 #include "repeated_id.hpp"
+#include "toast_scan.hpp"
 
 namespace spotsigs::pg {
 
@@ -125,12 +126,14 @@ constexpr auto kBatchWait = std::chrono::milliseconds(10);
 
 // A DestReceiver that hands every row of the reader's query to a ReadPipeline as the executor
 // produces it: no tuple is copied into an SPI tuple table, and values stored inline are read in
-// place (only compressed or out-of-line values are detoasted, each copy freed at once). The
-// pipeline copies the bytes; its filing thread does the rest. C-style: it is called from the
-// executor, and its C++ work runs in pg_entry.
+// place, compressed ones are detoasted (each copy freed at once), and uncompressed out-of-line
+// ones are noted and read after the rows (toast_scan.hpp). The pipeline copies the bytes; its
+// filing thread does the rest. C-style: it is called from the executor, and its C++ work runs in
+// pg_entry.
 struct CollectReceiver {
     DestReceiver pub;  // first member: the executor sees a DestReceiver*
     ReadPipeline* out;
+    DeferredToast* deferred;  // out-of-line values are noted here and read after the rows
     size_t memory_limit;
     Progress* progress;
     const char* relname;
@@ -138,24 +141,17 @@ struct CollectReceiver {
     uint64 rows;
 };
 
-// Adds one row (id, sig) to the pipeline.
-bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
-    CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
-    bool id_null, sig_null;
-    Datum id = slot_getattr(slot, 1, &id_null);
-    Datum sig = slot_getattr(slot, 2, &sig_null);
-    if (id_null || sig_null) return true;  // the query already excludes them
-    MemoryContext old = MemoryContextSwitchTo(r->scratch);
-    struct varlena* v = PG_DETOAST_DATUM_PACKED(sig);
-    MemoryContextSwitchTo(old);
-    const bool copied = reinterpret_cast<Pointer>(v) != DatumGetPointer(sig);
+// Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
+// serving interrupts; every kReadStride rows checks the memory limit and reports progress.
+// PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
+void hand_over(void* ctx, int64 id, const char* data, size_t len) {
+    CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
     bool stride = ++r->rows % kReadStride == 0;
     if (stride) CHECK_FOR_INTERRUPTS();
     for (;;) {
         bool taken = false;
         pg_entry([&] {
-            taken = r->out->add(DatumGetInt64(id), reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)),
-                                VARSIZE_ANY_EXHDR(v), kBatchWait);
+            taken = r->out->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
             if (taken && stride) {
                 if (r->memory_limit != 0 && r->out->memory_bytes() > r->memory_limit)
                     throw_memory_limit(("reading " + std::string(r->relname)).c_str());
@@ -166,6 +162,31 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
         if (taken) break;
         CHECK_FOR_INTERRUPTS();  // the filing thread is behind: serve interrupts while waiting
     }
+}
+
+// Adds one row (id, sig) to the pipeline, or notes it for DeferredToast.
+bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
+    CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
+    bool id_null, sig_null;
+    Datum id = slot_getattr(slot, 1, &id_null);
+    Datum sig = slot_getattr(slot, 2, &sig_null);
+    if (id_null || sig_null) return true;  // the query already excludes them
+    if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig))) {
+        bool noted = false;
+        pg_entry([&] {
+            noted = r->deferred->defer(DatumGetInt64(id), sig);
+            return Datum(0);
+        });
+        if (noted) {
+            if (r->deferred->size() % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+            return true;
+        }
+    }
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* v = PG_DETOAST_DATUM_PACKED(sig);
+    MemoryContextSwitchTo(old);
+    const bool copied = reinterpret_cast<Pointer>(v) != DatumGetPointer(sig);
+    hand_over(r, DatumGetInt64(id), VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
     if (copied) pfree(v);
     return true;
 }
@@ -188,6 +209,7 @@ std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_t
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {
     // Plain data only: no C++ object with a destructor lives while the executor runs.
     CollectReceiver* recv = nullptr;
+    DeferredToast deferred;
     pg_guard([&] {
         recv = static_cast<CollectReceiver*>(palloc0(sizeof(CollectReceiver)));
         recv->pub.receiveSlot = collect_slot;
@@ -196,6 +218,7 @@ void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, 
         recv->pub.rDestroy = collect_destroy;
         recv->pub.mydest = DestNone;
         recv->out = &out;
+        recv->deferred = &deferred;
         recv->memory_limit = memory_limit;
         recv->progress = &progress;
         recv->relname = src.relname;
@@ -208,6 +231,15 @@ void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, 
         int rc = SPI_execute_extended(src.query, &opts);
         if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
         SPI_finish();
+    });
+    const size_t noted = deferred.size();
+    const size_t scanned = deferred.fetch(hand_over, recv);
+    pg_guard([&] {
+        if (noted > 0)
+            elog(DEBUG1,
+                 "reading %s: %zu out-of-line values read after the rows, %zu of them by one scan of their "
+                 "toast relation (holding at most %llu kB of incomplete values)",
+                 src.relname, noted, scanned, static_cast<unsigned long long>(deferred.peak_open_bytes() >> 10));
         MemoryContextDelete(recv->scratch);
         pfree(recv);
     });
