@@ -141,6 +141,13 @@ struct CollectReceiver {
     uint64 rows;
 };
 
+// Throws the memory-limit error once the rows read so far, and the notes on rows whose values
+// come later, hold more than the limit.
+void check_read_memory(const CollectReceiver* r) {
+    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() > r->memory_limit)
+        throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+}
+
 // Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
 // serving interrupts; every kReadStride rows checks the memory limit and reports progress.
 // PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
@@ -153,8 +160,7 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
         pg_entry([&] {
             taken = r->out->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
             if (taken && stride) {
-                if (r->memory_limit != 0 && r->out->memory_bytes() > r->memory_limit)
-                    throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+                check_read_memory(r);
                 r->progress->reading(r->out->rows());
             }
             return Datum(0);
@@ -178,7 +184,13 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
             return Datum(0);
         });
         if (noted) {
-            if (r->deferred->size() % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+            if (r->deferred->size() % kReadStride == 0) {
+                CHECK_FOR_INTERRUPTS();
+                pg_entry([&] {
+                    check_read_memory(r);
+                    return Datum(0);
+                });
+            }
             return true;
         }
     }

@@ -109,4 +109,12 @@ $node->safe_psql('postgres', q{
 });
 check_all('parts', 'partitioned table');
 
+# The memory limit holds for values read after the rows too.
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SET spotsigs.join_memory_limit = '1MB'; SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', 0.5, 2)",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+isnt($ret, 0, 'a join over the memory limit fails');
+like($err, qr/53200.*spotsigs join exceeds spotsigs.join_memory_limit \(1MB\)/,
+	'with SQLSTATE 53200, naming the limit');
+
 done_testing();
