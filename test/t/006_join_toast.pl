@@ -88,6 +88,7 @@ my $unordered = $node->safe_psql('postgres', q{
 	WHERE pos <> chunk_seq});
 cmp_ok($unordered, '>', 0, "some values' chunks are stored out of order ($unordered)");
 check_all('pages', 'after changes');
+my $stored_now = $node->safe_psql('postgres', 'SELECT count(*) FROM pages WHERE pg_column_size(sig) > 2000');
 
 # A table whose toast relation holds mostly long texts: the values are detoasted one by one.
 $node->safe_psql('postgres', q{
@@ -108,6 +109,19 @@ $node->safe_psql('postgres', q{
 	INSERT INTO parts SELECT * FROM pages;
 });
 check_all('parts', 'partitioned table');
+
+# A view that reads every row twice: two rows share each toast value (the second of each pair
+# is detoasted after the scan); every row pairs with its copy at similarity 1.
+$node->safe_psql('postgres',
+	'CREATE VIEW twice AS SELECT id, sig FROM pages UNION ALL SELECT id + 100000, sig FROM pages');
+($total, $scanned) = split / /, deferred('twice');
+is($total, 2 * $stored_now, "the view notes every out-of-line value twice ($total)");
+cmp_ok($scanned, '<=', $stored_now, "the scan puts each shared value together once ($scanned)");
+for my $threads (1, 2) {
+	my ($extra, $missing, $pairs) = split / /, compare('twice', 0.6, $threads);
+	is("$extra $missing", '0 0', "a view reading each row twice, tau 0.6, $threads threads: the nested loop's pairs");
+	cmp_ok($pairs, '>', 1000, "a view reading each row twice, $threads threads: pairs found ($pairs)");
+}
 
 # The memory limit holds for values read after the rows too.
 my ($ret, $out, $err) = $node->psql('postgres',
