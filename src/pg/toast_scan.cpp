@@ -16,6 +16,7 @@ extern "C" {
 #include <cstring>
 
 #include "boundary.hpp"
+#include "hash.hpp"
 
 namespace spotsigs::pg {
 
@@ -28,9 +29,6 @@ constexpr double kMinShare = 0.5;
 constexpr uint64 kOpenBytesCap = uint64(256) << 20;
 // Interrupts are served every this many toast tuples.
 constexpr uint64 kScanStride = 4096;
-
-// A hash of a value id for the open-addressing table.
-inline uint64 mix(Oid v) { return (uint64(v) * 0x9e3779b97f4a7c15ULL) >> 17; }
 
 }  // namespace
 
@@ -50,7 +48,7 @@ bool DeferredToast::defer(int64 id, Datum raw) {
 
 int64 DeferredToast::find(Oid valueid) const noexcept {
     const uint64 mask = slots_.size() - 1;
-    for (uint64 s = mix(valueid) & mask;; s = (s + 1) & mask) {
+    for (uint64 s = fmix64(valueid) & mask;; s = (s + 1) & mask) {
         const int64 at = slots_[s];
         if (at < 0 || values_[static_cast<size_t>(at)].ptr.va_valueid == valueid) return at;
     }
@@ -90,7 +88,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
     slots_.assign(cap, -1);
     for (size_t k = 0; k < values_.size(); ++k) {
         const uint64 mask = cap - 1;
-        uint64 s = mix(values_[k].ptr.va_valueid) & mask;
+        uint64 s = fmix64(values_[k].ptr.va_valueid) & mask;
         while (slots_[s] >= 0) s = (s + 1) & mask;
         slots_[s] = static_cast<int64>(k);
     }
@@ -149,7 +147,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
             }
             got[seq / 8] |= static_cast<unsigned char>(1u << (seq % 8));
             std::memcpy(v.buf + seq * TOAST_MAX_CHUNK_SIZE, VARDATA_ANY(chunk), expected);
-            if (++v.next_chunk < static_cast<uint32>(chunks_total)) continue;
+            if (++v.received < static_cast<uint32>(chunks_total)) continue;
             add(ctx, v.id, v.buf, size);
             pfree(v.buf);
             open_bytes -= room;

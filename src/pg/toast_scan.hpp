@@ -51,7 +51,7 @@ private:
     struct Value {
         int64 id;
         varatt_external ptr;
-        uint32 next_chunk;  // chunks received so far
+        uint32 received;  // chunks received so far
         State state;
         char* buf;          // the value's bytes while its chunks come (palloc'd)
     };
