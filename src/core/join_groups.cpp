@@ -346,6 +346,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
         throw Error(ErrorKind::InvalidParameter, "prefix entries were listed for another threshold");
     // The documents the reading left unlisted, on the workers.
     list_unlisted(docs, opt.threads, opt.cancel, listed);
+    listed.lists.seal();
     MemoryBudget budget(opt.memory_limit);
     budget.charge(listed.lists.memory_bytes() + listed.frequent->memory_bytes(), "the prefix entries");
     const int threads = opt.threads;
@@ -436,6 +437,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
         }
     });
     throw_if_canceled(opt.cancel);
+    for (CandidateLists& c : cands) c.seal();
     if (too_many.load()) return false;
     budget.release(listed.lists.memory_bytes());
     listed.lists.clear();

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "block_lists.hpp"
 #include "error.hpp"
 #include "huge_pages.hpp"
 #include "join_internal.hpp"
@@ -68,15 +69,16 @@ void run_workers(int threads, size_t total, size_t chunk,
         block_all_signals();
         try {
             for (;;) {
-                if (failed.load(std::memory_order_relaxed)) return;
+                if (failed.load(std::memory_order_relaxed)) break;
                 size_t b = next.fetch_add(chunk, std::memory_order_relaxed);
-                if (b >= total) return;
+                if (b >= total) break;
                 body(w, b, std::min(total, b + chunk));
             }
         } catch (...) {
             errors[static_cast<size_t>(w)] = std::current_exception();
             failed.store(true);
         }
+        stream_fence();  // the lines a worker streamed to BlockLists are seen after the join
     };
 
     // Start the threads with signals already blocked, so that none is ever delivered to them.

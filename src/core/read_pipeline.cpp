@@ -255,6 +255,7 @@ void ReadPipeline::file(Batch& b) {
 
 void ReadPipeline::finish_filing() {
     if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
+    if (listed_) listed_->lists.seal();        // on the thread that listed (block_lists.hpp)
     publish_bytes();
 }
 

@@ -834,7 +834,7 @@ TEST(JoinGroups, UnlistedRangesAreListedBeforeMatching) {
 TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     using join_detail::PrefixEntry;
     using join_detail::PrefixLists;
-    // Enough entries in one bucket for several slabs (64, 128, ... blocks of 511 entries): one
+    // Enough entries in one bucket for several slabs (64, 128, ... blocks of 508 entries): one
     // hash, so one bucket.
     const uint64_t h = 977;
     const size_t bucket = PrefixLists::bucket_of(h);
@@ -851,6 +851,7 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     c = std::move(b);  // c's own slab is freed, b's taken
     EXPECT_EQ(b.entries(), 0u);
     EXPECT_EQ(c.entries(), 200000u);
+    c.seal();
     EXPECT_EQ(c.bucket_entries(bucket), 200000u);
     // Absorbed into an empty list, the entries go on growing from the other's current slab.
     // (Two new blocks: carved at the wrong place they would overwrite filled ones.)
@@ -859,6 +860,7 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     for (uint32_t i = 0; i < 1000; ++i) d.add(PrefixEntry{h, i, i});
     EXPECT_EQ(d.entries(), 201000u);
     EXPECT_EQ(d.memory_bytes(), bytes);
+    d.seal();
     uint64_t seen = 0;
     for (const PrefixLists::Block* blk : d.bucket(bucket)) seen += blk->count;
     EXPECT_EQ(seen, 201000u);
