@@ -51,7 +51,7 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
 void list_all_prefixes(const Collection& docs, double tau, int threads, const CancelToken* cancel,
                        ListedPrefixes& out) {
     out.tau = tau;
-    out.frequent = std::make_unique<FrequentSignatures>(docs, kFrequentSample, kFrequentMinCount);
+    out.frequent = std::make_unique<FrequentSignatures>(docs, frequent_sample_for(docs.size()), kFrequentMinCount);
     out.lists.clear();
     out.unlisted.clear();
     if (docs.size() > 0) out.unlisted.emplace_back(0, static_cast<uint32_t>(docs.size()));
