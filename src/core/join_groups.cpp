@@ -14,7 +14,8 @@
 //     signature carries the document's collection index and its suffix mass.
 //  3. The entries, kept in coarse buckets by the top bits of their mixed hash, are sorted bucket
 //     by bucket (each bucket small enough for the cache, split by up to 14 more mixed bits into
-//     runs of about two entries, then each run sorted by hash): a group of equal hashes lists the
+//     runs of about two entries, then each run sorted by hash; entries whose hash no other entry
+//     of the bucket has are mostly dropped first, see sort_bucket): a group of equal hashes lists the
 //     documents that hold the signature in their prefix, put shortest first (by length rank). Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound). Every such pair is written down once per group it shares,

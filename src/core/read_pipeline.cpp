@@ -40,7 +40,7 @@ struct ReadPipeline::Batch {
 
 ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background,
                            size_t defer_backlog)
-    : list_tau_(list_tau), background_(background), defer_backlog_(defer_backlog) {
+    : list_tau_(list_tau), background_(background), defer_backlog_(defer_backlog), expected_docs_(reserve_docs) {
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
     if (list_tau_ > 0) {
         listed_ = std::make_unique<join_detail::ListedPrefixes>();
@@ -265,8 +265,12 @@ void ReadPipeline::publish_bytes() noexcept {
 }
 
 void ReadPipeline::start_listing() {
-    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::kFrequentSample,
-                                                                         join_detail::kFrequentMinCount);
+    // The sample's size follows the collection's (join_internal.hpp): known when every document
+    // is in (fewer than the window) or estimated by the caller; otherwise the largest.
+    const size_t n = docs_.size() < kSampleWindow ? docs_.size() : std::max(docs_.size(), expected_docs_);
+    const size_t sample = docs_.size() < kSampleWindow || expected_docs_ > 0 ? join_detail::frequent_sample_for(n)
+                                                                            : join_detail::kFrequentSample;
+    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, sample, join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;

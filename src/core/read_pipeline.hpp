@@ -100,6 +100,7 @@ private:
     double list_tau_;
     bool background_;
     size_t defer_backlog_;
+    size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
     size_t deferred_ = 0;  // written by the filing thread
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
