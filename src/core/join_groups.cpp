@@ -299,8 +299,8 @@ struct SortScratch {
     uint64_t filtered = 0;        // entries that went through the filter,
     uint64_t kept = 0;            // and those it kept
 
-    // Whether to filter the next bucket: while the filter drops at least half of the entries
-    // (on corpora where most signatures repeat it costs a pass and drops little).
+    // Whether to filter the next bucket: for the first 4,096 entries, then while the filter has
+    // dropped more than half of them (where most signatures repeat it costs a pass and drops little).
     bool filtering() const noexcept { return filtered < 4096 || 2 * kept < filtered; }
 };
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "error.hpp"
@@ -266,11 +267,12 @@ void ReadPipeline::publish_bytes() noexcept {
 
 void ReadPipeline::start_listing() {
     // The sample's size follows the collection's (join_internal.hpp): known when every document
-    // is in (fewer than the window) or estimated by the caller; otherwise the largest.
-    const size_t n = docs_.size() < kSampleWindow ? docs_.size() : std::max(docs_.size(), expected_docs_);
-    const size_t sample = docs_.size() < kSampleWindow || expected_docs_ > 0 ? join_detail::frequent_sample_for(n)
-                                                                            : join_detail::kFrequentSample;
-    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, sample, join_detail::kFrequentMinCount);
+    // is in (fewer than the window), else the caller's estimate; unknown counts as the largest.
+    const size_t n = docs_.size() < kSampleWindow ? docs_.size()
+                     : expected_docs_ > 0         ? std::max(docs_.size(), expected_docs_)
+                                                  : SIZE_MAX;
+    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
+                                                                         join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;

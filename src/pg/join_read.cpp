@@ -219,7 +219,9 @@ std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_t
 }
 
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {
-    // Plain data only: no C++ object with a destructor lives while the executor runs.
+    // No C++ object with a destructor lives in the frames the executor runs in (recv is palloc'd);
+    // the pipeline and the notes it points to live here, above pg_guard, which turns an error
+    // into a C++ exception that unwinds them.
     CollectReceiver* recv = nullptr;
     DeferredToast deferred;
     pg_guard([&] {

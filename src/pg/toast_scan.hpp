@@ -6,9 +6,9 @@
 // out-of-line values make up most of their toast relation (a table that holds signatures rather
 // than their texts), it is cheaper to note each such row's toast pointer while the rows are read,
 // and then read the whole toast relation once in storage order, putting each value's chunks
-// together as they come. A value whose chunks do not come in order (or one that would take the
-// open values past a memory cap), and every value when they are a small part of the relation, is
-// detoasted the usual way afterwards; so is a value in another toast relation than the first
+// together as they come, in any order. A value with a chunk the usual detoasting would not expect
+// (or one that would take the open values past a memory cap), and every value when they are a
+// small part of the relation, is detoasted the usual way afterwards; so is a value in another toast relation than the first
 // (a partitioned table), or a compressed one, which is never noted.
 #pragma once
 
@@ -57,7 +57,7 @@ private:
     };
     // The index of the value with this value id, or -1.
     int64 find(Oid valueid) const noexcept;
-    // Reads the toast relation once, putting together every value whose chunks come in order.
+    // Reads the toast relation once, putting together every value whose chunks are as expected.
     size_t scan(AddValueFn add, void* ctx);
 
     Oid toastrel_ = InvalidOid;
