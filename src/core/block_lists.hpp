@@ -9,7 +9,8 @@
 // its block with streaming stores, which do not read the line in first. Writing entries one by
 // one to 256 scattered blocks missed the cache on nearly every entry: on the 72K textcorpus
 // documents at tau 0.9, listing the 698K prefix entries took 12-13 ms that way, 9-10 ms staged
-// (single thread). Readers see the entries after seal(); a thread that added entries must pass
+// (single thread). An entry of one or more whole lines (a caller's own group of entries) goes out
+// as it comes. Readers see the entries after seal(); a thread that added entries must pass
 // stream_fence() (seal() does) before another thread reads them.
 #pragma once
 
@@ -49,9 +50,11 @@ class BlockLists {
 
 public:
     static constexpr size_t kBuckets = Buckets;
-    // Entries per cache line: they are written a line at a time (T's size divides 64).
-    static constexpr uint32_t kStage = static_cast<uint32_t>(64 / sizeof(T));
-    static_assert(sizeof(T) <= 64 && 64 % sizeof(T) == 0, "entries tile a cache line");
+    // Entries per staging line: they are written a line at a time (T's size divides 64), or one
+    // at a time when an entry is whole lines.
+    static constexpr uint32_t kStage = sizeof(T) >= 64 ? 1 : static_cast<uint32_t>(64 / sizeof(T));
+    static_assert(sizeof(T) <= 64 ? 64 % sizeof(T) == 0 : sizeof(T) % 64 == 0, "entries tile cache lines");
+    static_assert(alignof(T) >= 64 || sizeof(T) < 64, "an entry of whole lines starts a line");
     // 8 KB blocks: a line of header, then the entries, whose lines are then aligned.
     static constexpr uint32_t kBlockEntries = static_cast<uint32_t>((8192 - 64) / sizeof(T));
     struct alignas(64) Block {
@@ -77,16 +80,22 @@ public:
     // Appends e to bucket b (b < kBuckets). The entry waits in b's staging line until a whole
     // cache line of them goes out at once; seal() before reading.
     void add(size_t b, const T& e) {
-        stage_[b].e[stage_n_[b]++] = e;
         ++entries_;
-        if (stage_n_[b] == kStage) flush_line(b);
+        if constexpr (kStage == 1) {
+            if (tail_[b] == nullptr || tail_n_[b] == kBlockEntries) open_block(b);
+            stream_lines(&tail_[b]->e[tail_n_[b]++], &e);
+        } else {
+            stage_[b].e[stage_n_[b]++] = e;
+            if (stage_n_[b] == kStage) flush_line(b);
+        }
     }
     // Writes every staged entry to its block, so that bucket() and bucket_entries() see all of
     // them, and passes stream_fence() (a reader on another thread then sees every line once it
     // synchronises with this one). Entries may be added after it.
     void seal() {
         for (size_t b = 0; b < kBuckets; ++b) {
-            for (uint32_t i = 0; i < stage_n_[b]; ++i) put(b, stage_[b].e[i]);
+            if constexpr (kStage > 1)
+                for (uint32_t i = 0; i < stage_n_[b]; ++i) put(b, stage_[b].e[i]);
             stage_n_[b] = 0;
             if (tail_[b] != nullptr) tail_[b]->count = tail_n_[b];
         }
@@ -185,23 +194,22 @@ private:
         stage_n_[b] = 0;
         if (tail_[b] == nullptr || tail_n_[b] == kBlockEntries) open_block(b);
         if (tail_n_[b] % kStage == 0 && tail_n_[b] + kStage <= kBlockEntries) {
-            stream_line(&tail_[b]->e[tail_n_[b]], st.e);
+            stream_lines(&tail_[b]->e[tail_n_[b]], st.e);
             tail_n_[b] += kStage;
             return;
         }
         for (uint32_t i = 0; i < kStage; ++i) put(b, st.e[i]);
     }
-    // Copies one 64-byte line from src to dst (both 64-byte aligned) past the cache.
-    static void stream_line(void* dst, const void* src) noexcept {
+    // Copies the lines of one staging line or one whole-line entry from src to dst (both 64-byte
+    // aligned) past the cache.
+    static void stream_lines(void* dst, const void* src) noexcept {
+        constexpr size_t kLines = sizeof(T) >= 64 ? sizeof(T) / 64 : 1;
 #if defined(__SSE2__)
         const __m128i* s = static_cast<const __m128i*>(src);
         __m128i* d = static_cast<__m128i*>(dst);
-        _mm_stream_si128(d, _mm_load_si128(s));
-        _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
-        _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
-        _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
+        for (size_t k = 0; k < 4 * kLines; ++k) _mm_stream_si128(d + k, _mm_load_si128(s + k));
 #else
-        std::memcpy(dst, src, 64);
+        std::memcpy(dst, src, 64 * kLines);
 #endif
     }
     // A fresh block from the current slab, or from a new one.
@@ -225,7 +233,7 @@ private:
     void swap(BlockLists& other) noexcept {
         for (size_t c = 0; c < kBuckets; ++c) {
             buckets_[c].swap(other.buckets_[c]);
-            std::swap(stage_[c], other.stage_[c]);
+            if constexpr (kStage > 1) std::swap(stage_[c], other.stage_[c]);
             std::swap(stage_n_[c], other.stage_n_[c]);
             std::swap(tail_[c], other.tail_[c]);
             std::swap(tail_n_[c], other.tail_n_[c]);
@@ -236,7 +244,7 @@ private:
         std::swap(bytes_, other.bytes_);
     }
 
-    Stage stage_[kBuckets];
+    Stage stage_[kStage == 1 ? 1 : kBuckets];  // unused when entries go out one by one
     uint8_t stage_n_[kBuckets] = {};    // entries waiting in each staging line
     std::vector<Block*> buckets_[kBuckets];
     Block* tail_[kBuckets] = {};       // each bucket's block being filled
