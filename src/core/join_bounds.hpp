@@ -64,16 +64,7 @@
 // in both documents, C is the number of signatures the prefixes share. For tau = 0.9 and two
 // documents of 88 distinct signatures, need = req(168) = 80 and req(176) = 84: the pair needs 5
 // of its 9 prefix signatures in common, where Lemma 4 lets any single one through.
-//
-// Lemma 8 (the last shared prefix signature). With the prefixes of Lemma 7, let s_1 < ... < s_c
-// be the signatures in both prefixes, none held more than once by both documents. A common
-// signature w < s_c lies before s_c in both documents, hence in both prefixes: it is one of
-// s_1..s_{c-1}, each adding 1. Every common signature from s_c on is within both suffixes, so
-//     o <= (c - 1) + min(suf_A(s_c), suf_B(s_c)).
-// The suffix masses fall strictly along the order, so s_c is the shared signature with the
-// smallest min(suf_A, suf_B), i.e. the largest deficit req(a + b) - min(suf_A, suf_B); the pair
-// is pruned when c - 1 < that deficit (a deficit clamped from above still proves it). Lemma 4
-// is the case of s_1: a pair whose smallest deficit is above 0 is pruned.
+
 #pragma once
 
 #include <cmath>

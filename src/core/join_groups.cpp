@@ -13,10 +13,15 @@
 //     req(x + lo(x))): a walk over its first signatures, about (1 - tau) of its mass. Each listed
 //     signature carries the document's collection index and its suffix mass.
 //  3. The entries, kept in coarse buckets by the top bits of their mixed hash, are sorted bucket
-//     by bucket (each bucket small enough for the cache, split by up to 14 more mixed bits into
-//     runs of about two entries, then each run sorted by hash; entries whose hash no other entry
-//     of the bucket has are mostly dropped first, see sort_bucket): a group of equal hashes lists the
-//     documents that hold the signature in their prefix, put shortest first (by length rank). Within a group, a document A pairs with the
+//     by bucket by their key, the next 32 mixed bits (each bucket small enough for the cache, split
+//     by up to 14 bits of the key into runs of about two entries, then each run sorted; entries
+//     whose key no other entry of the bucket has are mostly dropped first, see sort_bucket): a
+//     group of equal keys lists the documents that hold the signature in their prefix, put
+//     shortest first (by length rank). Two signatures whose 40 mixed bits agree (about 6 pairs of
+//     the 3.7M entries of 72K documents at tau 0.44) make one group; every step below stays
+//     exact, since it then sees every mark it would have seen in the two groups and more (so
+//     counts can only grow), and a document that meets itself in such a group is skipped.
+//     Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound). Every such pair is written down once per group it shares,
 //     marked "passed" when
@@ -27,11 +32,13 @@
 //     req(|A| + lo(|A|)), req(|B| + lo(|B|)) (Lemma 2, lo(x) <= x and |A|,|B| >= both lo's),
 //     so s* is in both prefixes, the pair shares s*'s group and is marked passed there.
 //  4. The marks of a pair are gathered (a sort); a pair is verified only if one of them passed
-//     and, unless one is uncounted, the number of groups it shares, which is then the C of
-//     Lemma 7, gives C + max(need_A, need_B) - 1 >= req(|A| + |B|), and C - 1 >= the largest
-//     deficit (Lemma 8 below). Measured on the 1M scaled rows at tau 0.9: 8.86M entries for 7.38M
-//     pairs; 2.07M never admitted, 1.16M dropped by Lemma 7, 6,778 by Lemma 8, 4.14M verified
-//     (4.80M before the count) for 1.33M results. Each pair left is verified by merging the two hash-sorted
+//     and, unless one is uncounted, the number of its marks, at least the C of Lemma 7, gives
+//     C + max(need_A, need_B) - 1 >= req(|A| + |B|). Measured on the 1M scaled rows at tau 0.9
+//     (with whole hashes): 8.86M entries for 7.38M pairs; 2.07M never admitted, 1.16M dropped by
+//     Lemma 7, 4.14M verified (4.80M before the count) for 1.33M results. (A bound on the deficit
+//     at the last shared signature, which dropped 6,778 more there, is no longer applied: a
+//     group of two signatures can add a mark with a deficit that no shared signature has, and the
+//     bound then dropped results in a unit test that makes such groups on purpose.) Each pair left is verified by merging the two hash-sorted
 //     documents with Lemma 6's cut-off; the similarity of a result is computed exactly as
 //     similarity() does.
 #include <algorithm>
@@ -304,67 +311,76 @@ struct SortScratch {
     bool filtering() const noexcept { return filtered < 4096 || 2 * kept < filtered; }
 };
 
-// Copies coarse bucket c of lists into s.sorted ordered by hash (the entries of one hash in no
-// particular order), leaving out (while filtering() holds) most entries whose hash no other entry
-// of the bucket has; returns the number of entries copied. Every entry whose hash is shared is
-// copied, so every group of two or more is whole.
+// Copies the entries of coarse bucket c of lists into s.sorted ordered by key (the entries of one
+// key in no particular order), leaving out (while filtering() holds) most entries whose key no
+// other entry of the bucket has; returns the number of entries copied. Every entry whose key is
+// shared is copied, so every group of two or more is whole.
 size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
-    const size_t all = lists.bucket_entries(c);
+    const size_t all = lists.bucket_slots(c);
     s.gathered.resize(all);
     size_t n = 0;
     if (s.filtering()) {
-        // Most entries of a corpus whose signatures rarely repeat have a hash no other entry
+        // Most entries of a corpus whose signatures rarely repeat have a key no other entry
         // has: a group of one, which pairs with nothing (92% of the 698K entries of the 72K
         // textcorpus documents at tau 0.9; 3% of the 9.1M of the 1M scaled rows). Two bitmaps
-        // over the low bits of the mixed hash (8 bits per entry) find the slots hit more than
-        // once; only the entries on those are kept, which every entry whose hash another entry
-        // shares is (the top bits picked the bucket, the next ones the fine bucket below).
+        // over the key's low bits (8 bits per slot) find the slots hit more than once, reading
+        // only the keys; only the entries on those are kept, which every entry whose key another
+        // entry shares is. (Empty slots count as hits of key 0, which only keeps more.)
         unsigned lb = 9;
         while ((size_t(1) << lb) < 8 * all) ++lb;
-        const size_t mask = (size_t(1) << lb) - 1;
+        const uint32_t mask = static_cast<uint32_t>((size_t(1) << lb) - 1);
         s.seen.assign(size_t(1) << (lb - 6), 0);
         s.twice.assign(size_t(1) << (lb - 6), 0);
         uint64_t* seen = s.seen.data();
         uint64_t* twice = s.twice.data();
-        for (const auto& block : lists.bucket(c))
-            for (uint32_t i = 0; i < block->count; ++i) {
-                const size_t x = static_cast<size_t>(PrefixLists::spread(block->e[i].hash)) & mask;
-                const uint64_t bit = uint64_t(1) << (x & 63);
-                twice[x >> 6] |= seen[x >> 6] & bit;
-                seen[x >> 6] |= bit;
-            }
-        for (const auto& block : lists.bucket(c))
-            for (uint32_t i = 0; i < block->count; ++i) {
-                const size_t x = static_cast<size_t>(PrefixLists::spread(block->e[i].hash)) & mask;
-                s.gathered[n] = block->e[i];
-                n += (twice[x >> 6] >> (x & 63)) & 1;
+        for (const auto* block : lists.bucket(c))
+            for (uint32_t k = 0; k < block->count; ++k)
+                for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
+                    const uint32_t x = block->e[k].key[j] & mask;
+                    const uint64_t bit = uint64_t(1) << (x & 63);
+                    twice[x >> 6] |= seen[x >> 6] & bit;
+                    seen[x >> 6] |= bit;
+                }
+        for (const auto* block : lists.bucket(c))
+            for (uint32_t k = 0; k < block->count; ++k) {
+                const PrefixChunk& ch = block->e[k];
+                for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
+                    const uint32_t x = ch.key[j] & mask;
+                    s.gathered[n] = PrefixEntry{ch.key[j], ch.doc[j], ch.suf[j]};
+                    n += ((twice[x >> 6] >> (x & 63)) & 1) & (ch.doc[j] != PrefixChunk::kEmpty);
+                }
             }
         s.filtered += all;
         s.kept += n;
     } else {
-        for (const auto& block : lists.bucket(c))
-            for (uint32_t i = 0; i < block->count; ++i) s.gathered[n++] = block->e[i];
+        for (const auto* block : lists.bucket(c))
+            for (uint32_t k = 0; k < block->count; ++k) {
+                const PrefixChunk& ch = block->e[k];
+                for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
+                    s.gathered[n] = PrefixEntry{ch.key[j], ch.doc[j], ch.suf[j]};
+                    n += ch.doc[j] != PrefixChunk::kEmpty;
+                }
+            }
     }
     unsigned bits = 0;
     while (bits < kMaxFineBits && (size_t(2) << bits) < n) ++bits;
     const size_t fine = size_t(1) << bits;
-    const unsigned shift = 64 - PrefixLists::kCoarseBits - kMaxFineBits;  // the top `bits` of these
-    const unsigned drop = kMaxFineBits - bits;
-    auto fine_of = [&](uint64_t hash) { return static_cast<size_t>((PrefixLists::spread(hash) >> shift) & ((size_t(1) << kMaxFineBits) - 1)) >> drop; };
+    // The fine bucket: the key's top `bits` bits.
+    auto fine_of = [&](uint32_t key) { return static_cast<size_t>(bits == 0 ? 0 : key >> (32 - bits)); };
     s.sorted.resize(n);
     s.at.assign(fine + 1, 0);
-    for (size_t k = 0; k < n; ++k) ++s.at[fine_of(s.gathered[k].hash) + 1];
+    for (size_t k = 0; k < n; ++k) ++s.at[fine_of(s.gathered[k].key) + 1];
     for (size_t f = 1; f <= fine; ++f) s.at[f] += s.at[f - 1];
     s.next.assign(s.at.begin(), s.at.end() - 1);
-    for (size_t k = 0; k < n; ++k) s.sorted[s.next[fine_of(s.gathered[k].hash)]++] = s.gathered[k];
-    auto by_hash = [](const PrefixEntry& x, const PrefixEntry& y) { return x.hash < y.hash; };
+    for (size_t k = 0; k < n; ++k) s.sorted[s.next[fine_of(s.gathered[k].key)]++] = s.gathered[k];
+    auto by_key = [](const PrefixEntry& x, const PrefixEntry& y) { return x.key < y.key; };
     for (size_t f = 0; f < fine; ++f) {
         PrefixEntry* first = s.sorted.data() + s.at[f];
         PrefixEntry* last = s.sorted.data() + s.at[f + 1];
         if (last - first == 2) {
-            if (by_hash(first[1], first[0])) std::swap(first[0], first[1]);
+            if (by_key(first[1], first[0])) std::swap(first[0], first[1]);
         } else if (last - first > 2) {
-            std::sort(first, last, by_hash);
+            std::sort(first, last, by_key);
         }
     }
     return n;
@@ -429,7 +445,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             uint64_t k = 0;
             for (size_t g = 0; g < m;) {
                 size_t h = g + 1;
-                while (h < m && entries[h].hash == entries[g].hash) ++h;
+                while (h < m && entries[h].key == entries[g].key) ++h;
                 if (h - g == 1) {  // a signature in one prefix only: most of them
                     g = h;
                     continue;
@@ -456,6 +472,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                         const Member& b = group[j - 1];
                         const uint64_t lb = b.len;
                         if (lb < lo) break;  // shorter ones follow: outside a's length partitions
+                        if (b.rank == a.rank) continue;  // two signatures of one document, one key
                         const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
                         const uint32_t deficit = v >= t ? 0 : static_cast<uint32_t>(std::min<uint64_t>(t - v, kMaxDeficit));
                         const uint32_t marks = deficit << 1 | (a.several && b.several ? kUncounted : 0);
@@ -516,18 +533,15 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 uint32_t* kept = first;
                 for (const uint32_t* c = first; c != last;) {
                     const uint32_t ra = *c >> kMarkBits;
-                    uint32_t uncounted = 0, shared = 0, least = kMaxDeficit, most = 0;
+                    uint32_t uncounted = 0, shared = 0, least = kMaxDeficit;
                     for (; c != last && *c >> kMarkBits == ra; ++c, ++shared) {
-                        const uint32_t deficit = (*c >> 1) & kMaxDeficit;
-                        least = std::min(least, deficit);
-                        most = std::max(most, deficit);
+                        least = std::min(least, (*c >> 1) & kMaxDeficit);
                         uncounted |= *c & kUncounted;
                     }
                     if (least != 0) continue;  // Lemma 4 at the first common signature
                     if (uncounted == 0) {
                         const uint64_t la = job.len[ra];
                         if (shared + std::max(job.need_of(la), need_b) - 1 < req(la + lb)) continue;  // Lemma 7
-                        if (shared - 1 < most) continue;                                              // Lemma 8
                     }
                     *kept++ = ra;
                 }

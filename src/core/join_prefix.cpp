@@ -12,10 +12,10 @@ constexpr uint64_t kListerTable = uint64_t(1) << 15;
 // How many documents ahead list_all_prefixes() fetches a document's first signatures.
 constexpr size_t kListAhead = 4;
 
-// The entry of signature i of document d (view v) at suffix mass suf.
-PrefixEntry entry(const MultisetView& v, uint32_t i, uint32_t d, uint64_t suf) noexcept {
+// Lists signature i of document d (view v) at suffix mass suf.
+void add_entry(const MultisetView& v, uint32_t i, uint32_t d, uint64_t suf, PrefixLists& out) {
     const uint32_t several = v.freqs[i] > 1 ? PrefixEntry::kSeveral : 0;
-    return PrefixEntry{v.hashes[i], d, static_cast<uint32_t>(suf) | several};
+    out.add(v.hashes[i], d, static_cast<uint32_t>(suf) | several);
 }
 }  // namespace
 
@@ -35,7 +35,7 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
             continue;
         }
         if (suf < need) return;  // every later signature has less mass after it
-        out.add(entry(v, i, d, suf));
+        add_entry(v, i, d, suf, out);
         suf -= v.freqs[i];
     }
     // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
@@ -43,7 +43,7 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
     for (uint64_t s : stash_) {
         if (suf < need) return;
         const uint32_t i = static_cast<uint32_t>(s);
-        out.add(entry(v, i, d, suf));
+        add_entry(v, i, d, suf, out);
         suf -= v.freqs[i];
     }
 }

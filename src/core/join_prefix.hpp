@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "block_lists.hpp"
@@ -14,12 +15,14 @@
 
 namespace spotsigs::join_detail {
 
-// One prefix signature of a document: its hash, the document (its collection index) and its
-// suffix mass there;
-// suf's top bit (kSeveral) says that the document holds the signature more than once (a
-// document's length is below 2^31, kMaxLength, so the mass fits the other 31 bits).
+// One prefix signature of a document: 32 bits of its mixed hash (the key: below the bits that
+// chose its coarse bucket, so 40 mixed bits in all tell signatures apart; two signatures that
+// share them are simply treated as one, see join_groups.cpp), the document (its collection
+// index) and its suffix mass there; suf's top bit (kSeveral) says that the document holds the
+// signature more than once (a document's length is below 2^31, kMaxLength, so the mass fits the
+// other 31 bits).
 struct PrefixEntry {
-    uint64_t hash;
+    uint32_t key;
     uint32_t doc;
     uint32_t suf;
 
@@ -30,24 +33,125 @@ struct PrefixEntry {
     bool several() const noexcept { return (suf & kSeveral) != 0; }
 };
 
+// Sixteen prefix entries of one coarse bucket as three cache lines, keys apart from the rest: the
+// pass that drops entries whose key no other entry has (join_groups.cpp) reads only the keys.
+// A slot whose doc is kEmpty holds no entry (the last, partly filled group of a seal()).
+struct alignas(64) PrefixChunk {
+    static constexpr uint32_t kSlots = 16;
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    uint32_t key[kSlots];
+    uint32_t doc[kSlots];
+    uint32_t suf[kSlots];
+};
+
 // Prefix entries kept in coarse buckets by the top kCoarseBits bits of the mixed hash (a group
-// of equal hashes is never split), in BlockLists (256 buckets of 8 KB blocks, cache-sized to
-// append to; the entries of 1M documents take 150 MB, on huge pages). Mixed, because a prefix
-// holds a document's smallest hashes: by the raw hash's top bits the 9.1M entries of the 1M
-// scaled rows at tau 0.9 filled 27 of the 256 buckets, four of them with 336K entries each (5 MB
-// to sort, past the cache, and a tail that one worker finished alone).
-class PrefixLists : public BlockLists<PrefixEntry, size_t(1) << 8> {
+// of equal hashes is never split), in BlockLists of PrefixChunks (256 buckets of 8 KB blocks,
+// cache-sized to append to; the entries of 1M documents take about 110 MB, on huge pages).
+// Mixed, because a prefix holds a document's smallest hashes: by the raw hash's top bits the
+// 9.1M entries of the 1M scaled rows at tau 0.9 filled 27 of the 256 buckets, four of them with
+// 336K entries each (5 MB to sort, past the cache, and a tail that one worker finished alone).
+// Twelve bytes an entry instead of the sixteen of a whole hash, document and mass: on the 72K
+// textcorpus documents at tau 0.44 (3.7M entries) the listing's streaming stores and the page
+// faults of fresh memory were most of the listing.
+class PrefixLists {
 public:
     static constexpr unsigned kCoarseBits = 8;
     static constexpr size_t kCoarse = size_t(1) << kCoarseBits;
-    static_assert(kCoarse == kBuckets, "one list per coarse bucket");
+    using Chunks = BlockLists<PrefixChunk, kCoarse>;
+    using Block = Chunks::Block;
 
-    // The hash's bits mixed: its coarse bucket is the top kCoarseBits of them.
+    PrefixLists() = default;
+    PrefixLists(PrefixLists&& other) noexcept { swap(other); }
+    PrefixLists& operator=(PrefixLists&& other) noexcept {
+        if (this != &other) {
+            clear();
+            swap(other);
+        }
+        return *this;
+    }
+
+    // The hash's bits mixed: its coarse bucket is the top kCoarseBits of them, its key the next 32.
     static uint64_t spread(uint64_t hash) noexcept { return dictionary_mix(hash); }
     // The coarse bucket of a hash.
     static size_t bucket_of(uint64_t hash) noexcept { return static_cast<size_t>(spread(hash) >> (64 - kCoarseBits)); }
-    // Appends one entry to its hash's bucket.
-    void add(const PrefixEntry& e) { BlockLists::add(bucket_of(e.hash), e); }
+    // The key of a hash (PrefixEntry::key).
+    static uint32_t key_of(uint64_t hash) noexcept { return static_cast<uint32_t>(spread(hash) >> (32 - kCoarseBits)); }
+    // Appends the entry of a signature with this hash; seal() before reading.
+    void add(uint64_t hash, uint32_t doc, uint32_t suf) {
+        const uint64_t m = spread(hash);
+        const size_t b = static_cast<size_t>(m >> (64 - kCoarseBits));
+        PrefixChunk& st = stage_[b];
+        const uint32_t k = stage_n_[b];
+        st.key[k] = static_cast<uint32_t>(m >> (32 - kCoarseBits));
+        st.doc[k] = doc;
+        st.suf[k] = suf;
+        ++entries_;
+        if (k + 1 < PrefixChunk::kSlots) {
+            stage_n_[b] = static_cast<uint8_t>(k + 1);
+            return;
+        }
+        flush(b);
+    }
+    // Writes out every partly filled chunk (its free slots marked empty) and seals the blocks
+    // (block_lists.hpp); entries may be added after it.
+    void seal() {
+        for (size_t b = 0; b < kCoarse; ++b) {
+            if (stage_n_[b] == 0) continue;
+            PrefixChunk& st = stage_[b];
+            for (uint32_t k = stage_n_[b]; k < PrefixChunk::kSlots; ++k) {
+                st.key[k] = 0;
+                st.doc[k] = PrefixChunk::kEmpty;
+                st.suf[k] = 0;
+            }
+            stage_n_[b] = 0;
+            chunks_.add(b, st);
+        }
+        chunks_.seal();
+    }
+    // Moves every entry of other into this one (other ends empty); both are sealed first.
+    void absorb(PrefixLists& other) {
+        seal();
+        other.seal();
+        chunks_.absorb(other.chunks_);
+        entries_ += other.entries_;
+        other.entries_ = 0;
+    }
+    // The blocks of chunks of bucket c (as of the last seal()).
+    const std::vector<Block*>& bucket(size_t c) const noexcept { return chunks_.bucket(c); }
+    // The slots of bucket c (as of the last seal()): at least its entries.
+    uint64_t bucket_slots(size_t c) const noexcept { return chunks_.bucket_entries(c) * PrefixChunk::kSlots; }
+    // Entries held, staged ones included.
+    uint64_t entries() const noexcept { return entries_; }
+    // Bytes held (the slabs).
+    size_t memory_bytes() const noexcept { return chunks_.memory_bytes(); }
+    // Frees everything.
+    void clear() noexcept {
+        chunks_.clear();
+        for (size_t b = 0; b < kCoarse; ++b) stage_n_[b] = 0;
+        entries_ = 0;
+    }
+
+private:
+    // Sends bucket b's full staging chunk to its block (out of line: once per 16 entries, and
+    // inlined it kept add() itself from being inlined into the lister's loop).
+    __attribute__((noinline)) void flush(size_t b) {
+        stage_n_[b] = 0;
+        chunks_.add(b, stage_[b]);
+    }
+    // Exchanges everything with other.
+    void swap(PrefixLists& other) noexcept {
+        std::swap(chunks_, other.chunks_);
+        for (size_t b = 0; b < kCoarse; ++b) {
+            std::swap(stage_[b], other.stage_[b]);
+            std::swap(stage_n_[b], other.stage_n_[b]);
+        }
+        std::swap(entries_, other.entries_);
+    }
+
+    Chunks chunks_;
+    PrefixChunk stage_[kCoarse];         // each bucket's chunk being filled (48 KB)
+    uint8_t stage_n_[kCoarse] = {};      // and its entries
+    uint64_t entries_ = 0;
 };
 
 // Lists documents' prefixes for one threshold under one global order (stored hash order, the
