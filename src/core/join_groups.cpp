@@ -526,7 +526,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 uint32_t* last = longer.data() + at[rb - r0];
                 if (first == last) continue;
                 std::sort(first, last);
-                // Each pair's marks gathered; the pairs Lemmas 4, 7 and 8 let through are kept, by
+                // Each pair's marks gathered; the pairs Lemmas 4 and 7 let through are kept, by
                 // rank, at the front.
                 const uint64_t lb = job.len[rb];
                 const uint64_t need_b = job.need_of(lb);
