@@ -11,26 +11,29 @@
 //  2. Every document lists only its prefix (join_prefix.cpp; while the rows are read when they come
 //     through a ReadPipeline) (Lemma 5 with the smallest requirement of any partner,
 //     req(x + lo(x))): a walk over its first signatures, about (1 - tau) of its mass. Each listed
-//     signature carries the document's collection index and its suffix mass.
+//     signature carries the document's collection index and its suffix mass (as a slack above
+//     the listing threshold, which saturates: the mass read back, m_A(s), is never below the
+//     true suffix mass suf_A(s); join_prefix.hpp PrefixEntry).
 //  3. The entries, kept in coarse buckets by the top bits of their mixed hash, are sorted bucket
-//     by bucket by their key, the next 32 mixed bits (each bucket small enough for the cache, split
+//     by bucket by their key, the next 24 mixed bits (each bucket small enough for the cache, split
 //     by up to 14 bits of the key into runs of about two entries, then each run sorted; entries
 //     whose key no other entry of the bucket has are mostly dropped first, see sort_bucket): a
 //     group of equal keys lists the documents that hold the signature in their prefix, put
-//     shortest first (by length rank). Two signatures whose 40 mixed bits agree (about 6 pairs of
-//     the 3.7M entries of 72K documents at tau 0.44) make one group; every step below stays
+//     shortest first (by length rank). Two signatures whose 32 mixed bits agree (among n distinct
+//     prefix signatures about n^2 / 2^33 pairs: some 1,500 in the 3.7M entries of 72K documents
+//     at tau 0.44) make one group; every step below stays
 //     exact, since it then sees every mark it would have seen in the two groups and more (so
 //     counts can only grow), and a document that meets itself in such a group is skipped.
 //     Within a group, a document A pairs with the
 //     earlier entries B while |B| >= lo(|A|) (Lemma 3: the scan stops at the first shorter one:
 //     the length partition bound). Every such pair is written down once per group it shares,
 //     marked "passed" when
-//         min(suf_A(s), suf_B(s)) >= req(|A| + |B|)
+//         min(m_A(s), m_B(s)) >= req(|A| + |B|)
 //     holds there, and "uncounted" when both documents hold s more than once.
 //     Proof that no result is lost: let s* be the first common signature of a result pair in the
 //     global order. By Lemma 4 both suffix masses at s* are at least o >= req(|A| + |B|) >=
 //     req(|A| + lo(|A|)), req(|B| + lo(|B|)) (Lemma 2, lo(x) <= x and |A|,|B| >= both lo's),
-//     so s* is in both prefixes, the pair shares s*'s group and is marked passed there.
+//     so s* is in both prefixes, the pair shares s*'s group and is marked passed there (m >= suf).
 //  4. The marks of a pair are gathered (a sort); a pair is verified only if one of them passed
 //     and, unless one is uncounted, the number of its marks, at least the C of Lemma 7, gives
 //     C + max(need_A, need_B) - 1 >= req(|A| + |B|). Measured on the 1M scaled rows at tau 0.9
@@ -65,7 +68,7 @@ constexpr size_t kPartitions = 64;
 
 // A pair's entry in one group is written as
 //     (shorter rank) << 32 | (longer rank) << kMarkBits | deficit << 1 | uncounted,
-// where deficit = req(|A| + |B|) - min(suf_A(s), suf_B(s)), clamped to [0, kMaxDeficit] (0: Lemma 4
+// where deficit = req(|A| + |B|) - min(m_A(s), m_B(s)), clamped to [0, kMaxDeficit] (0: Lemma 4
 // admits the pair at s), and uncounted is set when both documents hold s more than once. The
 // ranks must therefore stay below 2^26 (67M documents); past that the index matcher runs.
 constexpr unsigned kDeficitBits = 5;
@@ -327,7 +330,7 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
         // only the keys; only the entries on those are kept, which every entry whose key another
         // entry shares is. (Empty slots count as hits of key 0, which only keeps more.)
         unsigned lb = 9;
-        while ((size_t(1) << lb) < 8 * all) ++lb;
+        while (lb < 24 && (size_t(1) << lb) < 8 * all) ++lb;  // the key has 24 bits
         const uint32_t mask = static_cast<uint32_t>((size_t(1) << lb) - 1);
         s.seen.assign(size_t(1) << (lb - 6), 0);
         s.twice.assign(size_t(1) << (lb - 6), 0);
@@ -336,7 +339,7 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
         for (const auto* block : lists.bucket(c))
             for (uint32_t k = 0; k < block->count; ++k)
                 for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
-                    const uint32_t x = block->e[k].key[j] & mask;
+                    const uint32_t x = PrefixEntry::key_of_word(block->e[k].word[j]) & mask;
                     const uint64_t bit = uint64_t(1) << (x & 63);
                     twice[x >> 6] |= seen[x >> 6] & bit;
                     seen[x >> 6] |= bit;
@@ -345,8 +348,8 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
             for (uint32_t k = 0; k < block->count; ++k) {
                 const PrefixChunk& ch = block->e[k];
                 for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
-                    const uint32_t x = ch.key[j] & mask;
-                    s.gathered[n] = PrefixEntry{ch.key[j], ch.doc[j], ch.suf[j]};
+                    const uint32_t x = PrefixEntry::key_of_word(ch.word[j]) & mask;
+                    s.gathered[n] = PrefixEntry{ch.word[j], ch.doc[j]};
                     n += ((twice[x >> 6] >> (x & 63)) & 1) & (ch.doc[j] != PrefixChunk::kEmpty);
                 }
             }
@@ -357,7 +360,7 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
             for (uint32_t k = 0; k < block->count; ++k) {
                 const PrefixChunk& ch = block->e[k];
                 for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
-                    s.gathered[n] = PrefixEntry{ch.key[j], ch.doc[j], ch.suf[j]};
+                    s.gathered[n] = PrefixEntry{ch.word[j], ch.doc[j]};
                     n += ch.doc[j] != PrefixChunk::kEmpty;
                 }
             }
@@ -365,15 +368,16 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
     unsigned bits = 0;
     while (bits < kMaxFineBits && (size_t(2) << bits) < n) ++bits;
     const size_t fine = size_t(1) << bits;
-    // The fine bucket: the key's top `bits` bits.
-    auto fine_of = [&](uint32_t key) { return static_cast<size_t>(bits == 0 ? 0 : key >> (32 - bits)); };
+    // The fine bucket: the word's top `bits` bits (those of the key).
+    auto fine_of = [&](uint32_t word) { return static_cast<size_t>(bits == 0 ? 0 : word >> (32 - bits)); };
     s.sorted.resize(n);
     s.at.assign(fine + 1, 0);
-    for (size_t k = 0; k < n; ++k) ++s.at[fine_of(s.gathered[k].key) + 1];
+    for (size_t k = 0; k < n; ++k) ++s.at[fine_of(s.gathered[k].word) + 1];
     for (size_t f = 1; f <= fine; ++f) s.at[f] += s.at[f - 1];
     s.next.assign(s.at.begin(), s.at.end() - 1);
-    for (size_t k = 0; k < n; ++k) s.sorted[s.next[fine_of(s.gathered[k].key)]++] = s.gathered[k];
-    auto by_key = [](const PrefixEntry& x, const PrefixEntry& y) { return x.key < y.key; };
+    for (size_t k = 0; k < n; ++k) s.sorted[s.next[fine_of(s.gathered[k].word)]++] = s.gathered[k];
+    // By word: by key, and within a key by tag, which does not matter.
+    auto by_key = [](const PrefixEntry& x, const PrefixEntry& y) { return x.word < y.word; };
     for (size_t f = 0; f < fine; ++f) {
         PrefixEntry* first = s.sorted.data() + s.at[f];
         PrefixEntry* last = s.sorted.data() + s.at[f + 1];
@@ -445,7 +449,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             uint64_t k = 0;
             for (size_t g = 0; g < m;) {
                 size_t h = g + 1;
-                while (h < m && entries[h].key == entries[g].key) ++h;
+                const uint32_t key = entries[g].key();
+                while (h < m && entries[h].key() == key) ++h;
                 if (h - g == 1) {  // a signature in one prefix only: most of them
                     g = h;
                     continue;
@@ -456,7 +461,9 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 for (size_t e = g; e < h; ++e) {
                     const PrefixEntry& pe = entries[e];
                     const uint64_t rl = job.rank_len[pe.doc];
-                    group.push_back(Member{static_cast<uint32_t>(rl >> 32), static_cast<uint32_t>(rl), pe.mass(), pe.several()});
+                    const uint32_t len = static_cast<uint32_t>(rl);
+                    group.push_back(Member{static_cast<uint32_t>(rl >> 32), len,
+                                           static_cast<uint32_t>(pe.mass(len, job.need_of(len))), pe.several()});
                 }
                 g = h;
                 if (group.size() == 2) {

@@ -12,13 +12,12 @@ constexpr uint64_t kListerTable = uint64_t(1) << 15;
 // How many documents ahead list_all_prefixes() fetches a document's first signatures.
 constexpr size_t kListAhead = 4;
 
-// Lists signature i of document d (view v) at suffix mass suf (always inlined: GCC made it a
-// call per entry once PrefixLists::add wrote chunks, and the calls cost about 2% of a one-thread
-// join at tau 0.44).
+// Lists signature i of document d (view v) at suffix mass suf, the document's prefix ending
+// below need (always inlined: GCC made it a call per entry once PrefixLists::add wrote chunks,
+// and the calls cost about 2% of a one-thread join at tau 0.44).
 inline __attribute__((always_inline)) void add_entry(const MultisetView& v, uint32_t i, uint32_t d, uint64_t suf,
-                                                     PrefixLists& out) {
-    const uint32_t several = v.freqs[i] > 1 ? PrefixEntry::kSeveral : 0;
-    out.add(v.hashes[i], d, static_cast<uint32_t>(suf) | several);
+                                                     uint64_t need, PrefixLists& out) {
+    out.add(v.hashes[i], d, PrefixEntry::tag(suf - need, v.freqs[i] > 1));
 }
 }  // namespace
 
@@ -38,7 +37,7 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
             continue;
         }
         if (suf < need) return;  // every later signature has less mass after it
-        add_entry(v, i, d, suf, out);
+        add_entry(v, i, d, suf, need, out);
         suf -= v.freqs[i];
     }
     // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
@@ -46,7 +45,7 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
     for (uint64_t s : stash_) {
         if (suf < need) return;
         const uint32_t i = static_cast<uint32_t>(s);
-        add_entry(v, i, d, suf, out);
+        add_entry(v, i, d, suf, need, out);
         suf -= v.freqs[i];
     }
 }

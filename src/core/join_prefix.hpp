@@ -3,6 +3,7 @@
 // read (read_pipeline.hpp), one document at a time, in any order of documents.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -15,44 +16,59 @@
 
 namespace spotsigs::join_detail {
 
-// One prefix signature of a document: 32 bits of its mixed hash (the key: below the bits that
-// chose its coarse bucket, so 40 mixed bits in all tell signatures apart; two signatures that
-// share them are simply treated as one, see join_groups.cpp), the document (its collection
-// index) and its suffix mass there; suf's top bit (kSeveral) says that the document holds the
-// signature more than once (a document's length is below 2^31, kMaxLength, so the mass fits the
-// other 31 bits).
+// One prefix signature of a document, in 8 bytes: a word of 24 bits of its mixed hash (the key:
+// below the 8 bits that chose its coarse bucket, so 32 mixed bits in all tell signatures apart;
+// two signatures that share them are simply treated as one, see join_groups.cpp) above an 8-bit
+// tag, and the document (its collection index). The tag holds, in its low bit, whether the
+// document holds the signature more than once, and above it the slack: how far the suffix mass
+// there lies above the document's own listing threshold need(x) (the lister stops below it, so
+// the slack is never negative), saturated at kSlackUnknown. The matcher rebuilds the mass as
+// need(x) + slack, or as the whole length x once saturated: never below the true mass, which is
+// all its bounds need (a larger mass only admits more pairs).
 struct PrefixEntry {
-    uint32_t key;
+    uint32_t word;
     uint32_t doc;
-    uint32_t suf;
 
-    static constexpr uint32_t kSeveral = uint32_t(1) << 31;
-    // The suffix mass at this signature.
-    uint32_t mass() const noexcept { return suf & ~kSeveral; }
+    static constexpr unsigned kTagBits = 8;
+    static constexpr uint32_t kSeveral = 1;
+    static constexpr uint32_t kSlackUnknown = (uint32_t(1) << (kTagBits - 1)) - 1;
+    // The tag of an entry with this slack that the document holds more than once or not.
+    static uint32_t tag(uint64_t slack, bool several) noexcept {
+        return static_cast<uint32_t>(std::min<uint64_t>(slack, kSlackUnknown)) << 1 | (several ? kSeveral : 0);
+    }
+    // The key of a word.
+    static uint32_t key_of_word(uint32_t w) noexcept { return w >> kTagBits; }
+    // The key.
+    uint32_t key() const noexcept { return word >> kTagBits; }
+    // An upper bound on the suffix mass at this signature, exact unless the slack saturated, for a
+    // document of length len whose prefix was listed down to need.
+    uint64_t mass(uint64_t len, uint64_t need) const noexcept {
+        const uint32_t slack = (word >> 1) & kSlackUnknown;
+        return slack == kSlackUnknown ? len : need + slack;
+    }
     // Whether the document holds this signature more than once.
-    bool several() const noexcept { return (suf & kSeveral) != 0; }
+    bool several() const noexcept { return (word & kSeveral) != 0; }
 };
 
-// Sixteen prefix entries of one coarse bucket as three cache lines, keys apart from the rest: the
-// pass that drops entries whose key no other entry has (join_groups.cpp) reads only the keys.
-// A slot whose doc is kEmpty holds no entry (the last, partly filled group of a seal()).
+// Sixteen prefix entries of one coarse bucket as two cache lines, words apart from documents:
+// the pass that drops entries whose key no other entry has (join_groups.cpp) reads only the
+// words. A slot whose doc is kEmpty holds no entry (the last, partly filled group of a seal()).
 struct alignas(64) PrefixChunk {
     static constexpr uint32_t kSlots = 16;
     static constexpr uint32_t kEmpty = UINT32_MAX;
-    uint32_t key[kSlots];
+    uint32_t word[kSlots];
     uint32_t doc[kSlots];
-    uint32_t suf[kSlots];
 };
 
 // Prefix entries kept in coarse buckets by the top kCoarseBits bits of the mixed hash (a group
 // of equal hashes is never split), in BlockLists of PrefixChunks (256 buckets of 8 KB blocks,
-// cache-sized to append to; the entries of 1M documents take about 110 MB, on huge pages).
+// cache-sized to append to; the entries of 1M documents take about 75 MB, on huge pages).
 // Mixed, because a prefix holds a document's smallest hashes: by the raw hash's top bits the
 // 9.1M entries of the 1M scaled rows at tau 0.9 filled 27 of the 256 buckets, four of them with
 // 336K entries each (5 MB to sort, past the cache, and a tail that one worker finished alone).
-// Twelve bytes an entry instead of the sixteen of a whole hash, document and mass: on the 72K
-// textcorpus documents at tau 0.44 (3.7M entries) the listing's streaming stores and the page
-// faults of fresh memory were most of the listing.
+// Eight bytes an entry instead of the sixteen of a whole hash, document and mass: on the 72K
+// textcorpus documents at tau 0.44 (3.7M entries) the listing's streaming stores, the page faults
+// of fresh memory and the bucket filter's reads of them were most of the time around the matching.
 class PrefixLists {
 public:
     static constexpr unsigned kCoarseBits = 8;
@@ -70,21 +86,25 @@ public:
         return *this;
     }
 
-    // The hash's bits mixed: its coarse bucket is the top kCoarseBits of them, its key the next 32.
+    // The hash's bits mixed: its coarse bucket is the top kCoarseBits of them, its key the next 24.
     static uint64_t spread(uint64_t hash) noexcept { return dictionary_mix(hash); }
     // The coarse bucket of a hash.
     static size_t bucket_of(uint64_t hash) noexcept { return static_cast<size_t>(spread(hash) >> (64 - kCoarseBits)); }
     // The key of a hash (PrefixEntry::key).
-    static uint32_t key_of(uint64_t hash) noexcept { return static_cast<uint32_t>(spread(hash) >> (32 - kCoarseBits)); }
-    // Appends the entry of a signature with this hash; seal() before reading.
-    void add(uint64_t hash, uint32_t doc, uint32_t suf) {
+    static uint32_t key_of(uint64_t hash) noexcept { return word_of(spread(hash), 0) >> PrefixEntry::kTagBits; }
+    // The entry word of a mixed hash m with this tag.
+    static uint32_t word_of(uint64_t m, uint32_t tag) noexcept {
+        return (static_cast<uint32_t>(m >> (32 - kCoarseBits)) & ~((uint32_t(1) << PrefixEntry::kTagBits) - 1)) | tag;
+    }
+    // Appends the entry of a signature with this hash and tag (PrefixEntry::tag); seal() before
+    // reading.
+    void add(uint64_t hash, uint32_t doc, uint32_t tag) {
         const uint64_t m = spread(hash);
         const size_t b = static_cast<size_t>(m >> (64 - kCoarseBits));
         PrefixChunk& st = stage_[b];
         const uint32_t k = stage_n_[b];
-        st.key[k] = static_cast<uint32_t>(m >> (32 - kCoarseBits));
+        st.word[k] = word_of(m, tag);
         st.doc[k] = doc;
-        st.suf[k] = suf;
         ++entries_;
         if (k + 1 < PrefixChunk::kSlots) {
             stage_n_[b] = static_cast<uint8_t>(k + 1);
@@ -99,9 +119,8 @@ public:
             if (stage_n_[b] == 0) continue;
             PrefixChunk& st = stage_[b];
             for (uint32_t k = stage_n_[b]; k < PrefixChunk::kSlots; ++k) {
-                st.key[k] = 0;
+                st.word[k] = 0;
                 st.doc[k] = PrefixChunk::kEmpty;
-                st.suf[k] = 0;
             }
             stage_n_[b] = 0;
             chunks_.add(b, st);
@@ -149,7 +168,7 @@ private:
     }
 
     Chunks chunks_;
-    PrefixChunk stage_[kCoarse];         // each bucket's chunk being filled (48 KB)
+    PrefixChunk stage_[kCoarse];         // each bucket's chunk being filled (32 KB)
     uint8_t stage_n_[kCoarse] = {};      // and its entries
     uint64_t entries_ = 0;
 };

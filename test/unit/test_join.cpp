@@ -639,7 +639,7 @@ TEST(JoinGroups, SingletonFilterOnAndOff) {
     }
 }
 
-// Hashes whose prefix entries share their key: the matcher groups entries by 40 mixed bits
+// Hashes whose prefix entries share their key: the matcher groups entries by 32 mixed bits
 // (bucket and key), not by the whole hash (join_prefix.hpp). For 40 seeds, documents drawn from
 // 40 families of three hashes that differ only below those bits, so that nearly every group
 // mixes signatures and documents meet themselves in a group: still exactly the reference pairs,
@@ -659,8 +659,8 @@ TEST(JoinGroups, SignaturesSharingAKeyOnlyAddCandidates) {
         std::mt19937_64 rng(seed);
         std::vector<std::vector<uint64_t>> families(40);
         for (auto& f : families) {
-            const uint64_t top = rng() & ~uint64_t(0xffffff);
-            for (uint64_t low : {uint64_t(1), uint64_t(2), uint64_t(3) + (rng() & 0xfff000)}) f.push_back(unmix(top | low));
+            const uint64_t top = rng() & ~uint64_t(0xffffffff);
+            for (uint64_t low : {uint64_t(1), uint64_t(2), uint64_t(3) + (rng() & 0xfff00000)}) f.push_back(unmix(top | low));
             ASSERT_EQ(join_detail::dictionary_mix(f[0]), top | 1);
             for (uint64_t h : f) {
                 EXPECT_EQ(PrefixLists::bucket_of(h), PrefixLists::bucket_of(f[0]));
@@ -938,7 +938,8 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     const uint64_t h = 977;
     const size_t bucket = PrefixLists::bucket_of(h);
     PrefixLists a;
-    for (uint32_t i = 0; i < 200000; ++i) a.add(h, i, i);
+    auto tag = [](uint32_t i) { return join_detail::PrefixEntry::tag(i % 200, i % 3 == 0); };
+    for (uint32_t i = 0; i < 200000; ++i) a.add(h, i, tag(i));
     const size_t bytes = a.memory_bytes();
     PrefixLists b(std::move(a));
     EXPECT_EQ(a.entries(), 0u);
@@ -956,7 +957,7 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
     // (Two new blocks: carved at the wrong place they would overwrite filled ones.)
     PrefixLists d;
     d.absorb(c);
-    for (uint32_t i = 0; i < 1000; ++i) d.add(h, i, i);
+    for (uint32_t i = 0; i < 1000; ++i) d.add(h, i, tag(i));
     EXPECT_EQ(d.entries(), 201000u);
     EXPECT_EQ(d.memory_bytes(), bytes);
     d.seal();
@@ -967,11 +968,76 @@ TEST(JoinGroups, PrefixListsMoveTheirBlocks) {
                 if (blk->e[k].doc[j] != PrefixChunk::kEmpty) {
                     ++seen;
                     sum += blk->e[k].doc[j];
-                    EXPECT_EQ(blk->e[k].key[j], PrefixLists::key_of(h));
-                    EXPECT_EQ(blk->e[k].suf[j], blk->e[k].doc[j]);
+                    const join_detail::PrefixEntry e{blk->e[k].word[j], blk->e[k].doc[j]};
+                    EXPECT_EQ(e.key(), PrefixLists::key_of(h));
+                    EXPECT_EQ(e.several(), e.doc % 3 == 0);
+                    // The slack rebuilt above a threshold of 10, or the whole length once it saturated.
+                    const uint64_t slack = e.doc % 200;
+                    EXPECT_EQ(e.mass(1000, 10), slack < join_detail::PrefixEntry::kSlackUnknown ? 10 + slack : 1000);
                 }
     EXPECT_EQ(seen, 201000u);
     EXPECT_EQ(sum, 200000ull * 199999 / 2 + 1000ull * 999 / 2);
+}
+
+// A prefix entry keeps its suffix mass as a 7-bit slack above the document's listing threshold
+// need(x) (join_prefix.hpp): rebuilt as the matcher rebuilds it, it is the true suffix mass
+// while the slack fits, and the whole length (an upper bound, which the matcher's bounds allow)
+// once it saturates. Documents of 1-400 distinct signatures with frequencies 1-3, none frequent,
+// so the global order is the stored hash order; both cases occur.
+TEST(JoinGroups, PrefixEntriesKeepTheirSuffixMass) {
+    using join_detail::PrefixChunk;
+    using join_detail::PrefixEntry;
+    using join_detail::PrefixLists;
+    std::mt19937_64 rng(99);
+    std::vector<Doc> docs;
+    for (int d = 0; d < 200; ++d) {
+        Doc doc;
+        const size_t n = 1 + rng() % 400;
+        for (size_t k = 0; k < n; ++k) doc.push_back({rng(), 1 + rng() % 3});
+        docs.push_back(doc);
+    }
+    Collection c = make(docs);
+    const join_detail::FrequentSignatures none(c, c.size(), UINT32_MAX);  // nothing is frequent
+    uint64_t exact = 0, saturated = 0;
+    for (double tau : {0.2, 0.44, 0.9}) {
+        join_detail::PrefixLister lister(tau, none);
+        PrefixLists lists;
+        for (uint32_t d = 0; d < c.size(); ++d) lister.list(d, c.doc(d), lists);
+        lists.seal();
+        // The true suffix masses of every document's signatures, by (document, bucket, key).
+        std::map<std::tuple<uint32_t, size_t, uint32_t>, uint64_t> suffix;
+        for (uint32_t d = 0; d < c.size(); ++d) {
+            const MultisetView v = c.doc(d);
+            uint64_t suf = v.length;
+            for (uint32_t i = 0; i < v.size; ++i) {
+                suffix[{d, PrefixLists::bucket_of(v.hashes[i]), PrefixLists::key_of(v.hashes[i])}] = suf;
+                suf -= v.freqs[i];
+            }
+        }
+        uint64_t listed = 0;
+        for (size_t b = 0; b < PrefixLists::kCoarse; ++b)
+            for (const PrefixLists::Block* blk : lists.bucket(b))
+                for (uint32_t k = 0; k < blk->count; ++k)
+                    for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
+                        const PrefixEntry e{blk->e[k].word[j], blk->e[k].doc[j]};
+                        if (e.doc == PrefixChunk::kEmpty) continue;
+                        ++listed;
+                        const uint64_t x = c.length(e.doc);
+                        const uint64_t need = join_detail::required_overlap_exact(x + join_detail::min_partner_length(x, tau), tau);
+                        const uint64_t truth = suffix.at({e.doc, b, e.key()});
+                        ASSERT_GE(truth, need);
+                        if (truth - need < PrefixEntry::kSlackUnknown) {
+                            ASSERT_EQ(e.mass(x, need), truth);
+                            ++exact;
+                        } else {
+                            ASSERT_EQ(e.mass(x, need), x);
+                            ++saturated;
+                        }
+                    }
+        EXPECT_EQ(listed, lists.entries());
+    }
+    EXPECT_GT(exact, 1000u);
+    EXPECT_GT(saturated, 1000u);
 }
 
 // merge_sorted_runs with 1 to 4 workers gives the sorted concatenation of its runs, also when
