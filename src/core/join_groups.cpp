@@ -20,8 +20,8 @@
 //     whose key no other entry of the bucket has are mostly dropped first, see sort_bucket): a
 //     group of equal keys lists the documents that hold the signature in their prefix, put
 //     shortest first (by length rank). Two signatures whose 32 mixed bits agree (among n distinct
-//     prefix signatures about n^2 / 2^33 pairs: some 1,500 in the 3.7M entries of 72K documents
-//     at tau 0.44) make one group; every step below stays
+//     prefix signatures about n^2 / 2^33 pairs are expected: some 1,400 for the 3.5M of 72K
+//     documents at tau 0.44) make one group; every step below stays
 //     exact, since it then sees every mark it would have seen in the two groups and more (so
 //     counts can only grow), and a document that meets itself in such a group is skipped.
 //     Within a group, a document A pairs with the
