@@ -432,6 +432,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // 3. Each coarse bucket sorted and its groups paired, on the workers; candidates go to the
     // partition of the shorter document's rank.
     const size_t per_part = std::max<size_t>(1, (n + kPartitions - 1) / kPartitions);
+    static_assert(kMaxRanks <= (size_t(1) << RankDivider::kRankBits), "ranks must fit the divider");
+    const RankDivider part_of(per_part);  // rank / per_part
     std::vector<CandidateLists> cands(static_cast<size_t>(threads));
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
     WorkerGuard guard(opt, budget);
@@ -483,7 +485,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                         const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
                         const uint32_t deficit = v >= t ? 0 : static_cast<uint32_t>(std::min<uint64_t>(t - v, kMaxDeficit));
                         const uint32_t marks = deficit << 1 | (a.several && b.several ? kUncounted : 0);
-                        out.add(b.rank / per_part, static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
+                        out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
                         // A large group can hold more candidates than the cap allows: checked as
                         // they come, so that memory stays bounded by the cap.
                         if (++k % 65536 == 0) {

@@ -1040,6 +1040,30 @@ TEST(JoinGroups, PrefixEntriesKeepTheirSuffixMass) {
     EXPECT_GT(saturated, 1000u);
 }
 
+// RankDivider's multiply and shift equal the division for every divisor the matcher can use
+// (1 up to the largest rank) on ranks near each multiple of it, at both ends and at random.
+TEST(JoinGroups, RankDividerDividesExactly) {
+    using join_detail::RankDivider;
+    const uint64_t top = uint64_t(1) << RankDivider::kRankBits;
+    std::mt19937_64 rng(5);
+    std::vector<uint64_t> divisors = {1, 2, 3, 5, 7, 63, 64, 65, 1000, 1123, 15625, 65535, 65537, top / 64, top / 3, top - 1};
+    for (int k = 0; k < 40; ++k) divisors.push_back(1 + rng() % (top - 1));
+    for (uint64_t d : divisors) {
+        const RankDivider div(d);
+        auto check = [&](uint64_t r) {
+            if (r >= top) return;
+            ASSERT_EQ(div(r), r / d) << "r " << r << " d " << d;
+        };
+        for (uint64_t r = 0; r < 2000; ++r) check(r);
+        for (uint64_t r = top - 2000; r < top; ++r) check(r);
+        for (uint64_t q = d; q < top; q += std::max<uint64_t>(d, top / 4096)) {
+            const uint64_t at = q - q % d;  // a multiple of d
+            for (uint64_t r = at - std::min<uint64_t>(at, 2); r <= at + 2; ++r) check(r);
+        }
+        for (int k = 0; k < 20000; ++k) check(rng() % top);
+    }
+}
+
 // merge_sorted_runs with 1 to 4 workers gives the sorted concatenation of its runs, also when
 // keys repeat across runs and when a slice boundary falls inside a run of equal a.
 TEST(Join, MergeSortedRunsInSlices) {
