@@ -67,14 +67,13 @@ constexpr unsigned kMaxFineBits = 14;
 constexpr size_t kPartitions = 64;
 
 // A pair's entry in one group is written as
-//     (shorter rank) << 32 | (longer rank) << kMarkBits | deficit << 1 | uncounted,
-// where deficit = req(|A| + |B|) - min(m_A(s), m_B(s)), clamped to [0, kMaxDeficit] (0: Lemma 4
-// admits the pair at s), and uncounted is set when both documents hold s more than once. The
-// ranks must therefore stay below 2^26 (67M documents); past that the index matcher runs.
-constexpr unsigned kDeficitBits = 5;
-constexpr uint32_t kMaxDeficit = (uint32_t(1) << kDeficitBits) - 1;
+//     (shorter rank) << 32 | (longer rank) << kMarkBits | short << 1 | uncounted,
+// where short is set unless min(m_A(s), m_B(s)) >= req(|A| + |B|) (Lemma 4 admits the pair at
+// s), and uncounted when both documents hold s more than once. The ranks must therefore stay
+// below 2^30; past that the index matcher runs.
 constexpr uint32_t kUncounted = 1;
-constexpr unsigned kMarkBits = kDeficitBits + 1;
+constexpr uint32_t kShort = 2;
+constexpr unsigned kMarkBits = 2;
 constexpr size_t kMaxRanks = size_t(1) << (32 - kMarkBits);
 
 }  // namespace
@@ -483,8 +482,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                         if (lb < lo) break;  // shorter ones follow: outside a's length partitions
                         if (b.rank == a.rank) continue;  // two signatures of one document, one key
                         const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
-                        const uint32_t deficit = v >= t ? 0 : static_cast<uint32_t>(std::min<uint64_t>(t - v, kMaxDeficit));
-                        const uint32_t marks = deficit << 1 | (a.several && b.several ? kUncounted : 0);
+                        const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
                         out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
                         // A large group can hold more candidates than the cap allows: checked as
                         // they come, so that memory stays bounded by the cap.
@@ -542,12 +540,12 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 uint32_t* kept = first;
                 for (const uint32_t* c = first; c != last;) {
                     const uint32_t ra = *c >> kMarkBits;
-                    uint32_t uncounted = 0, shared = 0, least = kMaxDeficit;
+                    uint32_t uncounted = 0, shared = 0, short_everywhere = kShort;
                     for (; c != last && *c >> kMarkBits == ra; ++c, ++shared) {
-                        least = std::min(least, (*c >> 1) & kMaxDeficit);
+                        short_everywhere &= *c;
                         uncounted |= *c & kUncounted;
                     }
-                    if (least != 0) continue;  // Lemma 4 at the first common signature
+                    if (short_everywhere != 0) continue;  // Lemma 4 at the first common signature
                     if (uncounted == 0) {
                         const uint64_t la = job.len[ra];
                         if (shared + std::max(job.need_of(la), need_b) - 1 < req(la + lb)) continue;  // Lemma 7

@@ -75,16 +75,16 @@ private:
     uint32_t count_ = 0;
 };
 
-// floor(r / d) for r < 2^26 by a multiplication and a shift (the prefix-group matcher files
+// floor(r / d) for r < 2^30 by a multiplication and a shift (the prefix-group matcher files
 // every candidate under its shorter document's rank / d, and a 64-bit division per candidate
-// stalled its pairing loop). With l = ceil(log2 d), k = 26 + l and m = ceil(2^k / d):
-// m = 2^k / d + e with 0 <= e < 1, so r m / 2^k = r / d + r e / 2^k where r e / 2^k < 2^26 / 2^k
+// stalled its pairing loop). With l = ceil(log2 d), k = 30 + l and m = ceil(2^k / d):
+// m = 2^k / d + e with 0 <= e < 1, so r m / 2^k = r / d + r e / 2^k where r e / 2^k < 2^30 / 2^k
 // = 2^-l <= 1 / d. Writing r = q d + t with 0 <= t <= d - 1, r / d + r e / 2^k < q + (d - 1) / d
 // + 1 / d = q + 1, and it is at least q: its floor is q. (Granlund and Montgomery, 1994.) m is
-// below 2^27 + 1, so r m stays below 2^54.
+// below 2^31 + 1, so r m stays below 2^62.
 class RankDivider {
 public:
-    static constexpr unsigned kRankBits = 26;
+    static constexpr unsigned kRankBits = 30;
     explicit RankDivider(uint64_t d) noexcept {
         unsigned l = 0;
         while ((uint64_t(1) << l) < d) ++l;

@@ -39,7 +39,7 @@ struct PrefixEntry {
     // The key of a word.
     static uint32_t key_of_word(uint32_t w) noexcept { return w >> kTagBits; }
     // The key.
-    uint32_t key() const noexcept { return word >> kTagBits; }
+    uint32_t key() const noexcept { return key_of_word(word); }
     // An upper bound on the suffix mass at this signature, exact unless the slack saturated, for a
     // document of length len whose prefix was listed down to need.
     uint64_t mass(uint64_t len, uint64_t need) const noexcept {
