@@ -12,12 +12,36 @@ constexpr uint64_t kListerTable = uint64_t(1) << 15;
 // How many documents ahead list_all_prefixes() fetches a document's first signatures.
 constexpr size_t kListAhead = 4;
 
-// Lists signature i of document d (view v) at suffix mass suf, the document's prefix ending
-// below need (always inlined: GCC made it a call per entry once PrefixLists::add wrote chunks,
-// and the calls cost about 2% of a one-thread join at tau 0.44).
-inline __attribute__((always_inline)) void add_entry(const MultisetView& v, uint32_t i, uint32_t d, uint64_t suf,
-                                                     uint64_t need, PrefixLists& out) {
-    out.add(v.hashes[i], d, PrefixEntry::tag(suf - need, v.freqs[i] > 1));
+// Walks document d's signatures (hashes h, n of them, frequencies freq(i), total mass x) in its
+// order, listing those whose suffix mass reaches need; the frequent ones go to stash, in the
+// order frequent ranks them, after the others. Always inlined, once per frequency width: through
+// FreqView every listed signature paid two switches on the width, and the view's fields were
+// read again after every store of an entry.
+template <class Freq>
+inline __attribute__((always_inline)) void walk_prefix(uint32_t d, const uint64_t* h, uint32_t n, uint64_t x,
+                                                       uint64_t need, Freq freq, const FrequentSignatures& frequent,
+                                                       std::vector<uint64_t>& stash, PrefixLists& out) {
+    uint64_t suf = x;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t fo = frequent.order_of(h[i]);
+        if (fo != FrequentSignatures::kNone) {
+            stash.push_back(static_cast<uint64_t>(fo) << 32 | i);
+            continue;
+        }
+        if (suf < need) return;  // every later signature has less mass after it
+        const uint32_t f = freq(i);
+        out.add(h[i], d, PrefixEntry::tag(suf - need, f > 1));
+        suf -= f;
+    }
+    // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
+    std::sort(stash.begin(), stash.end());
+    for (uint64_t s : stash) {
+        if (suf < need) return;
+        const uint32_t i = static_cast<uint32_t>(s);
+        const uint32_t f = freq(i);
+        out.add(h[i], d, PrefixEntry::tag(suf - need, f > 1));
+        suf -= f;
+    }
 }
 }  // namespace
 
@@ -28,25 +52,18 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
     const uint64_t x = v.length;
     if (x == 0) return;
     const uint64_t need = req_(x + min_partner_length(x, tau_));
-    uint64_t suf = x;
     stash_.clear();
-    for (uint32_t i = 0; i < v.size; ++i) {
-        const uint32_t fo = frequent_->order_of(v.hashes[i]);
-        if (fo != FrequentSignatures::kNone) {
-            stash_.push_back(static_cast<uint64_t>(fo) << 32 | i);
-            continue;
-        }
-        if (suf < need) return;  // every later signature has less mass after it
-        add_entry(v, i, d, suf, need, out);
-        suf -= v.freqs[i];
-    }
-    // The whole non-frequent part was in the prefix: go on with the frequent ones, in order.
-    std::sort(stash_.begin(), stash_.end());
-    for (uint64_t s : stash_) {
-        if (suf < need) return;
-        const uint32_t i = static_cast<uint32_t>(s);
-        add_entry(v, i, d, suf, need, out);
-        suf -= v.freqs[i];
+    const unsigned char* f = v.freqs.data;
+    switch (v.freqs.width) {
+        case 0:
+            walk_prefix(d, v.hashes, v.size, x, need, [](uint32_t) { return uint32_t(1); }, *frequent_, stash_, out);
+            break;
+        case 1:
+            walk_prefix(d, v.hashes, v.size, x, need, [f](uint32_t i) { return uint32_t(f[i]); }, *frequent_, stash_, out);
+            break;
+        default:
+            walk_prefix(d, v.hashes, v.size, x, need, [&v](uint32_t i) { return v.freqs[i]; }, *frequent_, stash_, out);
+            break;
     }
 }
 
