@@ -440,8 +440,10 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
             const auto* block = blocks[bi];
             const auto* next = bi + 1 < blocks.size() ? blocks[bi + 1] : block;
             for (uint32_t k = 0; k < block->count; ++k) {
-                const PrefixChunk* ahead = k + kFetchChunks < block->count ? &block->e[k + kFetchChunks]
-                                                                           : &next->e[(k + kFetchChunks - block->count) % PrefixLists::Chunks::kBlockEntries];
+                // The chunk kFetchChunks on, in the next block past this one's end.
+                const uint32_t a = k + kFetchChunks;
+                const PrefixChunk* ahead =
+                    a < block->count ? &block->e[a] : &next->e[(a - block->count) % PrefixLists::Chunks::kBlockEntries];
                 __builtin_prefetch(ahead->word);
                 __builtin_prefetch(ahead->doc);
                 for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {
