@@ -594,6 +594,34 @@ TEST(JoinGroups, AgreesWithReference) {
     }
 }
 
+// The verification merges two multisets with one instance per pair of frequency widths (0, 1, 2
+// or 4 bytes: join_groups.cpp). Documents over 20 light signatures and one heavy one whose
+// frequency sets the width: 1 (width 0), 2 and 255 (width 1), 256 and 65,535 (width 2), 65,536
+// and 70,000 (width 4). Neighbouring frequencies make pairs of similar length across the width
+// boundaries, so results come from merges of widths (0, 1), (1, 1), (1, 2), (2, 2), (2, 4) and
+// (4, 4), either way round; every threshold equals the reference.
+TEST(JoinGroups, VerifiesAcrossFrequencyWidths) {
+    std::mt19937_64 rng(4242);
+    std::vector<uint64_t> light(20);
+    for (uint64_t& h : light) h = rng();
+    const uint64_t heavy = rng();
+    std::vector<Doc> docs;
+    for (uint64_t f : {1, 2, 255, 256, 65535, 65536, 70000})
+        for (int v = 0; v < 3; ++v) {
+            Doc d{{heavy, f}};
+            for (uint64_t h : light)
+                if (rng() % 10 != 0) d.push_back({h, 1});
+            d.push_back({rng(), 1});  // one signature of its own
+            docs.push_back(d);
+        }
+    PairTable table(docs);
+    Collection c = make(docs);
+    for (double tau : {0.5, 0.8, 0.9, 0.95, 0.99}) {
+        ASSERT_FALSE(table.at(tau).empty()) << tau;
+        for (int threads : {1, 3}) ASSERT_EQ(run_groups(c, tau, threads), table.at(tau)) << "tau " << tau;
+    }
+}
+
 // The prefix-group matcher drops the entries whose hash no other entry of their bucket has
 // before sorting (join_groups.cpp sort_bucket), while that drops at least half of them. Two
 // collections of 3,000 documents, well past the 4,096 entries after which a worker decides: one
