@@ -46,7 +46,6 @@
 //     similarity() does.
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
 #include "block_lists.hpp"
 #include "error.hpp"
@@ -65,8 +64,10 @@ namespace {
 // measured with one thread on the 1M scaled rows at tau 0.9: 0.78-0.80 s against 1.12-1.13 s
 // with 6 bits); the candidates go to kPartitions ranges of the shorter document's rank.
 constexpr unsigned kMaxFineBits = 14;
-// How many chunks ahead the singleton filter fetches a bucket's entries.
+// How many chunks ahead the singleton filter fetches a bucket's entries (within the next block
+// at the latest).
 constexpr uint32_t kFetchChunks = 4;
+static_assert(kFetchChunks <= PrefixLists::Chunks::kBlockEntries, "the look-ahead stays within one block");
 constexpr size_t kPartitions = 64;
 
 // A pair's entry in one group is written as
@@ -165,24 +166,6 @@ struct GroupJob {
     // need(x): the suffix mass down to which a document of length x lists its prefix (Lemma 5).
     uint64_t need_of(uint64_t x) const noexcept { return x < need.size() ? need[x] : (*req)(x + lo_of(x)); }
 };
-
-// The i-th frequency of a frequency array of width W bytes (0: all are 1), as FreqView reads it.
-template <unsigned W>
-inline uint32_t freq_at(const unsigned char* data, uint32_t i) noexcept {
-    if constexpr (W == 0) {
-        return 1;
-    } else if constexpr (W == 1) {
-        return data[i];
-    } else if constexpr (W == 2) {
-        uint16_t v;
-        std::memcpy(&v, data + 2 * i, 2);
-        return v;
-    } else {
-        uint32_t v;
-        std::memcpy(&v, data + 4 * i, 4);
-        return v;
-    }
-}
 
 // The overlap of two documents whose frequency arrays are WA and WB bytes wide, or some value
 // below t once Lemma 6 shows it cannot reach t. One instance per pair of widths: reading through
@@ -442,8 +425,7 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
             for (uint32_t k = 0; k < block->count; ++k) {
                 // The chunk kFetchChunks on, in the next block past this one's end.
                 const uint32_t a = k + kFetchChunks;
-                const PrefixChunk* ahead =
-                    a < block->count ? &block->e[a] : &next->e[(a - block->count) % PrefixLists::Chunks::kBlockEntries];
+                const PrefixChunk* ahead = a < block->count ? &block->e[a] : &next->e[a - block->count];
                 __builtin_prefetch(ahead->word);
                 __builtin_prefetch(ahead->doc);
                 for (uint32_t j = 0; j < PrefixChunk::kSlots; ++j) {

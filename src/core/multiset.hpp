@@ -9,6 +9,26 @@
 
 namespace spotsigs {
 
+// The i-th frequency of an array stored W bytes wide (0: every frequency is 1), for loops that
+// know the width and should not switch on it per read.
+template <unsigned W>
+inline uint32_t freq_at(const unsigned char* data, size_t i) noexcept {
+    if constexpr (W == 0) {
+        return 1;
+    } else if constexpr (W == 1) {
+        return data[i];
+    } else if constexpr (W == 2) {
+        uint16_t v;
+        std::memcpy(&v, data + 2 * i, 2);
+        return v;
+    } else {
+        static_assert(W == 4, "widths are 0, 1, 2 or 4");
+        uint32_t v;
+        std::memcpy(&v, data + 4 * i, 4);
+        return v;
+    }
+}
+
 // Frequencies stored with a fixed byte width: 0 means "every frequency is 1", else 1, 2 or 4.
 struct FreqView {
     const unsigned char* data = nullptr;
@@ -17,10 +37,10 @@ struct FreqView {
     // The i-th frequency.
     uint32_t operator[](size_t i) const noexcept {
         switch (width) {
-            case 0: return 1;
-            case 1: return data[i];
-            case 2: { uint16_t v; std::memcpy(&v, data + 2 * i, 2); return v; }
-            default: { uint32_t v; std::memcpy(&v, data + 4 * i, 4); return v; }
+            case 0: return freq_at<0>(data, i);
+            case 1: return freq_at<1>(data, i);
+            case 2: return freq_at<2>(data, i);
+            default: return freq_at<4>(data, i);
         }
     }
 };
