@@ -73,18 +73,6 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     return static_cast<uint32_t>(ids_.size() - 1);
 }
 
-MultisetView Collection::doc(size_t i) const noexcept {
-    MultisetView v;
-    const Chunk& c = chunks_[where_[i] >> 32];
-    uint64_t begin = where_[i] & 0xffffffffu;
-    v.hashes = c.hashes.data() + begin;
-    v.freqs.data = c.freqs.data() + fpos_[i];
-    v.freqs.width = widths_[i];
-    v.size = sizes_[i];
-    v.length = lengths_[i];
-    return v;
-}
-
 size_t Collection::memory_bytes() const noexcept {
     size_t b = ids_.capacity() * sizeof(int64_t) + where_.capacity() * sizeof(uint64_t) +
                (sizes_.capacity() + fpos_.capacity()) * sizeof(uint32_t) + widths_.capacity() + lengths_.capacity() * sizeof(uint64_t) +

@@ -21,8 +21,18 @@ public:
     uint32_t add(int64_t id, const MultisetView& sig);
     size_t size() const noexcept { return ids_.size(); }
     int64_t id(size_t i) const noexcept { return ids_[i]; }
-    // The i-th document's multiset.
-    MultisetView doc(size_t i) const noexcept;
+    // The i-th document's multiset (inline: the join's lister and verification ask for it once
+    // per document and twice per verified pair).
+    MultisetView doc(size_t i) const noexcept {
+        MultisetView v;
+        const Chunk& c = chunks_[where_[i] >> 32];
+        v.hashes = c.hashes.data() + (where_[i] & 0xffffffffu);
+        v.freqs.data = c.freqs.data() + fpos_[i];
+        v.freqs.width = widths_[i];
+        v.size = sizes_[i];
+        v.length = lengths_[i];
+        return v;
+    }
     // The i-th document's length (sum of its frequencies).
     uint64_t length(size_t i) const noexcept { return lengths_[i]; }
     // Bytes held by this collection.
