@@ -389,6 +389,30 @@ struct SortScratch {
     bool filtering() const noexcept { return filtered < 4096 || 2 * kept < filtered; }
 };
 
+// Puts the n entries of e, already placed by their fine bucket (fine buckets; bucket f from
+// at[f] to at[f + 1]), in key order; the entries of one key in any order. An entry never leaves
+// its fine bucket (the earlier ones hold smaller keys), and most fine buckets hold one to three
+// entries: one insertion sort over all of them sorts them without a branch per fine bucket
+// (on the 72K textcorpus documents at tau 0.44, 3.4 ms against 4.5 ms with a sort per fine
+// bucket). Insertion sort is quadratic in a crowded fine bucket (keys made to share their top
+// bits): past 8 moves an entry it gives way to a sort per fine bucket.
+void sort_within_fine(PrefixEntry* e, size_t n, const uint64_t* at, size_t fine) {
+    const size_t budget = 8 * n + 64;
+    size_t moves = 0;
+    for (size_t k = 1; k < n; ++k) {
+        const PrefixEntry x = e[k];
+        size_t j = k;
+        for (; j > 0 && x.key() < e[j - 1].key(); --j) e[j] = e[j - 1];
+        e[j] = x;
+        moves += k - j;
+        if (moves > budget) {
+            auto by_key = [](const PrefixEntry& a, const PrefixEntry& b) { return a.key() < b.key(); };
+            for (size_t f = 0; f < fine; ++f) std::sort(e + at[f], e + at[f + 1], by_key);
+            return;
+        }
+    }
+}
+
 // Copies the entries of coarse bucket c of lists into s.sorted ordered by key (the entries of one
 // key in no particular order), leaving out (while filtering() holds) most entries whose key no
 // other entry of the bucket has; returns the number of entries copied. Every entry whose key is
@@ -474,17 +498,7 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, SortScratch& s) {
         __builtin_prefetch(s.rank_len + s.gathered[k].doc);
         s.sorted[s.next[fine_of(s.gathered[k].word)]++] = s.gathered[k];
     }
-    // By word: by key, and within a key by tag, which does not matter.
-    auto by_key = [](const PrefixEntry& x, const PrefixEntry& y) { return x.word < y.word; };
-    for (size_t f = 0; f < fine; ++f) {
-        PrefixEntry* first = s.sorted.data() + s.at[f];
-        PrefixEntry* last = s.sorted.data() + s.at[f + 1];
-        if (last - first == 2) {
-            if (by_key(first[1], first[0])) std::swap(first[0], first[1]);
-        } else if (last - first > 2) {
-            std::sort(first, last, by_key);
-        }
-    }
+    sort_within_fine(s.sorted.data(), n, s.at.data(), fine);
     return n;
 }
 

@@ -720,6 +720,42 @@ TEST(JoinGroups, SignaturesSharingAKeyOnlyAddCandidates) {
     }
 }
 
+// A bucket's kept entries are placed by the top bits of their key and then put in key order by
+// one insertion sort, which gives way to a sort per fine bucket past 8 moves an entry
+// (join_groups.cpp sort_within_fine). 300 hashes whose keys differ only below their top 14
+// bits (so one fine bucket holds them all), in 600 one-signature documents: each hash once in
+// descending key order, then once more in another order, so that no key's two entries are
+// adjacent before the sort and the insertion sort runs out of moves. Every pair of equal
+// documents is found, and nothing else.
+TEST(JoinGroups, CrowdedFineBucketIsSortedWhole) {
+    using join_detail::PrefixLists;
+    auto unmix = [](uint64_t m) {  // dictionary_mix undone, as in the test above
+        m ^= m >> 29 ^ m >> 58;
+        uint64_t inv = 0x9e3779b97f4a7c15ULL;
+        for (int k = 0; k < 6; ++k) inv *= 2 - 0x9e3779b97f4a7c15ULL * inv;
+        m *= inv;
+        return m ^ m >> 31 ^ m >> 62;
+    };
+    std::mt19937_64 rng(5150);
+    const uint64_t top = rng() & ~((uint64_t(1) << 42) - 1);  // bucket and the key's top 14 bits
+    const size_t kHashes = 300;
+    std::vector<uint64_t> hashes;
+    for (uint64_t k = 0; k < kHashes; ++k) hashes.push_back(unmix(top | (kHashes - 1 - k) << 32 | (rng() & 0xffffffff)));
+    for (uint64_t h : hashes) ASSERT_EQ(join_detail::dictionary_mix(h) >> 42, top >> 42);
+    ASSERT_GT(PrefixLists::key_of(hashes[0]), PrefixLists::key_of(hashes[1]));  // descending keys
+    std::vector<Doc> docs;
+    for (uint64_t h : hashes) docs.push_back({{h, 1}});
+    std::vector<uint64_t> again = hashes;
+    std::shuffle(again.begin(), again.end(), rng);
+    for (uint64_t h : again) docs.push_back({{h, 1}});
+    PairTable table(docs);
+    Collection c = make(docs);
+    for (double tau : {0.5, 1.0}) {
+        ASSERT_EQ(table.at(tau).size(), kHashes);
+        for (int threads : {1, 2}) ASSERT_EQ(run_groups(c, tau, threads), table.at(tau)) << "tau " << tau;
+    }
+}
+
 // The prefix-group matcher with a sink: every pair goes through the sink exactly once (none is
 // returned), within the bound the matcher announced; sorted, they are the reference result.
 TEST(JoinGroups, SinkGetsEveryPairOnce) {
