@@ -570,34 +570,46 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     g = h;
                     continue;
                 }
-                // The group's documents by rank (their ranks and lengths in one read each).
-                std::vector<Member>& group = s.members;
-                group.clear();
-                for (size_t e = g; e < h; ++e) {
-                    const PrefixEntry& pe = entries[e];
+                // A group member: its rank, length and mass, from one read of rank_len.
+                auto member = [&](const PrefixEntry& pe) {
                     const uint64_t rl = job.rank_len[pe.doc];
                     const uint32_t len = static_cast<uint32_t>(rl);
-                    group.push_back(Member{static_cast<uint32_t>(rl >> 32), len,
-                                           static_cast<uint32_t>(pe.mass(len, job.need_of(len))), pe.several()});
+                    return Member{static_cast<uint32_t>(rl >> 32), len,
+                                  static_cast<uint32_t>(pe.mass(len, job.need_of(len))), pe.several()};
+                };
+                // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked.
+                auto candidate = [&](const Member& a, const Member& b) {
+                    const uint64_t la = a.len, lb = b.len;
+                    const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
+                    const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
+                    out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
+                };
+                if (h - g == 2) {  // two documents: three in four groups
+                    Member b = member(entries[g]), a = member(entries[g + 1]);
+                    g = h;
+                    if (a.rank < b.rank) std::swap(a, b);
+                    if (b.len < job.lo_of(a.len) || b.rank == a.rank) continue;
+                    candidate(a, b);
+                    if (++k % 65536 == 0) {
+                        if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap) too_many.store(true);
+                        if (too_many.load(std::memory_order_relaxed) || guard.stopped()) return;
+                    }
+                    continue;
                 }
+                // The group's documents by rank.
+                std::vector<Member>& group = s.members;
+                group.clear();
+                for (size_t e = g; e < h; ++e) group.push_back(member(entries[e]));
                 g = h;
-                if (group.size() == 2) {
-                    if (group[1].rank < group[0].rank) std::swap(group[0], group[1]);
-                } else {
-                    std::sort(group.begin(), group.end(), [](const Member& x, const Member& y) { return x.rank < y.rank; });
-                }
+                std::sort(group.begin(), group.end(), [](const Member& x, const Member& y) { return x.rank < y.rank; });
                 for (size_t i = 1; i < group.size(); ++i) {
                     const Member a = group[i];
-                    const uint64_t la = a.len;
-                    const uint64_t lo = job.lo_of(la);
+                    const uint64_t lo = job.lo_of(a.len);
                     for (size_t j = i; j > 0; --j) {
                         const Member& b = group[j - 1];
-                        const uint64_t lb = b.len;
-                        if (lb < lo) break;  // shorter ones follow: outside a's length partitions
+                        if (b.len < lo) break;  // shorter ones follow: outside a's length partitions
                         if (b.rank == a.rank) continue;  // two signatures of one document, one key
-                        const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
-                        const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
-                        out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
+                        candidate(a, b);
                         // A large group can hold more candidates than the cap allows: checked as
                         // they come, so that memory stays bounded by the cap.
                         if (++k % 65536 == 0) {
