@@ -720,8 +720,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             if (opt.sink != nullptr) {
                 opt.sink->put(std::move(out));  // unsorted: the caller writes rows meanwhile
                 out = JoinPairs();
-            } else {
-                sort_pairs(out);
+            } else if (threads > 1) {
+                sort_pairs(out);  // the runs are merged in slices on the workers below
             }
             guard.progress(r1 - r0);
         }
@@ -729,7 +729,9 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     throw_if_canceled(opt.cancel);
     cands.clear();
     guard.progress(docs.size() - n);  // the empty documents, which pair with nothing
-    result = merge_sorted_runs(found, threads);
+    // One thread: the partitions' pairs joined and sorted once (a radix sort) rather than each
+    // partition sorted and the 64 runs merged through a heap.
+    result = threads > 1 ? merge_sorted_runs(found, threads) : merge_sorted(found);
     return true;
 }
 
