@@ -667,6 +667,15 @@ TEST(JoinGroups, SingletonFilterOnAndOff) {
     }
 }
 
+// dictionary_mix (join_internal.hpp) undone, to make hashes with chosen mixed bits.
+uint64_t unmix(uint64_t m) {
+    m ^= m >> 29 ^ m >> 58;
+    uint64_t inv = 0x9e3779b97f4a7c15ULL;  // Newton's iteration for the inverse mod 2^64
+    for (int k = 0; k < 6; ++k) inv *= 2 - 0x9e3779b97f4a7c15ULL * inv;
+    m *= inv;
+    return m ^ m >> 31 ^ m >> 62;
+}
+
 // Hashes whose prefix entries share their key: the matcher groups entries by 32 mixed bits
 // (bucket and key), not by the whole hash (join_prefix.hpp). For 40 seeds, documents drawn from
 // 40 families of three hashes that differ only below those bits, so that nearly every group
@@ -675,14 +684,6 @@ TEST(JoinGroups, SingletonFilterOnAndOff) {
 // deficit that such a group can fool; without the skip of a document met twice every seed fails.)
 TEST(JoinGroups, SignaturesSharingAKeyOnlyAddCandidates) {
     using join_detail::PrefixLists;
-    // dictionary_mix (join_internal.hpp) undone, to make hashes with chosen mixed bits.
-    auto unmix = [](uint64_t m) {
-        m ^= m >> 29 ^ m >> 58;
-        uint64_t inv = 0x9e3779b97f4a7c15ULL;  // Newton's iteration for the inverse mod 2^64
-        for (int k = 0; k < 6; ++k) inv *= 2 - 0x9e3779b97f4a7c15ULL * inv;
-        m *= inv;
-        return m ^ m >> 31 ^ m >> 62;
-    };
     for (uint64_t seed = 1; seed <= 40; ++seed) {
         std::mt19937_64 rng(seed);
         std::vector<std::vector<uint64_t>> families(40);
@@ -729,13 +730,6 @@ TEST(JoinGroups, SignaturesSharingAKeyOnlyAddCandidates) {
 // documents is found, and nothing else.
 TEST(JoinGroups, CrowdedFineBucketIsSortedWhole) {
     using join_detail::PrefixLists;
-    auto unmix = [](uint64_t m) {  // dictionary_mix undone, as in the test above
-        m ^= m >> 29 ^ m >> 58;
-        uint64_t inv = 0x9e3779b97f4a7c15ULL;
-        for (int k = 0; k < 6; ++k) inv *= 2 - 0x9e3779b97f4a7c15ULL * inv;
-        m *= inv;
-        return m ^ m >> 31 ^ m >> 62;
-    };
     std::mt19937_64 rng(5150);
     const uint64_t top = rng() & ~((uint64_t(1) << 42) - 1);  // bucket and the key's top 14 bits
     const size_t kHashes = 300;
