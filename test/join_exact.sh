@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=${1:-$here/../../shared/data/newsframes-dev}
 data=$(cd "$data" && pwd)
 if [[ -z ${JOIN_EXACT_INSIDE:-} ]]; then
-  export PATH=/usr/lib/postgresql/15/bin:$PATH
+  export PATH=${PGBIN:-/usr/lib/postgresql/15/bin}:$PATH
   exec env JOIN_EXACT_INSIDE=1 pg_virtualenv -t -v 15 "$here/join_exact.sh" "$data"
 fi
 

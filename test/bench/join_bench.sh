@@ -41,7 +41,7 @@ export SCALE_MODE ROWS VARIANT_SHARE SEED REPEAT SUBSAMPLE TRGM_DOCS NOPART_TIME
 if [[ -z ${JOIN_BENCH_INSIDE:-} ]]; then
   mkdir -p "$OUT"
   g++ -std=c++17 -O2 -o "$OUT/scale_corpus" "$here/scale_corpus.cpp"
-  export PATH=/usr/lib/postgresql/15/bin:$PATH
+  export PATH=${PGBIN:-/usr/lib/postgresql/15/bin}:$PATH
   exec env JOIN_BENCH_INSIDE=1 pg_virtualenv -t -v 15 -o shared_buffers=2GB -o max_wal_size=8GB \
     -o synchronous_commit=off -o work_mem=256MB -o maintenance_work_mem=1GB \
     -o spotsigs.max_threads=2 -o spotsigs.join_memory_limit=${JOIN_MEMORY_LIMIT:-10GB} \

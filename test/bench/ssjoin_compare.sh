@@ -42,7 +42,7 @@ make -s -C "$repo" build/core_join_file
 ours="$repo/build/core_join_file"
 
 # Signatures, through pg_virtualenv (runs as postgres when started as root).
-export PATH=/usr/lib/postgresql/15/bin:$PATH
+export PATH=${PGBIN:-/usr/lib/postgresql/15/bin}:$PATH
 [[ ${REUSE:-} == 1 && -s $OUT/base.tsv ]] || pg_virtualenv -t -v 15 bash -c "
   set -euo pipefail
   psql() { command psql -X -v ON_ERROR_STOP=1 -qAt \"\$@\"; }
