@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""eval.py: quality evaluation of spotsigs and the paper's baselines on NewsFrames dev.
+"""eval.py: quality evaluation of spotsigs and the paper's baselines on data sets of pages.
 
-Run by test/eval/run-eval inside a pg_virtualenv cluster (PG* variables set). Every method runs
-in SQL; pairs with similarity >= 0.05 are scored by score-pairs --sweep (tau 0.05 .. 1.00).
-Writes to $EVAL_OUT: table1.md, figure6.md, heldout.md, sweeps.tsv, data/*.dat, *.png.
+Run by test/eval/run-eval inside a throwaway cluster (PG* variables set), once per data set: a
+directory with a pages.tsv.gz (columns id, cluster, host, kind, html; COPY text format), or its
+name under ../shared/data. Every method runs in SQL; pairs with similarity >= 0.05 are scored
+by score-pairs --sweep (tau 0.05 .. 1.00). Writes to $EVAL_OUT/<data set>/: table1.md,
+fine-spotsigs.md, figure6.md, heldout.md, newuser.md, timings.md, sweeps.tsv, data/*.dat, *.png.
 
 Held-out split: clusters with an even id form half A (used for tuning), odd ids half B (held
-out); singletons have cluster ids of their own and so fall into both halves alike.
+out); singletons have cluster ids of their own and so fall into one half or the other.
 """
 import argparse
-import json
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
-DATA = os.environ.get('EVAL_DATA', '../shared/data/newsframes-dev')
-SCORER = os.environ.get('EVAL_SCORER', '../shared/tools/score-pairs')
-OUT = os.environ.get('EVAL_OUT', 'test/eval/results')
+import calls
+import newuser
+from db import TIMER_SQL, export, log, one, psql, score as score_file
+
+SHARED_DATA = os.environ.get('EVAL_SHARED_DATA', '../shared/data')
+RESULTS = os.environ.get('EVAL_OUT', 'test/eval/results')
+DATA = OUT = NAME = None  # the data set being evaluated (set by main())
 TMP = tempfile.mkdtemp(prefix='spotsigs-eval-')
+atexit.register(shutil.rmtree, TMP, True)
 STOPFILE = '/usr/share/postgresql/15/tsearch_data/english.stop'
 
 # The paper's best antecedent set (extract.cpp's default_antecedents()) and other sets of Fig. 6.
@@ -31,38 +40,13 @@ ANTECEDENT_SETS = {
 }
 
 
-def log(*a):
-    """Prints a progress line to stderr."""
-    print(*a, file=sys.stderr, flush=True)
-
-
-def psql(sql):
-    """Runs SQL through psql and returns the rows of its last result as lists of strings."""
-    r = subprocess.run(['psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-F', '\t', '-f', '-'],
-                       input=sql, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit('psql failed: %s\n--- SQL:\n%s' % (r.stderr, sql[:2000]))
-    return [ln.split('\t') for ln in r.stdout.splitlines() if ln != '']
-
-
-def one(sql):
-    """The single value of a one-row, one-column query."""
-    return psql(sql)[0][0]
-
-
 def setup():
     """Creates the extension, the timing helper and the pages table; writes the truth files."""
-    psql(r"""
+    psql(TIMER_SQL + r"""
 CREATE EXTENSION IF NOT EXISTS spotsigs;
-CREATE OR REPLACE FUNCTION eval_ms(q text) RETURNS double precision LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz := clock_timestamp();
-BEGIN
-  EXECUTE q;
-  RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
-END $$;
 DROP TABLE IF EXISTS pages;
 CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text);
-\copy pages FROM PROGRAM 'zcat %s/pages.tsv.gz'
+\copy pages FROM PROGRAM 'zcat %s'
 ANALYZE pages;
 """ % DATA)
     rows = psql('SELECT id, cluster FROM pages ORDER BY id')
@@ -111,11 +95,20 @@ def sig_stats(name):
 
 
 def match_sql(name, kind, tau, k=6, l=32):
-    """The SQL that writes pairs_<name>(a, b, s) of a method at threshold tau."""
+    """The SQL that writes pairs_<name>(a, b, s) of a method at threshold tau. 'jaccard' is the
+    plain measure by its exact join, 'sqljaccard' the same measure by a brute-force SQL
+    self-join (the reference), 'join' spotsigs_join's own measure."""
     if kind == 'jaccard':
+        return 'CREATE TABLE pairs_{n} AS SELECT id1 AS a, id2 AS b, similarity AS s FROM {j}'.format(
+            n=name, j=calls.PLAIN_JOIN.format(rel='sig_' + name, tau=tau))
+    if kind == 'join':
+        return 'CREATE TABLE pairs_{n} AS SELECT id1 AS a, id2 AS b, similarity AS s FROM {j}'.format(
+            n=name, j=calls.DEFAULT_MEASURE_JOIN.format(rel='sig_' + name, tau=tau))
+    if kind == 'sqljaccard':
         return """CREATE TABLE pairs_{n} AS SELECT x.id AS a, y.id AS b, s FROM sig_{n} x JOIN sig_{n} y
             ON x.id < y.id AND least(length(x.sig), length(y.sig)) >= {t} * greatest(length(x.sig), length(y.sig)),
-            LATERAL similarity(x.sig, y.sig) s WHERE s >= {t}""".format(n=name, t=tau)
+            LATERAL {f} s WHERE s >= {t}""".format(
+                n=name, t=tau, f=calls.PLAIN_SIMILARITY.format(a='x.sig', b='y.sig'))
     if kind == 'cosine':
         return """CREATE TABLE pairs_{n} AS SELECT x.id AS a, y.id AS b, s FROM sig_{n} x JOIN sig_{n} y
             ON x.id < y.id, LATERAL cosine_similarity(x.sig, y.sig) s WHERE s >= {t}""".format(n=name, t=tau)
@@ -128,16 +121,20 @@ def match_sql(name, kind, tau, k=6, l=32):
     raise ValueError(kind)
 
 
-def match(name, kind, tau, k=6, l=32):
-    """Runs the matching of a method at tau into pairs_<name>; returns its time in ms."""
-    return float(one("DROP TABLE IF EXISTS pairs_{n}; SELECT eval_ms($q${s}$q$);".format(
-        n=name, s=match_sql(name, kind, tau, k, l))))
+def match(name, kind, tau, k=6, l=32, into=None):
+    """Runs the matching of a method at tau into pairs_<name> (or pairs_<into>); returns its time
+    in ms."""
+    sql = match_sql(name, kind, tau, k, l)
+    if into:
+        sql = sql.replace('pairs_%s AS' % name, 'pairs_%s AS' % into, 1)
+    into = into or name
+    return float(one("DROP TABLE IF EXISTS pairs_{i}; SELECT eval_ms($q${s}$q$);".format(i=into, s=sql)))
 
 
 def score(name, halves):
     """Exports pairs_<name> and scores it on all pages and on halves A and B: {half: sweep json}."""
     path = os.path.join(TMP, 'pairs-%s.txt' % name)
-    psql("\\copy (SELECT a, b, s FROM pairs_%s) TO '%s'" % (name, path))
+    export('SELECT a, b, s FROM pairs_%s' % name, path)
     out = {}
     for half in ('all', 'A', 'B'):
         src = path
@@ -149,9 +146,7 @@ def score(name, halves):
                     p = ln.split('\t')
                     if int(p[0]) in ids and int(p[1]) in ids:
                         g.write(ln)
-        r = subprocess.run([sys.executable, SCORER, os.path.join(TMP, 'truth-%s.txt' % half), src,
-                            '--sweep', '--json'], capture_output=True, text=True, check=True)
-        out[half] = json.loads(r.stdout)
+        out[half] = score_file(os.path.join(TMP, 'truth-%s.txt' % half), src, '--sweep')
     return out
 
 
@@ -178,7 +173,7 @@ def write_dat(label, sweeps):
 
 
 def append_sweeps(label, sweeps):
-    """Appends the sweeps of one run to sweeps.tsv."""
+    """Appends the sweeps of one run to sweeps.tsv (which main() starts afresh every run)."""
     with open(os.path.join(OUT, 'sweeps.tsv'), 'a') as f:
         for half in ('all', 'A', 'B'):
             for row in sweeps[half]['sweep']:
@@ -187,46 +182,46 @@ def append_sweeps(label, sweeps):
                     row['tp'], row['fp']))
 
 
-def run_method(m, halves):
-    """Extracts, matches at 0.05 and scores one method; then times the matching at its best tau."""
+def run_method(m, halves, quick):
+    """Extracts, matches at 0.05 and scores one method; then times the matching at its best tau.
+    The plain measure's pairs come from its exact join; without --quick the brute-force SQL
+    self-join runs at the best tau too, timed, and must return exactly the join's pairs."""
     log('method', m['label'])
-    ext_ms = extract(m['name'], m['expr'], m.get('idf'))
-    nsig, mb = sig_stats(m['name'])
-    match(m['name'], m['kind'], 0.05, m.get('k', 6), m.get('l', 32))
-    sweeps = score(m['name'], halves)
+    n, kind, k, l = m['name'], m['kind'], m.get('k', 6), m.get('l', 32)
+    ext_ms = extract(n, m['expr'], m.get('idf'))
+    nsig, mb = sig_stats(n)
+    sweep_ms = match(n, kind, 0.05, k, l)
+    sweeps = score(n, halves)
     best = best_on(sweeps['all'])
-    match_ms = match(m['name'], m['kind'], best['threshold'], m.get('k', 6), m.get('l', 32))
-    join_ms, join_ok = join_check(m['name'], best['threshold']) if m['kind'] == 'jaccard' else (None, None)
-    write_dat(m['name'], sweeps)
-    append_sweeps(m['name'], sweeps)
+    tau = best['threshold']
+    join_ms = match_ms = join_ok = None
+    if kind in ('jaccard', 'join'):
+        join_ms = match(n, kind, tau, into=n + '_best')
+        if kind == 'jaccard' and not quick:
+            match_ms = match(n, 'sqljaccard', tau, into=n + '_sql')
+            join_ok = one("""SELECT count(*) FROM ((SELECT a, b FROM pairs_{n}_best EXCEPT SELECT a, b FROM pairs_{n}_sql)
+                UNION ALL (SELECT a, b FROM pairs_{n}_sql EXCEPT SELECT a, b FROM pairs_{n}_best)) x""".format(n=n)) == '0'
+    elif kind == 'imatch':
+        match_ms = sweep_ms  # no threshold: the run above is the matching
+    elif kind == 'lsh' or not quick:
+        match_ms = match(n, kind, tau, k, l, into=n + '_best')
+    write_dat(n, sweeps)
+    append_sweeps(n, sweeps)
     return dict(m, ext_ms=ext_ms, nsig=nsig, mb=mb, match_ms=match_ms, sweeps=sweeps, best=best,
                 join_ms=join_ms, join_ok=join_ok)
 
 
-def join_check(name, tau):
-    """Times spotsigs_join (when installed) at tau on sig_<name> and checks that it returns
-    exactly the pairs of the SQL self-join in pairs_<name>; (ms, agrees) or (None, None)."""
-    if one("SELECT to_regproc('spotsigs_join') IS NOT NULL") != 't':
-        return None, None
-    ms = float(one("""DROP TABLE IF EXISTS join_{n};
-        SELECT eval_ms($q$CREATE TABLE join_{n} AS SELECT * FROM spotsigs_join('sig_{n}', 'id', 'sig', {t})$q$)""".format(n=name, t=tau)))
-    diff = one("""SELECT count(*) FROM ((SELECT id1, id2 FROM join_{n} EXCEPT SELECT a, b FROM pairs_{n})
-        UNION ALL (SELECT a, b FROM pairs_{n} EXCEPT SELECT id1, id2 FROM join_{n})) x""".format(n=name))
-    return ms, diff == '0'
-
-
-def fine_sweep(name, lo=0.10, hi=0.35):
-    """Scores pairs of run name at tau lo..hi in steps of 0.01 (score-pairs --threshold) on all
-    pages and both halves; writes fine-<name>.md and returns its rows."""
+def fine_sweep(name, best_tau):
+    """Scores pairs of run name at tau best_tau -/+ 0.12 in steps of 0.01 (score-pairs
+    --threshold) on all pages and both halves; writes fine-<name>.md and returns its rows."""
+    lo = max(5, int(round(best_tau * 100)) - 12)
     rows = []
-    for i in range(int(round(lo * 100)), int(round(hi * 100)) + 1):
+    for i in range(lo, min(100, lo + 24) + 1):
         tau = i / 100.0
         row = [tau]
         for half in ('all', 'A', 'B'):
             src = os.path.join(TMP, 'pairs-%s.txt' % name if half == 'all' else 'pairs-%s-%s.txt' % (name, half))
-            r = subprocess.run([sys.executable, SCORER, os.path.join(TMP, 'truth-%s.txt' % half), src,
-                                '--threshold', '%.2f' % tau, '--json'], capture_output=True, text=True, check=True)
-            j = json.loads(r.stdout)
+            j = score_file(os.path.join(TMP, 'truth-%s.txt' % half), src, '--threshold', '%.2f' % tau)
             row += [j['precision'], j['recall'], j['f1']]
         rows.append(row)
     lines = ['| tau | P | R | F1 | F1 (A) | F1 (B) |', '|---|---|---|---|---|---|']
@@ -244,6 +239,7 @@ def methods(default_words):
     im = (0.4, 0.75)
     return [
         dict(name='spotsigs', label='SpotSigs (defaults, no IDF)', expr=sp, kind='jaccard'),
+        dict(name='spotsigs_join', label="SpotSigs (defaults, spotsigs_join's own measure)", expr=sp, kind='join'),
         dict(name='spotsigs_idf', label='SpotSigs (IDF [0.2, 0.85])', expr=sp, idf=idf, kind='jaccard'),
         dict(name='shingle1', label='1-Shingles', expr='shingles(html, 1)', idf=idf, kind='jaccard'),
         dict(name='shingle3', label='3-Shingles', expr='shingles(html, 3)', idf=idf, kind='jaccard'),
@@ -265,18 +261,19 @@ def fmt_idf(m):
 
 def table1(results):
     """Writes table1.md: the paper's Table 1 columns, at each method's best tau on all pages."""
-    ref = next(r for r in results if r['name'] == 'spotsigs')
+    ref = next((r for r in results if r['name'] == 'spotsigs'), results[0])
     lines = ['| method | IDF | tau | k | l | #spots | MB | extraction ms | matching ms (SQL) | spotsigs_join ms | P | R | F1 | SpotSigs F1 gain |',
              '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in results:
         b = r['best']
         tau = 'n/a' if r['kind'] == 'imatch' else '%.2f' % b['threshold']
         gain = (ref['best']['f1'] / b['f1'] - 1) * 100 if b['f1'] > 0 else float('inf')
-        join = 'n/a' if r.get('join_ms') is None else '%.0f%s' % (r['join_ms'], '' if r['join_ok'] else ' (pairs differ!)')
-        lines.append('| %s | %s | %s | %s | %s | %d | %.2f | %.0f | %.0f | %s | %.3f | %.3f | %.3f | %s |' % (
+        join = 'n/a' if r['join_ms'] is None else '%.0f%s' % (
+            r['join_ms'], {None: '', True: '', False: ' (pairs differ!)'}[r['join_ok']])
+        lines.append('| %s | %s | %s | %s | %s | %d | %.2f | %.0f | %s | %s | %.3f | %.3f | %.3f | %s |' % (
             r['label'], fmt_idf(r), tau, r.get('k', 'n/a') if r['kind'] == 'lsh' else 'n/a',
             r.get('l', 'n/a') if r['kind'] == 'lsh' else 'n/a', r['nsig'], r['mb'], r['ext_ms'],
-            r['match_ms'], join, b['precision'], b['recall'], b['f1'],
+            'n/a' if r['match_ms'] is None else '%.0f' % r['match_ms'], join, b['precision'], b['recall'], b['f1'],
             '—' if r is ref else ('%+.1f%%' % gain if b['f1'] > 0 else 'n/a (F1 0)')))
     notes = ['\nLSH-S recall relative to SpotSigs on the same signatures, at the same tau:\n',
              '| LSH-S run | k | l | tau | SpotSigs R | LSH-S R | ratio |', '|---|---|---|---|---|---|---|']
@@ -368,7 +365,7 @@ def plot(results, runs):
     gp = ['set terminal pngcairo size 1100,600 noenhanced' if has_cairo() else 'set terminal png size 1100,600',
           'set xlabel "tau"', 'set yrange [0:1.02]', 'set xrange [0:1]', 'set key outside right top', 'set grid']
     # Figure 5: F1 against tau, Jaccard methods, cosine methods, and LSH-S against SpotSigs
-    groups5 = [('fig5-f1', 'Jaccard', lambda r: r['kind'] in ('jaccard', 'imatch')),
+    groups5 = [('fig5-f1', 'Jaccard', lambda r: r['kind'] in ('jaccard', 'join', 'imatch')),
                ('fig5-cosine', 'cosine (SpotSigs Jaccard for reference)',
                 lambda r: r['kind'] == 'cosine' or r['name'] == 'spotsigs'),
                ('fig5-lsh-f1', 'LSH-S against SpotSigs',
@@ -378,12 +375,12 @@ def plot(results, runs):
         if not rs:
             continue
         gp.append('set output "%s/%s.png"' % (OUT, fname))
-        gp.append('set title "F1 against tau, %s (NewsFrames dev, all pages)"; set ylabel "F1"' % title)
+        gp.append('set title "F1 against tau, %s (%s, all pages)"; set ylabel "F1"' % (title, NAME))
         gp.append('plot ' + ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], r['label'])
                                       for r in rs))
     for r in results:
         gp.append('set output "%s/fig5-%s.png"' % (OUT, r['name']))
-        gp.append('set title "%s: precision, recall and F1 against tau"; set ylabel ""' % r['label'])
+        gp.append('set title "%s: precision, recall and F1 against tau (%s)"; set ylabel ""' % (r['label'], NAME))
         gp.append('plot "{f}" using 1:2 w lp t "precision", "{f}" using 1:3 w lp t "recall", '
                   '"{f}" using 1:4 w lp t "F1"'.format(f='%s/%s.dat' % (d, r['name'])))
     if runs:
@@ -398,7 +395,7 @@ def plot(results, runs):
             if not rs:
                 continue
             gp.append('set output "%s/%s.png"' % (OUT, fname))
-            gp.append('set title "SpotSigs F1 against tau: %s"; set ylabel "F1"' % title)
+            gp.append('set title "SpotSigs F1 against tau: %s (%s)"; set ylabel "F1"' % (title, NAME))
             curves = ', '.join('"%s/%s.dat" using 1:4 with linespoints title "%s"' % (d, r['name'], lab(r))
                                for r in sorted(rs, key=lambda r: (r['d'], r['c'], r['set'])))
             gp.append('plot ' + curves)
@@ -417,46 +414,112 @@ def has_cairo():
 DEFAULTS = (0, 0)
 
 
-def main():
-    """Runs the whole evaluation."""
+def dataset(arg):
+    """(name, pages.tsv.gz path) of a data set argument: a pages.tsv.gz, a directory holding one,
+    or the name of a directory under ../shared/data."""
+    path = arg if os.path.exists(arg) else os.path.join(SHARED_DATA, arg)
+    if os.path.isdir(path):
+        path = os.path.join(path, 'pages.tsv.gz')
+    if not os.path.isfile(path):
+        sys.exit('no data set %s (looked for %s)' % (arg, path))
+    path = os.path.abspath(path)
+    return os.path.basename(os.path.dirname(path)), path
+
+
+def code_version():
+    """git describe of the code being evaluated."""
+    r = subprocess.run(['git', '-C', os.path.dirname(os.path.abspath(__file__)), 'describe',
+                        '--always', '--dirty'], capture_output=True, text=True)
+    return r.stdout.strip() or 'unknown'
+
+
+def evaluate(a, db):
+    """Runs the evaluation of the data set in DATA/OUT in database db; returns the timings."""
     global DEFAULTS
+    times = []
+
+    def part(label, f, *args):
+        t0 = time.monotonic()
+        r = f(*args)
+        times.append((label, time.monotonic() - t0))
+        return r
+
+    os.environ['PGDATABASE'] = db
+    if not (a.only or a.no_figure6 or a.no_newuser or a.newuser_only):
+        shutil.rmtree(OUT, ignore_errors=True)  # a whole run leaves no file of an earlier one
+    os.makedirs(OUT, exist_ok=True)
+    if not a.newuser_only:
+        open(os.path.join(OUT, 'sweeps.tsv'), 'w').write('run\thalf\ttau\tP\tR\tF1\tTP\tFP\n')
+        halves = part('load', setup)
+        default_words = [w for w in os.environ.get('EVAL_DEFAULT_ANTECEDENTS', '').split(',') if w]
+        if not default_words:
+            default_words = read_default_antecedents()
+        DEFAULTS = read_default_dc()
+        log('default antecedents', default_words, 'd, c =', DEFAULTS)
+        same = one("SELECT count(*) FILTER (WHERE spotsigs(html) <> spotsigs(html, %s, %d, %d)) FROM pages"
+                   % (sql_array(default_words), DEFAULTS[0], DEFAULTS[1]))
+        if same != '0':
+            sys.exit('the default antecedents in eval.py differ from the extension\'s (%s pages)' % same)
+        ms = methods(default_words)
+        if a.only:
+            keep = a.only.split(',')
+            ms = [m for m in ms if m['name'] in keep]
+        results = [part('Table 1: ' + m['name'], run_method, m, halves, a.quick) for m in ms]
+        print(table1(results))
+        spot = next((r for r in results if r['name'] == 'spotsigs'), None)
+        if spot:
+            print(part('fine sweep', fine_sweep, 'spotsigs', spot['best']['threshold']))
+        runs = [] if a.no_figure6 else part('Figure 6', figure6, default_words, halves, a.quick)
+        if runs:
+            print(write_figure6(runs))
+        print(write_heldout_methods(results))
+        part('plots', plot, results, runs)
+    if not a.no_newuser:
+        res = part('new user', newuser.run, DATA, TMP, db + '_newuser')
+        print(newuser.write(res, OUT, NAME, code_version()))
+    return times
+
+
+def write_timings(times):
+    """Writes timings.md: the wall-clock seconds of each part of this run."""
+    lines = ['# %s: run time of `test/eval/run-eval %s`' % (NAME, ' '.join(sys.argv[1:])), '',
+             'Code %s. Wall-clock seconds on the machine the results were made on.' % code_version(), '',
+             '| part | s |', '|---|---|']
+    lines += ['| %s | %.1f |' % (label, s) for label, s in times]
+    lines.append('| **total** | **%.1f** |' % sum(s for _, s in times))
+    with open(os.path.join(OUT, 'timings.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    log('\n'.join(lines))
+
+
+def main():
+    """Runs the whole evaluation on each data set given (both dev sets when none is)."""
+    global DATA, OUT, NAME
     ap = argparse.ArgumentParser()
-    ap.add_argument('--quick', action='store_true', help='Table 1 and antecedent sets only')
+    ap.add_argument('datasets', nargs='*', default=['newsframes-dev', 'docversions-dev'],
+                    help='pages.tsv.gz files, directories holding one, or names under ../shared/data')
+    ap.add_argument('--quick', action='store_true',
+                    help='no distance/chain grid, no brute-force SQL timing of the Jaccard and cosine runs')
     ap.add_argument('--only', help='comma-separated method names of Table 1 to run')
     ap.add_argument('--no-figure6', action='store_true')
-    ap.add_argument('--replot', action='store_true', help='redraw the PNGs from results/data only')
+    ap.add_argument('--no-newuser', action='store_true', help='skip the new user\'s old/new defaults')
+    ap.add_argument('--newuser-only', action='store_true', help='only the new user\'s old/new defaults')
+    ap.add_argument('--replot', action='store_true', help='redraw the PNGs from results/<data set>/data only')
     a = ap.parse_args()
-    if a.replot:
-        replot()
-        return
-    os.makedirs(OUT, exist_ok=True)
-    open(os.path.join(OUT, 'sweeps.tsv'), 'w').write('run\thalf\ttau\tP\tR\tF1\tTP\tFP\n')
-    halves = setup()
-    info = psql("SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'")
-    log('spotsigs', info)
-    default_words = [w for w in os.environ.get('EVAL_DEFAULT_ANTECEDENTS', '').split(',') if w]
-    if not default_words:
-        default_words = read_default_antecedents()
-    DEFAULTS = read_default_dc()
-    log('default antecedents', default_words, 'd, c =', DEFAULTS)
-    same = one("SELECT count(*) FILTER (WHERE spotsigs(html) <> spotsigs(html, %s, %d, %d)) FROM pages"
-               % (sql_array(default_words), DEFAULTS[0], DEFAULTS[1]))
-    if same != '0':
-        sys.exit('the default antecedents in eval.py differ from the extension\'s (%s pages)' % same)
-    ms = methods(default_words)
-    if a.only:
-        keep = a.only.split(',')
-        ms = [m for m in ms if m['name'] in keep]
-    results = [run_method(m, halves) for m in ms]
-    print(table1(results))
-    if any(r['name'] == 'spotsigs' for r in results):
-        print(fine_sweep('spotsigs'))
-    runs = [] if a.no_figure6 else figure6(default_words, halves, a.quick)
-    if runs:
-        print(write_figure6(runs))
-    print(write_heldout_methods(results))
-    plot(results, runs)
-    log('results in', OUT)
+    for i, arg in enumerate(a.datasets):
+        NAME, DATA = dataset(arg)
+        OUT = os.path.join(RESULTS, NAME)
+        if a.replot:
+            replot()
+            continue
+        log('== data set', NAME, DATA)
+        db = 'eval%d' % i
+        subprocess.run(['dropdb', '--if-exists', db], check=True)
+        subprocess.run(['createdb', db], check=True)
+        times = evaluate(a, db)
+        if not a.newuser_only:  # newuser.md holds the times of the new user's calls
+            write_timings(times)
+        log('results in', OUT)
 
 
 def replot():
