@@ -239,7 +239,7 @@ def methods(default_words):
     im = (0.4, 0.75)
     return [
         dict(name='spotsigs', label='SpotSigs (defaults, no IDF)', expr=sp, kind='jaccard'),
-        dict(name='spotsigs_join', label="SpotSigs (defaults, spotsigs_join's own measure)", expr=sp, kind='join'),
+        dict(name='spotsigs_join', label="SpotSigs (join's own measure)", expr=sp, kind='join'),
         dict(name='spotsigs_idf', label='SpotSigs (IDF [0.2, 0.85])', expr=sp, idf=idf, kind='jaccard'),
         dict(name='shingle1', label='1-Shingles', expr='shingles(html, 1)', idf=idf, kind='jaccard'),
         dict(name='shingle3', label='3-Shingles', expr='shingles(html, 3)', idf=idf, kind='jaccard'),
