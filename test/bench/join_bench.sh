@@ -26,7 +26,9 @@
 #     1M join at tau 0.9 with 2 threads is also timed with it off, in the same run;
 #  4. prints the ratios against the goals, writes results.txt, runtime.dat and the plot
 #     join_runtime.png (runtime against tau, like the paper's Figure 7) to OUT (default
-#     build/join-bench).
+#     build/join-bench), and when the run completes copies them over join_results.txt,
+#     join_runtime.dat and join_runtime.png in RESULTS (default test/bench/results; RESULTS= keeps
+#     them in OUT only, for partial runs such as TAUS=0.9).
 # Needs: make install done, gnuplot (gnuplot-nox), postgresql-contrib (pg_trgm), g++.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,12 +44,19 @@ if [[ -z ${JOIN_BENCH_INSIDE:-} ]]; then
   mkdir -p "$OUT"
   g++ -std=c++17 -O2 -o "$OUT/scale_corpus" "$here/scale_corpus.cpp"
   export PATH=${PGBIN:-/usr/lib/postgresql/15/bin}:$PATH
-  exec env JOIN_BENCH_INSIDE=1 pg_virtualenv -t -v 15 -o shared_buffers=2GB -o max_wal_size=8GB \
+  env JOIN_BENCH_INSIDE=1 pg_virtualenv -t -v 15 -o shared_buffers=2GB -o max_wal_size=8GB \
     -o synchronous_commit=off -o work_mem=256MB -o maintenance_work_mem=1GB \
     -o spotsigs.max_threads=2 -o spotsigs.join_memory_limit=${JOIN_MEMORY_LIMIT:-10GB} \
     -o spotsigs.join_huge_pages=${JOIN_HUGE_PAGES:-on} \
     -o max_parallel_workers_per_gather=0 \
     "$here/join_bench.sh" "$corpus"
+  results=${RESULTS-$repo/test/bench/results}
+  if [[ -n $results ]]; then
+    cp "$OUT/results.txt" "$results/join_results.txt"
+    cp "$OUT/runtime.dat" "$results/join_runtime.dat"
+    cp "$OUT/join_runtime.png" "$results/join_runtime.png"
+  fi
+  exit 0
 fi
 
 # pg_virtualenv runs as postgres when started as root: the output directory must be writable.

@@ -21,7 +21,8 @@
 #       runs on a heap its preparation has already grown, and is the faster of the two.
 #    Their program times the join alone, after reading, ordering and index set-up;
 # 4. prints the pair counts and the ratios their join / our whole call, to
-#    OUT/ssjoin_results.txt (default build/ssjoin-bench). Their count must equal ours less the
+#    OUT/ssjoin_results.txt (default build/ssjoin-bench), and when the run completes copies it over
+#    RESULTS/ssjoin_results.txt (default test/bench/results; RESULTS= keeps it in OUT only). Their count must equal ours less the
 #    pairs of similarity exactly tau that their floating-point overlap bound rounds away
 #    (ceil((|a|+|b|) tau/(1+tau)) a hair above an integer), which core_join_file counts.
 # Needs: make install done; Debian packages libboost-program-options-dev, libsparsehash-dev.
@@ -99,3 +100,5 @@ if (( mismatch == 0 )); then log "pair counts: theirs = ours - rounded-away pair
 else log "pair counts: DIFFERENT beyond the rounded-away pairs (see above)"; fi
 log "ratio = their join time / our whole call (above 1: ours is faster)"
 rm -f "$OUT/records.txt" "$OUT/tokens.txt" "$OUT/scaled.tsv"
+results=${RESULTS-$repo/test/bench/results}
+[[ -z $results ]] || cp "$res" "$results/ssjoin_results.txt"

@@ -22,18 +22,21 @@
 #
 # Usage (the extension must be installed; needs about 6 GB of disk and 15-25 minutes):
 #   pg_virtualenv -v 15 test/bench/trigger_bench.sh [NEW_ROWS] [COPIES]
+# The output is the run's record: redirect it over test/bench/results/trigger_NEW_ROWS.txt
+# (trigger_NEW_ROWS_novel.txt with NOVEL=1), one file per configuration, regenerated each run.
 # or against any server through the PG* environment variables. KEEP=1 keeps the database;
 # REUSE=1 then reuses its base table instead of loading it again.
-# The README's figures: a cluster with shared_buffers 2GB, run once with huge pages for its shared
-# memory (as root: sysctl vm.nr_hugepages=1200 before the server starts; huge_pages = try, the
-# default, then uses them) and once without. On a virtual machine every first touch of a shared
-# buffer by a new session is a page fault, which huge pages make 512 times rarer.
+# The published figures (test/bench/results/trigger_*.txt): a cluster with shared_buffers 2GB and
+# huge pages for its shared memory (as root: sysctl vm.nr_hugepages=2200 before the server starts;
+# huge_pages = try, the default, then uses them). On a virtual machine every first touch of a
+# shared buffer by a new session is a page fault, which huge pages make 512 times rarer.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 corpus=${SPOTSIGS_TEXTCORPUS:-$(cd .. && pwd)/shared/data/textcorpus/docs.tsv.gz}
 new=${1:-2000}
 copies=${2:-14}
 tau=${TAU:-0.8}
+echo "# test/bench/trigger_bench.sh $new $copies (NOVEL=${NOVEL:-0} ROUNDS=${ROUNDS:-3} TAU=$tau), $(date -u +%FT%TZ)"
 db=spotsigs_trigger_bench
 work=$(mktemp -d /tmp/spotsigs-trigger-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
