@@ -43,7 +43,7 @@ struct ExtractConfig {
 const std::vector<std::string>& default_antecedents();
 // A standard English stopword list (the one PostgreSQL ships as english.stop).
 const std::vector<std::string>& default_stopwords();
-constexpr int kDefaultDistance = 2;  // see README: chosen on newsframes-dev
+constexpr int kDefaultDistance = 2;  // chosen on newsframes-dev: docs/evaluation.md
 constexpr int kDefaultChain = 3;
 
 // A signature as readable text with its count, for spotsigs_terms().

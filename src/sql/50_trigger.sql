@@ -4,7 +4,7 @@
 --   spotsigs_flag_duplicates(spotsig_column, duplicate_column, similarity_column or '',
 --                            threshold [, 'best' | 'first' [, 'unlocked' | 'locked']]);
 -- The table needs a single-column integer primary key (the value the duplicate column gets) and
--- an index USING spotsigs on the spotsig column. See the README, "Deduplicate as you ingest".
+-- an index USING spotsigs on the spotsig column. See the README, "Deduplicating as you ingest", and docs/ingest.md.
 
 CREATE FUNCTION spotsigs_flag_duplicates() RETURNS trigger
     AS 'MODULE_PATHNAME' LANGUAGE C;

@@ -21,7 +21,7 @@
 #     spotsigs.join_memory_limit is JOIN_MEMORY_LIMIT (default 10GB: 1M documents need more
 #     than the 4GB default);
 #     spotsigs.join_huge_pages is JOIN_HUGE_PAGES (default on: the join's large blocks come from
-#     the reserved huge pages while the pool has room, see README "Settings"; reserve them first,
+#     the reserved huge pages while the pool has room, see docs/matcher.md "Memory"; reserve them first,
 #     as root: sysctl vm.nr_hugepages=2200, enough for shared_buffers and one 1M join), and the
 #     1M join at tau 0.9 with 2 threads is also timed with it off, in the same run;
 #  4. prints the ratios against the goals, writes results.txt, runtime.dat and the plot
