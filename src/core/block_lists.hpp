@@ -6,10 +6,9 @@
 //
 // Entries are written a cache line at a time: each bucket gathers a line's worth in a staging
 // line of its own (256 of them take 16 KB, in the first-level cache), and a full line goes to
-// its block with streaming stores, which do not read the line in first. Writing entries one by
-// one to 256 scattered blocks missed the cache on nearly every entry: on the 72K textcorpus
-// documents at tau 0.9, listing the 698K prefix entries took 12-13 ms that way, 9-10 ms staged
-// (single thread). An entry of one or more whole lines (a caller's own group of entries) goes out
+// its block with streaming stores, which do not read the line in first. Written one by one, the
+// entries of 256 scattered blocks would miss the cache on nearly every entry. An entry of one or
+// more whole lines (a caller's own group of entries) goes out
 // as it comes. Readers see the entries after seal(); a thread that added entries must pass
 // stream_fence() (seal() does) before another thread reads them.
 #pragma once

@@ -2,11 +2,11 @@
 //
 // Transparent huge pages, like any fresh anonymous memory, are handed back to the host of a
 // virtual machine soon after they are freed, and each first touch then costs the host's page
-// fault as well: measured here 2.0-2.5 s per GB, every call. Pages of the reserved pool stay with
-// the guest when freed, so after their first use a block from the pool costs only the zeroing
-// (0.11-0.14 s per GB measured, even 5 s after the previous block was freed). Blocks of at
-// least 2 MB are taken from the pool when use_reserved_huge_pages(true) was called and the pool
-// has room; otherwise, and for smaller blocks, they come from aligned malloc as before.
+// fault as well, on every call (test/bench/first_touch.c measures it). Pages of the reserved pool
+// stay with the guest when freed, so after their first use a block from the pool costs only the
+// zeroing, however long after the previous block was freed. Blocks of at least 2 MB are taken from
+// the pool when use_reserved_huge_pages(true) was called and the pool has room; otherwise, and for
+// smaller blocks, they come from aligned malloc.
 //
 // A private hugetlb mapping reserves its pages when it is made (no MAP_NORESERVE), so a pool
 // that runs out fails the mmap, which falls back, rather than a later page fault.

@@ -1,7 +1,7 @@
 // The all-pairs similarity join (paper Algorithm 1 plus PPJoin filters) over in-memory data.
 //
-// Exactness is the contract: join() returns exactly the pairs with similarity(a, b) >= tau, the
-// same set as the brute-force method, for every method.
+// Exactness is the contract: self_join() and rs_join() return exactly the pairs with
+// similarity(a, b) >= tau, the same set as the brute-force method, for every method.
 #pragma once
 
 #include <cstddef>

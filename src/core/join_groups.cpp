@@ -1,8 +1,8 @@
 // The prefix-group self-join: the default ('partitioned') matcher of a self-join.
 //
 // The index-based matcher (join_probe.cpp) orders signatures by exact document frequency, which
-// costs a dictionary of every distinct signature and a re-coded copy of every document; on 1M
-// documents that preparation took over 80% of the join. This matcher needs neither:
+// costs a dictionary of every distinct signature and a re-coded copy of every document, work
+// proportional to all signature occurrences before any pair is found. This matcher needs neither:
 //
 //  1. The global order (Lemma 4 allows any fixed total order) is the hash order the documents are
 //     stored in, except that signatures frequent in a sample of the documents come last, in
@@ -20,8 +20,7 @@
 //     whose key no other entry of the bucket has are mostly dropped first, see sort_bucket): a
 //     group of equal keys lists the documents that hold the signature in their prefix, put
 //     shortest first (by length rank). Two signatures whose 32 mixed bits agree (among n distinct
-//     prefix signatures about n^2 / 2^33 pairs are expected: some 1,400 for the 3.5M of 72K
-//     documents at tau 0.44) make one group; every step below stays
+//     prefix signatures about n^2 / 2^33 pairs are expected) make one group; every step below stays
 //     exact, since it then sees every mark it would have seen in the two groups and more (so
 //     counts can only grow), and a document that meets itself in such a group is skipped.
 //     Within a group, a document A pairs with the
@@ -36,14 +35,12 @@
 //     so s* is in both prefixes, the pair shares s*'s group and is marked passed there (m >= suf).
 //  4. The marks of a pair are gathered (a sort); a pair is verified only if one of them passed
 //     and, unless one is uncounted, the number of its marks, at least the C of Lemma 7, gives
-//     C + max(need_A, need_B) - 1 >= req(|A| + |B|). Measured on the 1M scaled rows at tau 0.9
-//     (with whole hashes): 8.86M entries for 7.38M pairs; 2.07M never admitted, 1.16M dropped by
-//     Lemma 7, 4.14M verified (4.80M before the count) for 1.33M results. (A bound on the deficit
-//     at the last shared signature, which dropped 6,778 more there, is no longer applied: a
-//     group of two signatures can add a mark with a deficit that no shared signature has, and the
-//     bound then dropped results in a unit test that makes such groups on purpose.) Each pair left is verified by merging the two hash-sorted
-//     documents with Lemma 6's cut-off; the similarity of a result is computed exactly as
-//     similarity() does.
+//     C + max(need_A, need_B) - 1 >= req(|A| + |B|). No bound on the deficit at the last shared
+//     signature may be applied here: a group of two signatures can add a mark with a deficit that
+//     no shared signature has, so such a bound would drop results (the unit test
+//     JoinGroups.SignaturesSharingAKeyOnlyAddCandidates makes such groups on purpose). Each pair
+//     left is verified by merging the two hash-sorted documents with Lemma 6's cut-off; the
+//     similarity of a result is computed exactly as similarity() does.
 #include <algorithm>
 #include <atomic>
 
@@ -60,9 +57,8 @@ namespace spotsigs::join_detail {
 namespace {
 
 // Each coarse bucket of entries is split by up to kMaxFineBits more bits of the mixed hash before the
-// sort, enough for runs of about two entries (the sort is then mostly this counting pass;
-// measured with one thread on the 1M scaled rows at tau 0.9: 0.78-0.80 s against 1.12-1.13 s
-// with 6 bits); the candidates go to kPartitions ranges of the shorter document's rank.
+// sort, enough for runs of about two entries even in the largest buckets, so that the sort is
+// mostly this counting pass; the candidates go to kPartitions ranges of the shorter document's rank.
 constexpr unsigned kMaxFineBits = 14;
 // How many chunks ahead the singleton filter fetches a bucket's entries (within the next block
 // at the latest).
@@ -86,9 +82,9 @@ FrequentSignatures::FrequentSignatures(const Collection& docs, size_t sample_doc
     const size_t n = docs.size();
     if (n == 0) return;
     const size_t step = std::max<size_t>(1, n / std::max<size_t>(1, sample_docs));
-    // Counting every sampled hash in a table keyed by hash took most of the time of a join on
-    // 72K documents (8,192 documents of about 88 signatures need a 32 MB table, past the cache:
-    // 28 ms of a 65 ms join at tau 0.9). Two passes do the same in a few MB:
+    // Counting every sampled hash in a table keyed by hash needs a table of every sampled
+    // signature (8,192 documents of about 88 signatures: 32 MB, past the cache), whose misses
+    // would dominate a join of a small collection. Two passes do the same in a few MB:
     //  1. keyless counters indexed by the hash's mixed bits, saturating at 255: a counter is at
     //     least the count of every hash that maps to it, so a hash counted min_count times lands
     //     on a counter of at least min(min_count, 255);
@@ -168,9 +164,9 @@ struct GroupJob {
 };
 
 // The overlap of two documents whose frequency arrays are WA and WB bytes wide, or some value
-// below t once Lemma 6 shows it cannot reach t. One instance per pair of widths: reading through
-// FreqView cost a switch on the width per frequency read (at tau 0.44 on the textcorpus the
-// switch's lines held about 40% of the samples of this merge).
+// below t once Lemma 6 shows it cannot reach t. One instance per pair of widths, so that the
+// merge reads each frequency without a switch on its width (FreqView's reader branches on the
+// width at every read, in the innermost loop of the verification).
 template <unsigned WA, unsigned WB>
 uint64_t verify_overlap_widths(const MultisetView& a, const MultisetView& b, uint64_t t) noexcept {
     uint64_t o = 0, ra = a.length, rb = b.length;
@@ -241,9 +237,9 @@ uint64_t verify_overlap_sets(const MultisetView& a, const MultisetView& b, uint6
 // std::sort (insertion sort); longer ones, by a byte-wise radix sort of their distance from the
 // smallest, over only the bytes that the largest distance uses. The long lists come from clusters
 // of near duplicates, whose pairs share most prefix signatures (a mark each), and whose members
-// have ranks close together (one or two bytes of distance); there std::sort's comparisons went
-// the wrong way about half the time. On the 72K textcorpus documents at tau 0.44, 1,008 lists
-// longer than 64 held 241K of the 467K marks.
+// have ranks close together (one or two bytes of distance); there std::sort's comparison branches
+// are mispredicted about half the time. Such lists hold about half of all marks of the textcorpus
+// documents at tau 0.44.
 void sort_marks(uint32_t* first, uint32_t* last, std::vector<uint32_t>& tmp) {
     const size_t n = static_cast<size_t>(last - first);
     if (n <= 64) {
@@ -290,9 +286,9 @@ void for_each_candidate(const std::vector<CandidateLists>& cands, size_t p, F&& 
 
 // The candidate partitions ordered by their estimated verification cost, highest first: the
 // candidates times the mean length of the partition's shorter documents (plus a constant for the
-// fixed cost of a pair). Taken in rank order, the workers ended up to 0.15 s apart on the 1M
-// scaled rows at tau 0.9: 20% of the verification lay in the partition of the longest documents
-// and up to 30% in one of short ones (a large cluster), either of which could come last.
+// fixed cost of a pair). Taken in rank order, the workers could end far apart: the partition of
+// the longest documents, or one of short documents that holds a large cluster of near duplicates,
+// can carry a fifth or more of the verification, and either could come last.
 std::vector<size_t> costliest_first(const GroupJob& job, const std::vector<CandidateLists>& cands, size_t per_part) {
     const size_t n = job.len.size();
     std::vector<double> cost(kPartitions, 0);
@@ -391,10 +387,9 @@ struct SortScratch {
 // Puts the n entries of e, already placed by their fine bucket (fine buckets; bucket f from
 // at[f] to at[f + 1]), in key order; the entries of one key in any order. An entry never leaves
 // its fine bucket (the earlier ones hold smaller keys), and most fine buckets hold one to three
-// entries: one insertion sort over all of them sorts them without a branch per fine bucket
-// (on the 72K textcorpus documents at tau 0.44, 2.8 ms against 4.5 ms with a sort per fine
-// bucket). Insertion sort is quadratic in a crowded fine bucket (keys made to share their top
-// bits): past 8 moves an entry it gives way to a sort per fine bucket.
+// entries: one insertion sort over all of them sorts them without a branch per fine bucket.
+// Insertion sort is quadratic in a crowded fine bucket (keys made to share their top bits): past
+// 8 moves an entry it gives way to a sort per fine bucket.
 void sort_within_fine(PrefixEntry* e, size_t n, const uint64_t* at, size_t fine) {
     const size_t budget = 8 * n + 64;
     size_t moves = 0;
@@ -423,14 +418,12 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, const uint64_t* rank_len,
     size_t n = 0;
     if (s.filtering()) {
         // Most entries of a corpus whose signatures rarely repeat have a key no other entry
-        // has: a group of one, which pairs with nothing (92% of the 698K entries of the 72K
-        // textcorpus documents at tau 0.9; 3% of the 9.1M of the 1M scaled rows). Two bitmaps
-        // over the key's low bits (16 bits per slot) find the bits hit more than once, reading
-        // only the keys; only the entries on those are kept, which every entry whose key another
-        // entry shares is. (Empty slots count as hits of key 0, which only keeps more.) With 16
-        // bits a slot rather than 8, about 6% of the lone keys share a bit rather than 12%: at
-        // tau 0.44 the textcorpus entries kept fell from 631K to 463K (289K of them in groups),
-        // while the bitmaps (2 x 32 KB for its buckets of 14.5K slots) stay in the second-level
+        // has: a group of one, which pairs with nothing (nine in ten of the textcorpus entries at
+        // tau 0.9). Two bitmaps over the key's low bits (16 bits per slot) find the bits hit more
+        // than once, reading only the keys; only the entries on those are kept, which every entry
+        // whose key another entry shares is. (Empty slots count as hits of key 0, which only keeps
+        // more.) With 16 bits a slot, about one lone key in 16 shares a bit with another and is
+        // kept, while the two bitmaps of a bucket of the cache's size stay in the second-level
         // cache.
         unsigned lb = 9;
         while (lb < 24 && (size_t(1) << lb) < 16 * all) ++lb;  // the key has 24 bits
@@ -679,11 +672,10 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 for (const uint32_t* ra = first; ra != kept; ++ra) admitted.push_back(static_cast<uint64_t>(rb) << 32 | *ra);
             }
             // The admitted pairs verified in order while the documents of the pair kAhead further
-            // on are fetched: most verified documents are short (on the 72K textcorpus documents
-            // at tau 0.44, 65K of the 69K verified pairs hold no signature twice and have 19
-            // distinct ones between them on average), so a pair's cost was mostly waiting for the
-            // two documents' first lines, and the partners of one document, the window before,
-            // are few.
+            // on are fetched: most verified documents are short (on the textcorpus documents at
+            // tau 0.44 nearly all verified pairs hold no signature twice and have about 19 distinct
+            // ones between them), so a pair's cost is mostly waiting for the two documents' first
+            // lines, and the partners of one document alone are too few to fetch ahead across.
             JoinPairs& out = found[p];
             const size_t todo = admitted.size();
             auto fetch = [&](size_t k) {

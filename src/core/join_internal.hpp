@@ -169,10 +169,10 @@ constexpr size_t kFrequentSample = 8192;
 constexpr uint32_t kFrequentMinCount = 3;
 
 // The sample for a whole collection of n documents: one in 64 of them, at least 1,024 and at most
-// kFrequentSample. The sample is counted whole while the listing reads only each prefix, so a
-// sample of 8,192 took a quarter of a single-thread join of the 72K textcorpus documents at tau
-// 0.9 (7.4 of 27 ms); one of 1,123 takes 1 ms, and the join's candidates and time stayed the same
-// with samples of 1,024 to 8,192 documents there.
+// kFrequentSample. The sample is counted whole while the listing reads only each prefix, so on a
+// small collection a full sample of 8,192 documents would cost a large share of the join; the
+// sample only orders the signatures, and on the textcorpus documents every size from 1,024 to
+// 8,192 gave the same candidates.
 inline size_t frequent_sample_for(size_t n) noexcept {
     const size_t s = n / 64;
     return s < 1024 ? 1024 : (s > kFrequentSample ? kFrequentSample : s);
@@ -287,9 +287,9 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
 
 // Pairs written down per document beyond which the default self-join leaves the prefix-group
 // matcher for the index-based one: a bound on the candidate lists' memory (8 bytes each, 2 KB per
-// document), not on speed. Measured on the 1M scaled documents with 2 threads (Lemma 7's count
-// filter on): 9.3 per document at tau 0.9, 21.4 at 0.8, 75 at 0.6 (3.9-4.8 s against 14.0-14.4 s
-// for the index matcher) and 148 at 0.44 (7.5-8.3 s against 30.8 s).
+// document), not on speed: with Lemma 7's count filter the prefix-group matcher is the faster of
+// the two at every threshold of the join benchmark, where its tables stay well below the cap
+// (docs/matcher.md).
 constexpr double kGroupCandidateCap = 256.0;
 
 // The index-based self-join and R-S join with the filters of cfg.

@@ -15,8 +15,8 @@ constexpr size_t kListAhead = 4;
 // Walks document d's signatures (hashes h, n of them, frequencies freq(i), total mass x) in its
 // order, listing those whose suffix mass reaches need; the frequent ones go to stash, in the
 // order frequent ranks them, after the others. Always inlined, once per frequency width: through
-// FreqView every listed signature paid two switches on the width, and the view's fields were
-// read again after every store of an entry.
+// FreqView every listed signature would pay two switches on the width, and the view's fields
+// would be read again after every store of an entry.
 template <class Freq>
 inline __attribute__((always_inline)) void walk_prefix(uint32_t d, const uint64_t* h, uint32_t n, uint64_t x,
                                                        uint64_t need, Freq freq, const FrequentSignatures& frequent,

@@ -64,11 +64,10 @@ struct alignas(64) PrefixChunk {
 // of equal hashes is never split), in BlockLists of PrefixChunks (256 buckets of 8 KB blocks,
 // cache-sized to append to; the entries of 1M documents take about 75 MB, on huge pages).
 // Mixed, because a prefix holds a document's smallest hashes: by the raw hash's top bits the
-// 9.1M entries of the 1M scaled rows at tau 0.9 filled 27 of the 256 buckets, four of them with
-// 336K entries each (5 MB to sort, past the cache, and a tail that one worker finished alone).
-// Eight bytes an entry instead of the sixteen of a whole hash, document and mass: on the 72K
-// textcorpus documents at tau 0.44 (3.7M entries) the listing's streaming stores, the page faults
-// of fresh memory and the bucket filter's reads of them were most of the time around the matching.
+// entries would crowd a few buckets, each too large for the cache and a tail for one worker
+// alone. Eight bytes an entry instead of the sixteen of a whole hash, document and mass: at low
+// thresholds the listing's stores, the page faults of fresh memory and the bucket filter's reads
+// of the entries make up most of the work around the matching, all in proportion to their bytes.
 class PrefixLists {
 public:
     static constexpr unsigned kCoarseBits = 8;

@@ -20,8 +20,8 @@ namespace spotsigs {
 namespace {
 // Batch buffers: four of 2 MB less HugeAllocator's 64-byte header (about 2,700 rows of 86
 // signatures each), so that each takes exactly one page of the reserved pool when allowed; 8 MB
-// in all, as the eight 1 MB buffers before them (with 16 MB the reader, which faults in the
-// filing thread's next memory only while it waits for a free buffer, rarely waited).
+// in all. More would rarely let the reader wait, and the reader faults in the filing thread's next
+// memory only while it waits for a free buffer.
 constexpr size_t kBatchBytes = (size_t(2) << 20) - 64;
 constexpr size_t kBatches = 4;
 // Prefixes are listed once this many documents are filed: the frequent signatures come from an

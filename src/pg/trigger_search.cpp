@@ -1,9 +1,9 @@
 // The trigger's candidate search, straight through the index access method's search.
 //
-// It replaced an SPI query (`WHERE sig % $1 ORDER BY sig <-> $1, id LIMIT 1`) that planned,
-// ran the index search, fetched and detoasted every match and recomputed its similarity for each
-// inserted row. The index computes the exact similarity (with similarity()'s expression) of the
-// matches it completes; the heap gives visibility, the primary key, and the similarity of the
+// Why not an SPI query (`WHERE sig % $1 ORDER BY sig <-> $1, id LIMIT 1`): it would plan, run
+// the index search, fetch and detoast every match and recompute its similarity for each inserted
+// row. The index already computes the exact similarity (with similarity()'s expression) of the
+// matches it completes; the heap only gives visibility, the primary key, and the similarity of the
 // candidates the index left unverified.
 //
 // C-style code: no C++ object with a destructor lives across a PostgreSQL call.

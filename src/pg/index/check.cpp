@@ -39,7 +39,7 @@ Relation open_spotsigs_index(Oid relid) {
     return index;
 }
 
-// Checks one segment; adds its postings to rows. Returns the number of DATA pages walked.
+// Checks one segment; adds its postings to rows. Raises XX002 on the first fault it finds.
 void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, int segno, HTAB* rows) {
     const Partitioning& parts = partitioning_for(m.growth);
     char* page = (char*)palloc(BLCKSZ);

@@ -20,7 +20,7 @@ namespace spotsigs::pg::index {
 namespace {
 
 // Per-index cache memory beyond which the backend stops caching that pending list (searches then
-// compare with every pending entry, as before); VACUUM empties the list and caching resumes.
+// compare with every pending entry); VACUUM empties the list and caching resumes.
 constexpr size_t kCacheLimitBytes = size_t(64) << 20;
 constexpr int kSlots = 4;  // indexes cached at once per backend (least recently used goes)
 

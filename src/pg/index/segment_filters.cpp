@@ -5,7 +5,7 @@
 // and a page pin per hash and segment, although a small segment holds few of them (none at all
 // for a row of new content). The backend that merges has every hash of the new segment in hand,
 // so it keeps a Bloom filter of them (core KeyFilter), and its searches skip the hashes the
-// filter rules out. No other backend has one; they look every hash up, as before.
+// filter rules out. No other backend has one; they look every hash up.
 //
 // Exactness: a segment is immutable once written, and is known by its serial, which the
 // metapage hands out in increasing order and never twice within the index's storage (a REINDEX
