@@ -2,9 +2,11 @@
 #
 #   make && make install     build and install the extension (needs pg_config on PATH)
 #   make installcheck        pg_regress tests against a running server
+#   make prove_installcheck  TAP tests (test/t/*.pl, or PROVE_TESTS=...), as a user other than root
 #   make unit                GoogleTest unit tests of the core (no PostgreSQL needed)
 #   make fuzz                libFuzzer targets of the core (clang)
 #   make bench-core          Google Benchmark programs of the core
+#   make format              clang-format the C++ sources in place (format-check: only report)
 #   test/run-all             everything, on a fresh Debian 12 machine (see README)
 
 EXTENSION = spotsigs
@@ -45,33 +47,85 @@ include $(PGXS)
 $(DATA_built): $(SQL_PARTS) spotsigs.control
 	cat $(SQL_PARTS) > $@
 
+# ---- TAP tests through PGXS ----
+# PGXS's prove_installcheck runs prove with PostgreSQL::Test::Cluster from the installation that
+# pg_config names; each test starts its own clusters. `make installcheck TAP_TESTS=1` runs them
+# after pg_regress. PostgreSQL refuses to run as root: test/run-tap runs them as postgres.
+PROVE_TESTS ?= test/t/*.pl
+PROVE_FLAGS ?=
+
+prove_installcheck:
+	$(prove_installcheck)
+
 # ---- the pure C++ core, built without PostgreSQL ----
+# The core is compiled once per flavour into a static library that every test, fuzzer and
+# benchmark program of that flavour links: build/libspotsigs_core.a (unit tests), and
+# build/fuzz/ and build/bench/ for the libFuzzer and Google Benchmark programs, whose code needs
+# other compiler flags (coverage and sanitizers; full optimisation without assertions).
 CORE_CXX ?= g++
 CORE_FLAGS = -std=c++17 -O2 -g -Wall -Wextra -pthread -Isrc/core
+FUZZ_CXX = clang++
+FUZZ_FLAGS = -std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -Isrc/core
+BENCH_FLAGS = -std=c++17 -O3 -march=x86-64-v2 -DNDEBUG -g -pthread -Isrc/core
 BUILD = build
 
+core_objs = $(patsubst src/core/%.cpp,$(1)/core/%.o,$(CORE_SRCS))
+CORE_LIB = $(BUILD)/libspotsigs_core.a
+FUZZ_CORE_LIB = $(BUILD)/fuzz/libspotsigs_core.a
+BENCH_CORE_LIB = $(BUILD)/bench/libspotsigs_core.a
+
+$(BUILD)/core/%.o: src/core/%.cpp
+	@mkdir -p $(@D)
+	$(CORE_CXX) $(CORE_FLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/fuzz/core/%.o: src/core/%.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/bench/core/%.o: src/core/%.cpp
+	@mkdir -p $(@D)
+	$(CORE_CXX) $(BENCH_FLAGS) -MMD -MP -c -o $@ $<
+
+$(CORE_LIB): $(call core_objs,$(BUILD))
+$(FUZZ_CORE_LIB): $(call core_objs,$(BUILD)/fuzz)
+$(BENCH_CORE_LIB): $(call core_objs,$(BUILD)/bench)
+$(CORE_LIB) $(FUZZ_CORE_LIB) $(BENCH_CORE_LIB):
+	@rm -f $@
+	ar rcs $@ $^
+
 UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))
-$(BUILD)/unit_tests: $(CORE_SRCS) $(UNIT_SRCS) $(wildcard src/core/*.hpp test/unit/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CORE_CXX) $(CORE_FLAGS) -Itest/unit -o $@ $(CORE_SRCS) $(UNIT_SRCS) -lgtest -lgtest_main -pthread
+UNIT_OBJS = $(patsubst test/unit/%.cpp,$(BUILD)/unit/%.o,$(UNIT_SRCS))
+$(BUILD)/unit/%.o: test/unit/%.cpp
+	@mkdir -p $(@D)
+	$(CORE_CXX) $(CORE_FLAGS) -Itest/unit -MMD -MP -c -o $@ $<
+$(BUILD)/unit_tests: $(UNIT_OBJS) $(CORE_LIB)
+	$(CORE_CXX) $(CORE_FLAGS) -o $@ $(UNIT_OBJS) $(CORE_LIB) -lgtest -lgtest_main -pthread
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
 
 FUZZ_SRCS = $(sort $(wildcard test/fuzz/*.cpp))
 FUZZ_BINS = $(patsubst test/fuzz/%.cpp,$(BUILD)/fuzz_%,$(FUZZ_SRCS))
-$(BUILD)/fuzz_%: test/fuzz/%.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -Isrc/core -o $@ $< $(CORE_SRCS)
+$(BUILD)/fuzz_%: test/fuzz/%.cpp $(FUZZ_CORE_LIB)
+	$(FUZZ_CXX) $(subst fuzzer-no-link,fuzzer,$(FUZZ_FLAGS)) -MMD -MP -o $@ $< $(FUZZ_CORE_LIB)
 
 fuzz: $(FUZZ_BINS)
 
 BENCH_SRCS = $(sort $(wildcard test/bench/core_*.cpp))
 BENCH_BINS = $(patsubst test/bench/%.cpp,$(BUILD)/%,$(BENCH_SRCS))
-$(BUILD)/core_%: test/bench/core_%.cpp $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	@mkdir -p $(BUILD)
-	$(CORE_CXX) -std=c++17 -O3 -march=x86-64-v2 -DNDEBUG -g -pthread -Isrc/core -o $@ $< $(CORE_SRCS) -lbenchmark -pthread
+$(BUILD)/core_%: test/bench/core_%.cpp $(BENCH_CORE_LIB)
+	$(CORE_CXX) $(BENCH_FLAGS) -MMD -MP -o $@ $< $(BENCH_CORE_LIB) -lbenchmark -pthread
 
 bench-core: $(BENCH_BINS)
 
-.PHONY: unit fuzz bench-core
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+
+# ---- formatting (.clang-format) ----
+FORMAT_SRCS = $(filter-out src/core/unicode_tables.hpp,$(sort $(wildcard src/*/*.[ch]pp src/pg/*/*.[ch]pp \
+	test/unit/*.[ch]pp test/fuzz/*.cpp test/bench/*.cpp)))
+
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+.PHONY: unit fuzz bench-core prove_installcheck format format-check
