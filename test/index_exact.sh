@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 db=${1:-spotsigs_exact}
-data=${DATA:-$here/../../../shared/data/newsframes-dev/pages.tsv.gz}
+data=${DATA:-$here/../../shared/data/newsframes-dev/pages.tsv.gz}
 psql -X -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 || createdb "$db"
 psql -X -v ON_ERROR_STOP=1 -d "$db" <<SQL
 DROP TABLE IF EXISTS pages;
