@@ -21,6 +21,21 @@ CREATE OPERATOR <-> (
     LEFTARG = spotsig, RIGHTARG = spotsig, PROCEDURE = spotsig_distance, COMMUTATOR = <->
 );
 
+-- An explicit-threshold query: sig % spotsig_query(q, tau) is similarity(sig, q) >= tau. The
+-- threshold is part of the operand, so the operator is IMMUTABLE and a query shipped elsewhere
+-- (Citus sends it to every shard) means the same there, whatever the session's settings.
+CREATE TYPE spotsigs_query AS (sig spotsig, threshold double precision);
+COMMENT ON TYPE spotsigs_query IS 'a query signature with its own similarity threshold, for sig % spotsig_query(q, tau)';
+CREATE FUNCTION spotsig_query(sig spotsig, threshold double precision) RETURNS spotsigs_query
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_query(spotsig, double precision) IS 'a spotsigs_query: the right operand of % with its own threshold in (0, 1]';
+CREATE FUNCTION spotsig_similar_query(spotsig, spotsigs_query) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR % (
+    LEFTARG = spotsig, RIGHTARG = spotsigs_query, PROCEDURE = spotsig_similar_query,
+    RESTRICT = contsel, JOIN = contjoinsel
+);
+
 CREATE FUNCTION length(spotsig) RETURNS integer
     AS 'MODULE_PATHNAME', 'spotsig_length' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION length(spotsig) IS 'sum of the signature frequencies (|d| in the paper)';

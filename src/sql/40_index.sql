@@ -8,7 +8,8 @@ COMMENT ON ACCESS METHOD spotsigs IS 'length-partitioned inverted index of spot 
 
 CREATE OPERATOR CLASS spotsig_ops DEFAULT FOR TYPE spotsig USING spotsigs AS
     OPERATOR 1 % (spotsig, spotsig),
-    OPERATOR 2 <-> (spotsig, spotsig) FOR ORDER BY float_ops;
+    OPERATOR 2 <-> (spotsig, spotsig) FOR ORDER BY float_ops,
+    OPERATOR 3 % (spotsig, spotsigs_query);
 
 CREATE FUNCTION spotsigs_index_check(index regclass) RETURNS text
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;

@@ -12,6 +12,7 @@ extern "C" {
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 }
 
@@ -20,15 +21,19 @@ extern "C" {
 #include "../boundary.hpp"
 #include "../datum.hpp"
 #include "../gucs.hpp"
+#include "../query.hpp"
 
 namespace spotsigs::pg::index {
 
 namespace {
 
-// Length and distinct count of the query if it is a constant, else the index averages.
-void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* qlen, double* qdistinct) {
+// Length and distinct count of the query if it is a constant, else the index averages; *tau
+// gets the threshold of a constant spotsigs_query, else spotsigs.similarity_threshold.
+void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* qlen, double* qdistinct,
+                 double* tau) {
     *qlen = avg_len;
     *qdistinct = avg_distinct;
+    *tau = similarity_threshold;
     List* lists[2] = {nullptr, path->indexorderbys};
     ListCell* lc;
     foreach (lc, path->indexclauses) {
@@ -41,7 +46,13 @@ void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* q
             if (!IsA(clause, OpExpr)) continue;
             Node* arg = (Node*)lsecond(((OpExpr*)clause)->args);
             if (!IsA(arg, Const) || ((Const*)arg)->constisnull) continue;
-            struct varlena* v = fetch_spotsig(((Const*)arg)->constvalue);
+            struct varlena* v;
+            if (type_is_rowtype(((Const*)arg)->consttype)) {
+                // A spotsigs_query: its signature and threshold (NULL fields: no shape).
+                if (!read_query(((Const*)arg)->constvalue, &v, tau)) continue;
+            } else {
+                v = fetch_spotsig(((Const*)arg)->constvalue);
+            }
             MultisetView m;
             bool ok = true;
             try {
@@ -103,8 +114,8 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
     double avg_distinct = seg_docs > 0 ? postings / seg_docs : 50;
     double avg_len = avg_distinct;  // frequencies are mostly 1
     double e_list = postings > 0 ? sum_df2 / postings : 1;  // expected length of a query's list
-    double qlen, qdistinct;
-    query_shape(path, avg_len, avg_distinct, &qlen, &qdistinct);
+    double qlen, qdistinct, qtau;
+    query_shape(path, avg_len, avg_distinct, &qlen, &qdistinct, &qtau);
 
     // Each query signature descends each segment to one DATA page; repeated pages are cached
     // (index_pages_fetched), and the hot upper levels and the pending list are charged as
@@ -125,7 +136,7 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
     };
     double npages;
     if (path->indexorderbys == NIL) {
-        double c = search_cost(similarity_threshold, &npages);
+        double c = search_cost(qtau, &npages);
         costs.indexStartupCost = c;
         costs.indexTotalCost = c + costs.numIndexTuples * cpu_index_tuple_cost;
     } else {

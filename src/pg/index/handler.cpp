@@ -46,7 +46,7 @@ using namespace spotsigs::pg::index;
 SPOTSIGS_FUNCTION(spotsigs_handler) {
     register_options();
     IndexAmRoutine* am = makeNode(IndexAmRoutine);
-    am->amstrategies = 2;
+    am->amstrategies = 3;
     am->amsupport = 0;
     am->amoptsprocnum = 0;
     am->amcanorder = false;

@@ -48,6 +48,7 @@ constexpr uint16 kSpotsigsPageId = 0xFF93;
 // Strategy numbers of the operator class.
 constexpr StrategyNumber kStrategySimilar = 1;   // %
 constexpr StrategyNumber kStrategyDistance = 2;  // <-> (ORDER BY)
+constexpr StrategyNumber kStrategySimilarQuery = 3;  // % spotsigs_query (own threshold)
 
 // Page kinds, stored in the special space.
 enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5 };

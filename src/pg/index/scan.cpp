@@ -20,6 +20,7 @@ extern "C" {
 #include "df_cache.hpp"
 #include "../datum.hpp"
 #include "../gucs.hpp"
+#include "../query.hpp"
 
 namespace spotsigs::pg::index {
 
@@ -572,12 +573,29 @@ bool key_query(ScanKey key, MultisetView* out) {
     return true;
 }
 
+// The query and threshold of a search key: `% spotsig` uses spotsigs.similarity_threshold,
+// `% spotsigs_query` its own threshold. False for a NULL query (no row matches it).
+bool key_search(ScanKey key, MultisetView* out, double* tau) {
+    if (key->sk_strategy != kStrategySimilarQuery) {
+        *tau = similarity_threshold;
+        return key_query(key, out);
+    }
+    if (key->sk_flags & SK_ISNULL) return false;
+    struct varlena* v;
+    if (!read_query(key->sk_argument, &v, tau)) return false;
+    pg_entry([&] {
+        *out = view_of(v);
+        return Datum(0);
+    });
+    return true;
+}
+
 // Intersects the % keys' results into st->filter.
 void compute_filter(IndexScanDesc scan, ScanState* st) {
-    double tau = similarity_threshold;
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         MultisetView q;
-        if (!key_query(&scan->keyData[k], &q)) {
+        double tau;
+        if (!key_search(&scan->keyData[k], &q, &tau)) {
             st->empty = true;
             return;
         }

@@ -1,5 +1,6 @@
 // amvalidate: an operator class of spotsigs has % (strategy 1, search) and <-> (strategy 2,
-// ordering by float8), both over the indexed type, and no support functions.
+// ordering by float8), both over the indexed type, optionally % against a composite query with
+// its own threshold (strategy 3, spotsigs_query), and no support functions.
 #include "index.hpp"
 
 extern "C" {
@@ -27,12 +28,15 @@ bool amvalidate(Oid opclassoid) {
     ReleaseSysCache(ct);
 
     CatCList* ops = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(family));
-    bool have[3] = {false, false, false};
+    bool have[4] = {false, false, false, false};
     for (int i = 0; i < ops->n_members; ++i) {
         Form_pg_amop op = (Form_pg_amop)GETSTRUCT(&ops->members[i]->tuple);
         bool good;
         if (op->amopstrategy == kStrategySimilar)
             good = op->amoppurpose == AMOP_SEARCH && check_amop_signature(op->amopopr, BOOLOID, intype, intype);
+        else if (op->amopstrategy == kStrategySimilarQuery)
+            good = op->amoppurpose == AMOP_SEARCH && type_is_rowtype(op->amoprighttype) &&
+                   check_amop_signature(op->amopopr, BOOLOID, intype, op->amoprighttype);
         else if (op->amopstrategy == kStrategyDistance)
             good = op->amoppurpose == AMOP_ORDER && check_amop_signature(op->amopopr, FLOAT8OID, intype, intype);
         else
