@@ -1,0 +1,114 @@
+# spotsigs on Citus: a coordinator and three workers on localhost, newsframes-dev distributed by
+# id over six shards next to a plain local copy of the same rows on the coordinator. Every
+# distributed answer must equal the single-node answer over the local copy: % at three
+# thresholds (spotsig_query, and SET LOCAL propagated by Citus), the top 10 by <->.
+# Skips, saying why, when Citus is not installed (test/citus/build-citus installs it; test/run-all
+# calls it) or the data set is missing.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $libdir = `pg_config --pkglibdir`;
+chomp $libdir;
+plan skip_all => "Citus is not installed in $libdir (test/citus/build-citus builds it from ../shared/vendor)"
+  unless -f "$libdir/citus.so";
+my $data = $ENV{SPOTSIGS_NEWSFRAMES} // '';
+plan skip_all => "newsframes-dev not found (set SPOTSIGS_NEWSFRAMES to its pages.tsv.gz)"
+  unless $data ne '' && -r $data;
+
+# ---- the cluster
+my @nodes;
+for my $name (qw(coordinator worker1 worker2 worker3)) {
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init;
+	$n->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'citus'
+listen_addresses = 'localhost'
+max_connections = 80
+fsync = off
+synchronous_commit = off
+citus.enable_statistics_collection = off
+});
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
+	push @nodes, $n;
+}
+my ($coord, @workers) = @nodes;
+$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('localhost', " . $coord->port . ')');
+$coord->safe_psql('postgres', "SELECT citus_add_node('localhost', " . $_->port . ')') for @workers;
+$coord->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+is($workers[$_]->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
+	$coord->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
+	"spotsigs propagated to worker " . ($_ + 1)) for 0 .. 2;
+
+# ---- the data: a local copy (the single-node reference) and a table distributed by id
+$coord->safe_psql('postgres', qq{
+CREATE TABLE pages_local (id int PRIMARY KEY, cluster int, host text, kind text, html text, sig spotsig);
+COPY pages_local (id, cluster, host, kind, html) FROM PROGRAM 'zcat $data';
+UPDATE pages_local SET sig = spotsigs(html);
+CREATE INDEX ON pages_local USING spotsigs (sig);
+SET citus.shard_count = 6;
+CREATE TABLE pages (id int PRIMARY KEY, sig spotsig);
+SELECT create_distributed_table('pages', 'id');
+INSERT INTO pages SELECT id, sig FROM pages_local;
+CREATE INDEX ON pages USING spotsigs (sig);
+ANALYZE pages_local;
+ANALYZE pages;
+});
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM pages'), '1353', 'all rows distributed');
+is($coord->safe_psql('postgres', q{SELECT count(DISTINCT nodeport) || ' ' || count(*) FROM citus_shards WHERE table_name = 'pages'::regclass}),
+	'3 6', 'six shards on three workers');
+
+# Query rows: every 137th page, with their signatures as literals for the statements below.
+my @queries = split /\n/, $coord->safe_psql('postgres',
+	q{SELECT id || '|' || sig::text FROM pages_local WHERE id % 137 = 1 ORDER BY id});
+cmp_ok(scalar(@queries), '>=', 9, 'query rows');
+
+# The result of $sql (with QUERY replaced by a literal spotsig) for every query row, on the
+# distributed table and on the local copy.
+sub both {
+	my ($sql, $prefix) = @_;
+	$prefix //= '';
+	my (@dist, @local);
+	for my $q (@queries) {
+		my ($id, $sig) = split /\|/, $q, 2;
+		(my $s = $sql) =~ s/QUERY/'$sig'::spotsig/g;
+		push @dist, "$id: " . $coord->safe_psql('postgres', $prefix . ($s =~ s/TABLE/pages/gr));
+		push @local, "$id: " . $coord->safe_psql('postgres', $prefix . ($s =~ s/TABLE/pages_local/gr));
+	}
+	return (join("\n", @dist), join("\n", @local));
+}
+
+# ---- % at three thresholds
+for my $tau (qw(0.3 0.5 0.9)) {
+	my ($d, $l) = both("SELECT count(*) || ' ' || coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM TABLE "
+		. "WHERE sig % spotsig_query(QUERY, $tau)");
+	is($d, $l, "sig % spotsig_query(q, $tau): distributed = single node");
+	unlike($l, qr/^\d+: 0 /m, "every query finds itself at $tau");
+	# The session setting travels only as SET LOCAL, with citus.propagate_set_commands = 'local'.
+	($d, $l) = both("SELECT count(*) || ' ' || coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM TABLE "
+		. "WHERE sig % QUERY; COMMIT", "BEGIN; SET LOCAL citus.propagate_set_commands = 'local'; "
+		. "SET LOCAL spotsigs.similarity_threshold = $tau; ");
+	is($d, $l, "SET LOCAL spotsigs.similarity_threshold = $tau propagated: distributed = single node");
+}
+# A plain SET stays on the coordinator: the workers use their own setting (the default 0.2),
+# which is why the threshold has to travel inside the query.
+my ($plain_d, $plain_l) = both('SELECT count(*) FROM TABLE WHERE sig % QUERY',
+	'SET spotsigs.similarity_threshold = 0.9; ');
+isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; use spotsig_query)');
+
+# ---- top 10 by <->: Citus pushes ORDER BY ... LIMIT to each shard and merges their top 10s
+{
+	my ($d, $l) = both("SELECT string_agg(id || ':' || d, ',' ORDER BY d, id) FROM "
+		. "(SELECT id, sig <-> QUERY AS d FROM TABLE ORDER BY sig <-> QUERY, id LIMIT 10) t");
+	is($d, $l, 'top 10 by <-> (ties by id): distributed = single node');
+	# Without a tie-break the order among equal distances is unspecified; the distances are not.
+	($d, $l) = both("SELECT string_agg(d::text, ',' ORDER BY d) FROM "
+		. "(SELECT sig <-> QUERY AS d FROM TABLE ORDER BY sig <-> QUERY LIMIT 10) t");
+	is($d, $l, 'top 10 distances by <-> without a tie-break: distributed = single node');
+}
+
+$_->stop for @nodes;
+done_testing();
