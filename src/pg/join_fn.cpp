@@ -4,6 +4,7 @@
 #include "pg.hpp"
 
 extern "C" {
+#include "catalog/pg_type_d.h"
 #include "funcapi.h"
 #include "utils/tuplestore.h"
 }
@@ -18,6 +19,7 @@ extern "C" {
 #include <vector>
 
 #include "boundary.hpp"
+#include "citus.hpp"
 #include "error.hpp"
 #include "gucs.hpp"
 #include "huge_alloc.hpp"
@@ -195,12 +197,48 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
     return x;
 }
 
+// The arguments of a spotsigs_citus_* call for this call's sources (in the order given) with
+// the resolved threshold and the caller's threads and method (NULL: each node's own settings).
+struct CitusArgs {
+    Oid types[9];
+    Datum values[9];
+    char nulls[9];
+    int n = 0;
+};
+
+CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* order) {
+    CitusArgs a;
+    for (int k = 0; k < call.sources; ++k)
+        for (int j = 0; j < 3; ++j) {
+            a.types[a.n] = j == 0 ? REGCLASSOID : NAMEOID;
+            a.values[a.n] = PG_GETARG_DATUM(3 * order[k] + j);
+            a.nulls[a.n++] = ' ';
+        }
+    int p = 3 * call.sources;
+    Oid tail[3] = {FLOAT8OID, INT4OID, TEXTOID};
+    for (int j = 0; j < 3; ++j) {
+        a.types[a.n] = tail[j];
+        a.values[a.n] = j == 0 ? Float8GetDatum(call.tau) : (PG_ARGISNULL(p + j) ? Datum(0) : PG_GETARG_DATUM(p + j));
+        a.nulls[a.n++] = j > 0 && PG_ARGISNULL(p + j) ? 'n' : ' ';
+    }
+    return a;
+}
+
+const int kInOrder[2] = {0, 1};
+const int kSwapped[2] = {1, 0};
+
 }  // namespace
 
 // spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
 //   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
 SPOTSIGS_FUNCTION(spotsigs_join) {
     JoinCall call = read_call(fcinfo, 1);
+    if (citus_distributed(fcinfo, call.src[0].relid)) {
+        // On the nodes holding the shards (src/sql/70_citus.sql).
+        CitusArgs a = citus_args(fcinfo, call, kInOrder);
+        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
+        return Datum(0);
+    }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
@@ -232,6 +270,16 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
 //   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
 SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     JoinCall call = read_call(fcinfo, 2);
+    // One side hash-distributed by Citus, the other not (a batch against an archive): the other
+    // side's rows go to the nodes holding the distributed side's shards, which pair them there.
+    // Both distributed: read through Citus and matched here, as for any other relation.
+    bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
+    bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
+    if (r_dist != s_dist) {
+        CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
+        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, r_dist);
+        return Datum(0);
+    }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join_rs");
@@ -279,6 +327,12 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 //   its connected component in the near-duplicate graph (a row without partners is its own cluster).
 SPOTSIGS_FUNCTION(spotsigs_clusters) {
     JoinCall call = read_call(fcinfo, 1);
+    if (citus_distributed(fcinfo, call.src[0].relid)) {
+        CitusArgs a = citus_args(fcinfo, call, kInOrder);
+        citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+                       a.types, a.values, a.nulls);
+        return Datum(0);
+    }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");

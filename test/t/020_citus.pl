@@ -110,5 +110,37 @@ isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; 
 	is($d, $l, 'top 10 distances by <-> without a tie-break: distributed = single node');
 }
 
+# ---- the joins, on the workers
+# A batch of new pages for the batch-against-archive join: copies of every 7th page under new ids
+# (each pairs with its original and with the original's near duplicates), a plain local table.
+$coord->safe_psql('postgres',
+	'CREATE TABLE batch AS SELECT id + 100000 AS id, sig FROM pages_local WHERE id % 7 = 0');
+my $pairs = q{SELECT count(*) || ' ' || md5(coalesce(string_agg(a || ',' || b || ',' || s, ';' ORDER BY a, b), ''))};
+for my $tau (qw(0.3 0.5 0.9)) {
+	my $one = sub {
+		my ($sql) = @_;
+		return ($coord->safe_psql('postgres', $sql =~ s/TABLE/pages/gr),
+			$coord->safe_psql('postgres', $sql =~ s/TABLE/pages_local/gr));
+	};
+	my ($d, $l) = $one->("$pairs FROM spotsigs_join('TABLE', 'id', 'sig', $tau) j(a, b, s)");
+	is($d, $l, "spotsigs_join at $tau: distributed = single node ($l)");
+	($d, $l) = $one->("SELECT count(*) || ' ' || count(DISTINCT c) || ' ' || md5(string_agg(i || ',' || c, ';' ORDER BY i)) "
+		. "FROM spotsigs_clusters('TABLE', 'id', 'sig', $tau) k(i, c)");
+	is($d, $l, "spotsigs_clusters at $tau: distributed = single node ($l)");
+	($d, $l) = $one->("$pairs FROM spotsigs_join_rs('batch', 'id', 'sig', 'TABLE', 'id', 'sig', $tau) j(a, b, s)");
+	is($d, $l, "spotsigs_join_rs(batch, archive) at $tau: distributed = single node ($l)");
+	($d, $l) = $one->("$pairs FROM spotsigs_join_rs('TABLE', 'id', 'sig', 'batch', 'id', 'sig', $tau) j(a, b, s)");
+	is($d, $l, "spotsigs_join_rs(archive, batch) at $tau: distributed = single node");
+}
+
+# Each worker did its share: the tasks' counts in its own log (rows of its shards, pairs found).
+for my $i (0 .. 2) {
+	my $log = slurp_file($workers[$i]->logfile);
+	my @tasks = $log =~ /spotsigs_citus_task: (\d+) local rows in (\d+) shards, (\d+) rows \((\d+) bytes\) fetched from (\d+) remote shards, (\d+) pairs/g;
+	cmp_ok(scalar(@tasks) / 6, '>=', 12, 'worker ' . ($i + 1) . ' ran its join tasks');
+	ok($tasks[0] > 300 && $tasks[1] == 2, 'worker ' . ($i + 1) . " paired the rows of its two shards ($tasks[0] rows)");
+}
+unlike(slurp_file($coord->logfile), qr/spotsigs_citus_task/, 'the coordinator ran no join task');
+
 $_->stop for @nodes;
 done_testing();
