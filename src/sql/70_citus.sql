@@ -228,3 +228,52 @@ END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
     'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
+
+-- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
+-- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each
+-- of them as spotsigs_flag_duplicates(sig, duplicate, similarity, threshold, 'best') would have,
+-- had the rows been inserted one by one in ascending id order: with the row of highest
+-- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
+-- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
+-- table it runs on the workers. Calls on one table are serialized (an advisory lock held until
+-- the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
+                                    duplicate_column name, similarity_column name,
+                                    threshold double precision, first_id bigint)
+    RETURNS bigint LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    n bigint;
+    sim_set text := '';
+    sim_clear text := '';
+BEGIN
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL THEN
+        RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF threshold IS NULL OR threshold = 'NaN' OR threshold <= 0 OR threshold > 1 THEN
+        RAISE EXCEPTION 'threshold must be greater than 0 and at most 1, not %', threshold USING ERRCODE = '22023';
+    END IF;
+    IF similarity_column IS NOT NULL THEN
+        sim_set := format(', %I = m.similarity', similarity_column);
+        sim_clear := format(', %I = NULL', similarity_column);
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
+    DROP TABLE IF EXISTS pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    EXECUTE format('CREATE TEMP TABLE spotsigs_flag_new AS SELECT %I::bigint AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
+                   id_column, sig_column, target, id_column, sig_column) USING first_id;
+    CREATE TEMP TABLE spotsigs_flag_match AS
+      SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
+        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new', 'id', 'sig', target, id_column, sig_column, threshold) j
+       WHERE j.s_id < j.r_id
+       ORDER BY j.r_id, j.similarity DESC, j.s_id;
+    EXECUTE format('UPDATE %s SET %I = NULL%s WHERE %I >= $1 AND %I IS NOT NULL',
+                   target, duplicate_column, sim_clear, id_column, duplicate_column) USING first_id;
+    EXECUTE format('UPDATE %s t SET %I = m.s_id%s FROM pg_temp.spotsigs_flag_match m WHERE t.%I = m.r_id',
+                   target, duplicate_column, sim_set, id_column);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DROP TABLE pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    RETURN n;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_flag_batch(regclass, name, name, name, name, double precision, bigint) IS
+    'flags the rows with ids >= first_id as the spotsigs_flag_duplicates trigger (best) would, for tables without it (Citus)';

@@ -133,6 +133,31 @@ for my $tau (qw(0.3 0.5 0.9)) {
 	is($d, $l, "spotsigs_join_rs(archive, batch) at $tau: distributed = single node");
 }
 
+# ---- ingest: spotsigs_flag_batch on the distributed table flags what the trigger flags on one node
+# Pages arrive in two batches (ids up to 900, then the rest), each in ascending id order.
+$coord->safe_psql('postgres', q{
+CREATE TABLE ingest_local (id int PRIMARY KEY, sig spotsig, duplicate_of int, similarity float8);
+CREATE INDEX ON ingest_local USING spotsigs (sig);
+CREATE TRIGGER dedup BEFORE INSERT ON ingest_local FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'duplicate_of', 'similarity', '0.5', 'best');
+INSERT INTO ingest_local (id, sig) SELECT id, sig FROM pages_local WHERE id <= 900 ORDER BY id;
+INSERT INTO ingest_local (id, sig) SELECT id, sig FROM pages_local WHERE id > 900 ORDER BY id;
+CREATE TABLE ingest (id int PRIMARY KEY, sig spotsig, duplicate_of int, similarity float8);
+SELECT create_distributed_table('ingest', 'id');
+});
+my $flagged = $coord->safe_psql('postgres', q{
+INSERT INTO ingest (id, sig) SELECT id, sig FROM pages_local WHERE id <= 900;
+SELECT spotsigs_flag_batch('ingest', 'id', 'sig', 'duplicate_of', 'similarity', 0.5, 1);
+INSERT INTO ingest (id, sig) SELECT id, sig FROM pages_local WHERE id > 900;
+SELECT spotsigs_flag_batch('ingest', 'id', 'sig', 'duplicate_of', 'similarity', 0.5, 901);
+});
+my $flags = q{SELECT count(duplicate_of) || ' ' || md5(string_agg(id || ',' || coalesce(duplicate_of::text, '-') || ',' || coalesce(similarity::text, '-'), ';' ORDER BY id)) FROM };
+my $want = $coord->safe_psql('postgres', $flags . 'ingest_local');
+is($coord->safe_psql('postgres', $flags . 'ingest'), $want, "spotsigs_flag_batch on the distributed table = the trigger on one node ($want)");
+is(join(' ', split /\n/, $flagged), join(' ', split /\n/, $coord->safe_psql('postgres',
+	'SELECT count(duplicate_of) FILTER (WHERE id <= 900), count(duplicate_of) FILTER (WHERE id > 900) FROM ingest_local') =~ s/\|/ /r),
+	'spotsigs_flag_batch returns the rows it flagged per batch');
+
 # Each worker did its share: the tasks' counts in its own log (rows of its shards, pairs found).
 for my $i (0 .. 2) {
 	my $log = slurp_file($workers[$i]->logfile);
