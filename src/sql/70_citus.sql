@@ -45,8 +45,8 @@ BEGIN
     -- The temporary view and table below are this session's own: Citus must not treat them as
     -- DDL to propagate (it refuses that on a worker).
     PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
-    DROP VIEW IF EXISTS pg_temp.spotsigs_task_local;
-    DROP TABLE IF EXISTS pg_temp.spotsigs_task_remote;
+    IF to_regclass('pg_temp.spotsigs_task_local') IS NOT NULL THEN DROP VIEW pg_temp.spotsigs_task_local; END IF;
+    IF to_regclass('pg_temp.spotsigs_task_remote') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_task_remote; END IF;
     EXECUTE 'CREATE TEMP VIEW spotsigs_task_local AS ' || local_q;
     SELECT count(*) INTO nrows FROM pg_temp.spotsigs_task_local;
     IF self_join THEN
@@ -258,7 +258,9 @@ BEGIN
         sim_clear := format(', %I = NULL', similarity_column);
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
-    DROP TABLE IF EXISTS pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    -- left over from a call that failed in a subtransaction the caller caught
+    IF to_regclass('pg_temp.spotsigs_flag_new') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_new; END IF;
+    IF to_regclass('pg_temp.spotsigs_flag_match') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_match; END IF;
     EXECUTE format('CREATE TEMP TABLE spotsigs_flag_new AS SELECT %I::bigint AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
                    id_column, sig_column, target, id_column, sig_column) USING first_id;
     CREATE TEMP TABLE spotsigs_flag_match AS
