@@ -158,6 +158,25 @@ is(join(' ', split /\n/, $flagged), join(' ', split /\n/, $coord->safe_psql('pos
 	'SELECT count(duplicate_of) FILTER (WHERE id <= 900), count(duplicate_of) FILTER (WHERE id > 900) FROM ingest_local') =~ s/\|/ /r),
 	'spotsigs_flag_batch returns the rows it flagged per batch');
 
+# ---- cancellation: with a task blocked on worker 1 (one of its shards locked), the
+# coordinator's statement timeout ends the join, and the blocked statements on the worker end too
+{
+	my $shard = $coord->safe_psql('postgres', q{SELECT shard_name('pages', shardid, false) FROM citus_shards
+		WHERE table_name = 'pages'::regclass AND nodeport = } . $workers[0]->port . ' ORDER BY shardid LIMIT 1');
+	my $locker = $workers[0]->background_psql('postgres');
+	$locker->query_safe("SET citus.enable_manual_changes_to_shards = on; BEGIN; LOCK TABLE $shard IN ACCESS EXCLUSIVE MODE;");
+	my ($ret, $out, $err) = $coord->psql('postgres',
+		"SET statement_timeout = '3s'; SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', 0.5)");
+	like($err, qr/canceling statement due to statement timeout/, 'a distributed join is cancellable');
+	my $busy = q{SELECT count(*) = 0 FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+		AND (query LIKE '%spotsigs_citus_task%' OR query LIKE '%json_build_array%')};
+	ok($workers[0]->poll_query_until('postgres', $busy), 'its statements on the worker ended, the lock still held');
+	like(slurp_file($workers[0]->logfile), qr/ERROR:  canceling statement due to user request\n[^\n]*CONTEXT: [^\n]*\n[^\n]*spotsigs_citus_task/,
+		'the blocked task on the worker was cancelled (not left to finish)');
+	$locker->query_safe('COMMIT');
+	$locker->quit;
+}
+
 # Each worker did its share: the tasks' counts in its own log (rows of its shards, pairs found).
 for my $i (0 .. 2) {
 	my $log = slurp_file($workers[$i]->logfile);
