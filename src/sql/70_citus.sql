@@ -28,12 +28,14 @@ DECLARE
     nbytes bigint := 0;
     nshards integer := 0;
     n bigint;
+    group_rows bigint;
     node jsonb;
     shard text;
     ok boolean;
     res text;
     self_pairs jsonb := '[]';
     cross_pairs jsonb := '[]';
+    result jsonb;
 BEGIN
     -- the local rows, as one relation for the join (each name checked to be a local relation)
     SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
@@ -53,43 +55,52 @@ BEGIN
         SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
           FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local', 'id', 'sig', threshold, threads, method) j;
     END IF;
+    -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
+    -- task holds its own rows and one other node's at most; each group joined with the local rows.
     CREATE TEMP TABLE spotsigs_task_remote (id bigint, sig @extschema@.spotsig);
-    IF batch IS NOT NULL THEN
-        INSERT INTO pg_temp.spotsigs_task_remote
-          SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM jsonb_array_elements(batch) e;
-        GET DIAGNOSTICS fetched = ROW_COUNT;
-        nbytes := octet_length(batch::text);
-    END IF;
-    FOR node IN SELECT jsonb_array_elements(remotes) LOOP
-        FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
-            SELECT w.success, w.result INTO ok, res
-              FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
-                ARRAY[format('SELECT coalesce(json_agg(json_build_array(%I, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL',
-                             id_column, sig_column, shard, sig_column)], false) w;
-            IF NOT ok THEN
-                RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
-                    USING ERRCODE = 'XX000', DETAIL = res;
-            END IF;
-            nbytes := nbytes + octet_length(res);
-            nshards := nshards + 1;
+    FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
+                                            || remotes) LOOP
+        TRUNCATE pg_temp.spotsigs_task_remote;
+        IF node ? 'batch' THEN
             INSERT INTO pg_temp.spotsigs_task_remote
-              SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM json_array_elements(res::json) e;
-            GET DIAGNOSTICS n = ROW_COUNT;
-            fetched := fetched + n;
-        END LOOP;
+              SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM jsonb_array_elements(batch) e;
+            GET DIAGNOSTICS group_rows = ROW_COUNT;
+            nbytes := nbytes + octet_length(batch::text);
+        ELSE
+            group_rows := 0;
+            FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
+                SELECT w.success, w.result INTO ok, res
+                  FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
+                    ARRAY[format('SELECT coalesce(json_agg(json_build_array(%I, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL',
+                                 id_column, sig_column, shard, sig_column)], false) w;
+                IF NOT ok THEN
+                    RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
+                        USING ERRCODE = 'XX000', DETAIL = res;
+                END IF;
+                nbytes := nbytes + octet_length(res);
+                nshards := nshards + 1;
+                INSERT INTO pg_temp.spotsigs_task_remote
+                  SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM json_array_elements(res::json) e;
+                GET DIAGNOSTICS n = ROW_COUNT;
+                group_rows := group_rows + n;
+            END LOOP;
+        END IF;
+        fetched := fetched + group_rows;
+        IF group_rows > 0 THEN
+            cross_pairs := cross_pairs || (
+                SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
+                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
+                                                    'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j);
+        END IF;
     END LOOP;
-    IF fetched > 0 THEN
-        SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]') INTO cross_pairs
-          FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
-                                            'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j;
-    END IF;
     DROP VIEW pg_temp.spotsigs_task_local;
     DROP TABLE pg_temp.spotsigs_task_remote;
-    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs',
+    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes,
+                                 'self', self_pairs, 'cross', cross_pairs);
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs (% bytes returned)',
         nrows, cardinality(local_shards), fetched, nbytes, nshards,
-        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs);
-    RETURN jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes,
-                              'self', self_pairs, 'cross', cross_pairs);
+        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text);
+    RETURN result;
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, jsonb) IS

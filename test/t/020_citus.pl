@@ -180,8 +180,8 @@ is(join(' ', split /\n/, $flagged), join(' ', split /\n/, $coord->safe_psql('pos
 # Each worker did its share: the tasks' counts in its own log (rows of its shards, pairs found).
 for my $i (0 .. 2) {
 	my $log = slurp_file($workers[$i]->logfile);
-	my @tasks = $log =~ /spotsigs_citus_task: (\d+) local rows in (\d+) shards, (\d+) rows \((\d+) bytes\) fetched from (\d+) remote shards, (\d+) pairs/g;
-	cmp_ok(scalar(@tasks) / 6, '>=', 12, 'worker ' . ($i + 1) . ' ran its join tasks');
+	my @tasks = $log =~ /spotsigs_citus_task: (\d+) local rows in (\d+) shards, (\d+) rows \((\d+) bytes\) fetched from (\d+) remote shards, (\d+) pairs \((\d+) bytes returned\)/g;
+	cmp_ok(scalar(@tasks) / 7, '>=', 12, 'worker ' . ($i + 1) . ' ran its join tasks');
 	ok($tasks[0] > 300 && $tasks[1] == 2, 'worker ' . ($i + 1) . " paired the rows of its two shards ($tasks[0] rows)");
 }
 unlike(slurp_file($coord->logfile), qr/spotsigs_citus_task/, 'the coordinator ran no join task');
