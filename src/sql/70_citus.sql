@@ -36,6 +36,9 @@ DECLARE
     self_pairs jsonb := '[]';
     cross_pairs jsonb := '[]';
     result jsonb;
+    started timestamptz := clock_timestamp();
+    fetch_started timestamptz;
+    fetch_s float8 := 0;
 BEGIN
     -- the local rows, as one relation for the join (each name checked to be a local relation)
     SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
@@ -61,6 +64,7 @@ BEGIN
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
         TRUNCATE pg_temp.spotsigs_task_remote;
+        fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
             INSERT INTO pg_temp.spotsigs_task_remote
               SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM jsonb_array_elements(batch) e;
@@ -86,6 +90,7 @@ BEGIN
             END LOOP;
         END IF;
         fetched := fetched + group_rows;
+        fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
         IF group_rows > 0 THEN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
@@ -97,9 +102,10 @@ BEGIN
     DROP TABLE pg_temp.spotsigs_task_remote;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes,
                                  'self', self_pairs, 'cross', cross_pairs);
-    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs (% bytes returned)',
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs (% bytes returned); % s, % s of them fetching',
         nrows, cardinality(local_shards), fetched, nbytes, nshards,
-        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text);
+        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
     RETURN result;
 END
 $fn$;
