@@ -108,6 +108,12 @@ isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; 
 	($d, $l) = both("SELECT string_agg(d::text, ',' ORDER BY d) FROM "
 		. "(SELECT sig <-> QUERY AS d FROM TABLE ORDER BY sig <-> QUERY LIMIT 10) t");
 	is($d, $l, 'top 10 distances by <-> without a tie-break: distributed = single node');
+	# Citus pushes the LIMIT into every shard's query and merges their top 10s.
+	my ($id, $sig) = split /\|/, $queries[0], 2;
+	my $plan = $coord->safe_psql('postgres',
+		"EXPLAIN (COSTS OFF) SELECT id FROM pages ORDER BY sig <-> '$sig'::spotsig, id LIMIT 10");
+	like($plan, qr/Custom Scan \(Citus Adaptive\).*Task Count: 6.*->\s+Task\b.*->\s+Limit/s,
+		'the LIMIT runs on each shard');
 }
 
 # ---- the joins, on the workers
