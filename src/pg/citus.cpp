@@ -94,8 +94,8 @@ bool citus_distributed(FunctionCallInfo fcinfo, Oid relid) {
     return distributed;
 }
 
-void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values,
-                const char* nulls, bool swap) {
+void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values, const char* nulls,
+                bool swap) {
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
     each_row(call_query(fcinfo, fn, nargs), nargs, types, values, nulls, [&](Datum* v, bool* n) {
         if (swap) {
@@ -106,14 +106,13 @@ void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, 
     });
 }
 
-void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column,
-                    const char* sig_column, Oid* types, Datum* args, const char* nulls) {
+void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
+                    Oid* types, Datum* args, const char* nulls) {
     // The ids of the rows (only ids cross the network), sorted.
     StringInfoData q;
     initStringInfo(&q);
     appendStringInfo(&q, "SELECT %s::bigint FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL",
-                     quote_identifier(id_column), relname, quote_identifier(id_column),
-                     quote_identifier(sig_column));
+                     quote_identifier(id_column), relname, quote_identifier(id_column), quote_identifier(sig_column));
     Size cap = 1024, n = 0;
     int64* ids = (int64*)palloc(cap * sizeof(int64));
     each_row(q.data, 0, nullptr, nullptr, nullptr, [&](Datum* v, bool*) {

@@ -329,8 +329,8 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     JoinCall call = read_call(fcinfo, 1);
     if (citus_distributed(fcinfo, call.src[0].relid)) {
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
-        citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
-                       a.types, a.values, a.nulls);
+        citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)), a.types,
+                       a.values, a.nulls);
         return Datum(0);
     }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);

@@ -29,8 +29,7 @@ namespace {
 
 // Length and distinct count of the query if it is a constant, else the index averages; *tau
 // gets the threshold of a constant spotsigs_query, else spotsigs.similarity_threshold.
-void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* qlen, double* qdistinct,
-                 double* tau) {
+void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* qlen, double* qdistinct, double* tau) {
     *qlen = avg_len;
     *qdistinct = avg_distinct;
     *tau = similarity_threshold;

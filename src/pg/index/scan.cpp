@@ -17,10 +17,10 @@ extern "C" {
 #include <vector>
 
 #include "../boundary.hpp"
-#include "df_cache.hpp"
 #include "../datum.hpp"
 #include "../gucs.hpp"
 #include "../query.hpp"
+#include "df_cache.hpp"
 
 namespace spotsigs::pg::index {
 
