@@ -3,11 +3,13 @@
 \set SHOW_CONTEXT never
 SET extra_float_digits = 0;
 
+-- 2000 rows in families of 7 that share most signatures (from spotsig_from_terms), an empty value
+-- and a NULL
 CREATE TABLE qy (id int PRIMARY KEY, sig spotsig);
 INSERT INTO qy
-SELECT i, ('{' || string_agg(to_hex(((i / 7) * 31 + k) % 20000 + 1) || ':' || (1 + (k % 3)), ',') || '}')::spotsig
-FROM generate_series(1, 2000) i, generate_series(0, 20 + i % 40) k
-WHERE (k + i) % 11 <> 0
+SELECT i, spotsig_from_terms(array_agg('w' || (i / 7 * 29 + k)), array_agg(1 + k % 3))
+FROM generate_series(1, 2000) i CROSS JOIN LATERAL generate_series(0, 20 + i % 40) k
+WHERE (k * 7 + i) % 13 <> 0
 GROUP BY i;
 INSERT INTO qy VALUES (5001, '{}'), (5002, NULL);
 CREATE INDEX qy_sig ON qy USING spotsigs (sig);
