@@ -20,6 +20,8 @@ extern "C" {
 
 #include "boundary.hpp"
 #include "citus.hpp"
+#include "content.hpp"
+#include "datum.hpp"
 #include "error.hpp"
 #include "gucs.hpp"
 #include "huge_alloc.hpp"
@@ -42,10 +44,24 @@ struct JoinCall {
     double tau = 0;
     int threads = 1;
     JoinMethod method = JoinMethod::Partitioned;
+    bool content = false;  // the content measure (content.hpp) instead of plain multiset Jaccard
 };
 
-// Reads and checks the arguments: `sources` (rel, id, sig) triples, then threshold, threads and
-// method. Raises PostgreSQL errors directly; call before entering C++.
+// Reads the measure argument at position p (absent in calls through the 0.1.0 definitions, which
+// have no such argument): 'content' or 'jaccard'; NULL means 'content' when the threshold is
+// NULL too and 'jaccard' when the call gives one, so that 0.1.0 calls keep their answers.
+bool read_measure(FunctionCallInfo fcinfo, int p, bool threshold_given) {
+    if (PG_NARGS() <= p || PG_ARGISNULL(p)) return PG_NARGS() > p && !threshold_given;
+    char* m = text_to_cstring(PG_GETARG_TEXT_PP(p));
+    if (strcmp(m, "content") == 0) return true;
+    if (strcmp(m, "jaccard") == 0) return false;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown measure \"%s\"", m),
+                    errhint("Use 'content' or 'jaccard'.")));
+    return false;
+}
+
+// Reads and checks the arguments: `sources` (rel, id, sig) triples, then threshold, threads,
+// method and (self-joins) measure. Raises PostgreSQL errors directly; call before entering C++.
 JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
     JoinCall call;
     call.sources = sources;
@@ -56,7 +72,8 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("the relation and column arguments must not be NULL")));
     int p = 3 * sources;
-    call.tau = PG_ARGISNULL(p) ? similarity_threshold : PG_GETARG_FLOAT8(p);
+    if (sources == 1) call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
+    call.tau = !PG_ARGISNULL(p) ? PG_GETARG_FLOAT8(p) : call.content ? kContentThreshold : similarity_threshold;
     if (std::isnan(call.tau) || call.tau <= 0.0 || call.tau > 1.0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("threshold must be greater than 0 and at most 1, not %g", call.tau)));
@@ -126,6 +143,20 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
     return opt;
 }
 
+// The self-join of docs under the content measure: the collection's template signatures are
+// found (content.hpp), every document is copied without them, and the copies are joined, so the
+// matcher and its exactness are those of the plain measure on the copies. The copies keep the
+// documents' order, so the pairs' indexes are valid in docs too. Matcher thread (so it only
+// notes how many template signatures it found and how long that took, for the main thread).
+JoinPairs content_join(const Collection& docs, const JoinOptions& o, size_t* templates, double* stats_s) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<uint64_t> drop = template_signatures(docs, o.threads, o.cancel);
+    Collection content = without_signatures(docs, drop);
+    *templates = drop.size();
+    *stats_s = seconds_since(t0);
+    return self_join(content, with_budget(o, docs.memory_bytes() + content.memory_bytes()));
+}
+
 // Reads the first source of a self-join call into pipe and matches it with itself. With emit,
 // pairs may go to emit while the matching runs (see run_on_thread); the rest are returned.
 JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
@@ -136,8 +167,8 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
     double read_s = seconds_since(t0);
     JoinOptions opt = options_for(call);
     auto t1 = std::chrono::steady_clock::now();
-    double filed_s = 0;
-    size_t emitted = 0;
+    double filed_s = 0, stats_s = 0;
+    size_t emitted = 0, templates = 0;
     EmitFn counted;
     if (emit)
         counted = [&](JoinPairs& run, uint64_t bound) {
@@ -149,11 +180,17 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_unique_ids(pipe.docs(), call.src[0].relname);
+            if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
         },
         opt, progress, pipe.rows(), counted);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
                seconds_since(t1) - filed_s, emitted + pairs.size());
+    if (call.content)
+        pg_guard([&] {
+            elog(DEBUG1, "%s: content measure: %zu template signatures found in %.3f s (part of the matching)",
+                 fn, templates, stats_s);
+        });
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
         elog(DEBUG1,
@@ -165,7 +202,10 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
 }
 
 // The threshold a self-join's pipeline lists prefixes for: the default method's (0: none).
-double list_tau(const JoinCall& call) { return call.method == JoinMethod::Partitioned ? call.tau : 0.0; }
+// (The content measure joins copies of the documents, so the pipeline lists nothing for it.)
+double list_tau(const JoinCall& call) {
+    return call.method == JoinMethod::Partitioned && !call.content ? call.tau : 0.0;
+}
 
 // The pipeline a self-join reads its relation into: with a filing thread unless the call is
 // limited to one thread.
@@ -359,5 +399,56 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
         });
         progress.finish();
         return Datum(0);
+    });
+}
+
+// spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content
+// measure finds in the rows of rel (each with frequency 1), the ones a content-measure join of
+// the same rows leaves out.
+SPOTSIGS_FUNCTION(spotsigs_template) {
+    for (int k = 0; k < 3; ++k)
+        if (PG_ARGISNULL(k))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("the relation and column arguments must not be NULL")));
+    use_reserved_huge_pages(join_huge_pages);
+    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+                                    NameStr(*PG_GETARG_NAME(2)), spotsig_type_oid(fcinfo));
+    int threads = join_max_threads;
+    return pg_entry([&] {
+        Progress progress("spotsigs_template");
+        std::unique_ptr<ReadPipeline> pipe = open_pipeline(src, 0, join_memory_limit_bytes(), threads > 1);
+        ExitStop exit_stop(*pipe);
+        read_source(src, *pipe, join_memory_limit_bytes(), progress);
+        std::vector<uint64_t> drop;
+        JoinOptions opt;
+        opt.threads = threads;
+        match(
+            [&](const JoinOptions& o) {
+                if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
+                check_unique_ids(pipe->docs(), src.relname);
+                drop = template_signatures(pipe->docs(), o.threads, o.cancel);
+                return JoinPairs();
+            },
+            opt, progress, pipe->rows());
+        Multiset m;
+        m.hashes = drop;
+        m.freqs.assign(drop.size(), 1u);
+        m.length = drop.size();
+        Datum d = make_spotsig(m.view());
+        progress.finish();
+        return d;
+    });
+}
+
+// spotsig_remove(sig, signatures) -> spotsig: sig without the signatures that occur in
+// `signatures` (whatever their frequency there).
+SPOTSIGS_FUNCTION(spotsig_remove) {
+    struct varlena* sig = fetch_spotsig(PG_GETARG_DATUM(0));
+    struct varlena* drop = fetch_spotsig(PG_GETARG_DATUM(1));
+    return pg_entry([&] {
+        MultisetView d = view_of(drop);
+        std::vector<uint64_t> hashes(d.hashes, d.hashes + d.size);
+        Multiset m = without_signatures(view_of(sig), hashes);
+        return make_spotsig(m.view());
     });
 }
