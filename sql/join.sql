@@ -39,10 +39,49 @@ SELECT m, j.* FROM unnest(ARRAY['partitioned','nopart','noprune','bruteforce']) 
      LATERAL spotsigs_join('jpaper', 'doc', 's', 0.8, NULL, m) j ORDER BY 1, 2, 3;
 -- at 0.44 every pair: 9/16, 12/15, 8/18
 SELECT id1, id2, round(similarity::numeric, 4) FROM spotsigs_join('jpaper', 'doc', 's', 0.44) ORDER BY 1, 2;
--- threshold NULL: the spotsigs.similarity_threshold setting
+-- threshold NULL with the plain measure: the spotsigs.similarity_threshold setting
 SET spotsigs.similarity_threshold = 0.8;
-SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's') ORDER BY 1, 2;
+SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', measure => 'jaccard') ORDER BY 1, 2;
 RESET spotsigs.similarity_threshold;
+
+-- The content measure (threshold and measure NULL). Three sites whose pages share 4 template
+-- signatures; stories 0 and 1 are copied onto one page of every site, and every site has one
+-- page with a story of its own (10 signatures a story).
+CREATE TABLE jweb (id int, sig spotsig);
+INSERT INTO jweb
+SELECT 10 * site + story, spotsig_from_terms(
+    ARRAY(SELECT 'site' || site || ':' || k FROM generate_series(1, 4) k) ||
+    ARRAY(SELECT 'story' || CASE WHEN story < 2 THEN story ELSE 10 + site END || ':' || k
+          FROM generate_series(1, 10) k),
+    array_fill(1, ARRAY[14]))
+FROM generate_series(0, 2) site, generate_series(0, 2) story;
+-- the site signatures are the template: the copies are identical without them
+SELECT spotsig_distinct(spotsigs_template('jweb', 'id', 'sig')) AS templates;
+SELECT id1, id2, similarity FROM spotsigs_join('jweb', 'id', 'sig') ORDER BY 1, 2;
+SELECT m, j.id1, j.id2 FROM unnest(ARRAY['partitioned','nopart','noprune','bruteforce']) m,
+     LATERAL spotsigs_join('jweb', 'id', 'sig', 0.05, 2, m, 'content') j ORDER BY 1, 2, 3;
+SELECT id, cluster FROM spotsigs_clusters('jweb', 'id', 'sig') ORDER BY 1;
+-- the plain measure: copies share 10 of 18 signatures (0.5556), pages of a site 4 of 24
+SELECT id1, id2, round(similarity::numeric, 4) FROM spotsigs_join('jweb', 'id', 'sig', 0.15, measure => 'jaccard') ORDER BY 1, 2;
+-- a threshold without a measure keeps the plain measure (0.1.0 calls keep their answers)
+SELECT count(*), round(min(similarity)::numeric, 4) FROM spotsigs_join('jweb', 'id', 'sig', 0.5);
+SELECT count(*), count(DISTINCT cluster) FROM spotsigs_clusters('jweb', 'id', 'sig', 0.15);
+-- the join's content similarity is similarity() after spotsig_remove() of the template
+WITH t AS (SELECT spotsigs_template('jweb', 'id', 'sig') AS t),
+     b AS (SELECT a.id AS id1, b.id AS id2, similarity(spotsig_remove(a.sig, t), spotsig_remove(b.sig, t)) AS s
+           FROM jweb a, jweb b, t WHERE a.id < b.id)
+SELECT count(*) AS differences FROM (
+    (SELECT id1, id2, s FROM b WHERE s >= 0.05
+     EXCEPT SELECT * FROM spotsigs_join('jweb', 'id', 'sig', 0.05, measure => 'content'))
+    UNION ALL
+    (SELECT * FROM spotsigs_join('jweb', 'id', 'sig', 0.05, measure => 'content')
+     EXCEPT SELECT id1, id2, s FROM b WHERE s >= 0.05)) d;
+SELECT spotsig_remove(spotsig_from_terms(ARRAY['a','b','c'], ARRAY[1,2,3]),
+                      spotsig_from_terms(ARRAY['b','x'], ARRAY[5,1]))
+     = spotsig_from_terms(ARRAY['a','c'], ARRAY[1,3]) AS removed;
+SELECT jerr($$SELECT * FROM spotsigs_join('jweb', 'id', 'sig', measure => 'cosine')$$);
+SELECT jerr($$SELECT * FROM spotsigs_clusters('jweb', 'id', 'sig', measure => '')$$);
+SELECT jerr($$SELECT spotsigs_template('jweb', 'id', 'nope')$$);
 -- the method setting applies when the call names none
 SET spotsigs.join_method = 'bruteforce';
 SELECT id1, id2 FROM spotsigs_join('jpaper', 'doc', 's', 0.8) ORDER BY 1, 2;
