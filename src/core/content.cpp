@@ -20,60 +20,113 @@ struct Entry {
     uint32_t rank;
 };
 
-// The signatures held by two or more pages: for each, where its sample of ranks starts in
-// `ranks` (ascending rank, at most kSample of them).
+// The signatures held by two or more pages (ascending), each with the sample of pages it is
+// judged on. Signatures with the same sample (a story's signatures on its copies) share one
+// entry of `samples`: the sample's mean similarity is worked out once for all of them.
 struct Groups {
     std::vector<uint64_t> hashes;
-    std::vector<uint32_t> start;  // hashes.size() + 1 offsets into ranks
-    std::vector<uint32_t> ranks;
+    std::vector<uint32_t> sample_of;  // per hash: its sample
+    std::vector<size_t> start;        // per sample + 1: offsets into ranks
+    std::vector<uint32_t> ranks;      // each sample's ranks, ascending, at most kSample
 };
 
-// Every signature held by two or more pages with the sample of pages it is judged on.
-Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of) {
-    std::vector<Entry> e;
-    size_t total = 0;
-    for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
-    e.reserve(total);
+// Every (signature, page rank) entry of docs, sorted by signature, then rank. The entries are
+// first dealt into 256 buckets by the signature's top byte (fmix64-finished, so the buckets are
+// even), then the buckets are sorted on up to `threads` threads.
+std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
+    std::vector<size_t> count(257, 0);
     for (size_t i = 0; i < docs.size(); ++i) {
         MultisetView v = docs.doc(i);
-        for (uint32_t k = 0; k < v.size; ++k) e.push_back(Entry{v.hashes[k], rank_of[i]});
+        for (uint32_t k = 0; k < v.size; ++k) ++count[(v.hashes[k] >> 56) + 1];
     }
-    std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
-        return a.hash != b.hash ? a.hash < b.hash : a.rank < b.rank;
+    for (size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
+    std::vector<Entry> e(count.back());
+    std::vector<size_t> at(count.begin(), count.end() - 1);
+    for (size_t i = 0; i < docs.size(); ++i) {
+        MultisetView v = docs.doc(i);
+        for (uint32_t k = 0; k < v.size; ++k) e[at[v.hashes[k] >> 56]++] = Entry{v.hashes[k], rank_of[i]};
+    }
+    join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
+        for (size_t b = begin; b < end; ++b)
+            std::sort(e.begin() + static_cast<std::ptrdiff_t>(count[b]), e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
+                      [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; });
     });
+    return e;
+}
+
+// Every signature held by two or more pages, with its sample: its first kSample pages by rank.
+Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
+    std::vector<Entry> e = sorted_entries(docs, rank_of, threads);
+    // Every signature's sample, in signature order first.
+    std::vector<size_t> start{0};
+    std::vector<uint32_t> ranks;
     Groups g;
-    g.start.push_back(0);
     for (size_t i = 0; i < e.size();) {
         size_t j = i;
         while (j < e.size() && e[j].hash == e[i].hash) ++j;
         if (j - i >= 2) {
             g.hashes.push_back(e[i].hash);
-            for (size_t k = i; k < j && k - i < kSample; ++k) g.ranks.push_back(e[k].rank);
-            g.start.push_back(static_cast<uint32_t>(g.ranks.size()));
+            for (size_t k = i; k < j && k - i < kSample; ++k) ranks.push_back(e[k].rank);
+            start.push_back(ranks.size());
         }
         i = j;
+    }
+    e = std::vector<Entry>();
+    // Equal samples made one: the signatures ordered by sample, and a new sample where it changes.
+    const size_t n = g.hashes.size();
+    auto span_less = [&](uint32_t x, uint32_t y) {
+        return std::lexicographical_compare(ranks.begin() + start[x], ranks.begin() + start[x + 1],
+                                            ranks.begin() + start[y], ranks.begin() + start[y + 1]);
+    };
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), span_less);
+    g.sample_of.resize(n);
+    g.start.push_back(0);
+    for (size_t k = 0; k < n; ++k) {
+        uint32_t x = order[k];
+        if (k == 0 || span_less(order[k - 1], x)) {
+            g.ranks.insert(g.ranks.end(), ranks.begin() + start[x], ranks.begin() + start[x + 1]);
+            g.start.push_back(g.ranks.size());
+        }
+        g.sample_of[x] = static_cast<uint32_t>(g.start.size() - 2);
     }
     return g;
 }
 
-// Marks in `keep` the groups whose sampled pages have a mean pairwise similarity (in `docs`,
-// whose i-th page has rank rank_of[i]) of at least kCoherence.
+// Marks in `keep` the samples whose pages have a mean pairwise similarity (in `docs`, whose
+// page of rank r is doc_of_rank[r]) of at least kCoherence.
 void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank,
            std::vector<char>& keep, int threads, CancelToken* cancel) {
-    const size_t n = g.hashes.size();
+    const size_t n = g.start.size() - 1;
     keep.assign(n, 0);
-    // A story's signatures share their pages, so the same pairs recur group after group: each
-    // worker remembers the similarities it computed.
+    static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
+    // Samples in order share their first pages, so pairs recur from one sample to the next: each
+    // worker remembers the similarities of the last few thousand samples' pairs.
+    constexpr size_t kMemo = size_t(1) << 16;
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
     join_detail::run_workers(threads, n, 256, [&](int w, size_t begin, size_t end) {
         auto& memo = cache[static_cast<size_t>(w)];
         for (size_t k = begin; k < end; ++k) {
             if (cancel != nullptr && cancel->stopped()) return;
+            if (memo.size() > kMemo) memo.clear();
             const uint32_t* r = g.ranks.data() + g.start[k];
             const size_t m = g.start[k + 1] - g.start[k];
+            // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
+            // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, 1], so the loop stops once
+            // the pairs left cannot change the answer: (a) sum >= goal: adding non-negative terms
+            // never lowers a rounded-to-nearest sum, so the full sum reaches goal too; (b) sum +
+            // left + kSlack < goal: the exact full sum is at most sum + left, and its rounded
+            // value exceeds that by less than kSlack (at most 120 additions of terms <= 120 carry
+            // errors below 120 * 120 * 2^-53 < 2e-12), so it stays below goal.
+            constexpr double kSlack = 1e-9;
+            const size_t pairs = m * (m - 1) / 2;
+            const double goal = kCoherence * double(pairs);
             double sum = 0;
-            for (size_t a = 0; a < m; ++a)
-                for (size_t b = a + 1; b < m; ++b) {
+            size_t left = pairs;
+            auto open = [&] { return sum < goal && sum + double(left) + kSlack >= goal; };
+            for (size_t a = 0; a < m && open(); ++a)
+                for (size_t b = a + 1; b < m && open(); ++b, --left) {
                     uint64_t key = uint64_t(r[a]) << 32 | r[b];  // r is ascending: r[a] < r[b]
                     auto it = memo.find(key);
                     if (it == memo.end())
@@ -81,8 +134,7 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
                                                           docs.doc(doc_of_rank[r[b]]))).first;
                     sum += it->second;
                 }
-            // mean = sum / pairs >= kCoherence, with pairs = m (m - 1) / 2 >= 1.
-            keep[k] = sum >= kCoherence * double(m * (m - 1) / 2);
+            keep[k] = sum >= goal;
         }
     });
     if (cancel != nullptr && cancel->stopped()) throw Error(ErrorKind::Canceled, "canceled");
@@ -103,7 +155,7 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
     });
     std::vector<uint32_t> rank_of(n);
     for (uint32_t r = 0; r < n; ++r) rank_of[doc_of_rank[r]] = r;
-    const Groups g = shared_signatures(docs, rank_of);
+    const Groups g = shared_signatures(docs, rank_of, threads);
 
     std::vector<uint64_t> drop;
     std::vector<char> keep;
@@ -116,36 +168,77 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
         }
         drop.clear();
         for (size_t k = 0; k < g.hashes.size(); ++k)
-            if (!keep[k]) drop.push_back(g.hashes[k]);  // g.hashes is ascending
+            if (!keep[g.sample_of[k]]) drop.push_back(g.hashes[k]);  // g.hashes is ascending
     }
     return drop;
 }
 
-Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop) {
-    Multiset m;
-    m.hashes.reserve(doc.size);
-    m.freqs.reserve(doc.size);
-    size_t d = 0;
+namespace {
+
+// A set of signature hashes for membership tests: open addressing with linear probing on the
+// hash's low bits (signature hashes are fmix64-finished, so the low bits are well spread); 0 is
+// kept aside as the empty slot's mark.
+class HashSet {
+public:
+    explicit HashSet(const std::vector<uint64_t>& keys) {
+        size_t cap = 16;
+        while (cap < 2 * keys.size()) cap *= 2;
+        slots_.assign(cap, 0);
+        mask_ = cap - 1;
+        for (uint64_t k : keys) {
+            if (k == 0) {
+                has_zero_ = true;
+                continue;
+            }
+            size_t i = k & mask_;
+            while (slots_[i] != 0 && slots_[i] != k) i = (i + 1) & mask_;
+            slots_[i] = k;
+        }
+    }
+    bool contains(uint64_t k) const noexcept {
+        if (k == 0) return has_zero_;
+        for (size_t i = k & mask_;; i = (i + 1) & mask_) {
+            if (slots_[i] == k) return true;
+            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
+        }
+    }
+
+private:
+    std::vector<uint64_t> slots_;
+    size_t mask_ = 0;
+    bool has_zero_ = false;
+};
+
+// doc without the members of drop, into m (cleared first).
+void remove_into(const MultisetView& doc, const HashSet& drop, Multiset& m) {
+    m.hashes.clear();
+    m.freqs.clear();
+    m.length = 0;
     for (uint32_t k = 0; k < doc.size; ++k) {
-        uint64_t h = doc.hashes[k];
-        // Both ascending: a search from the last position keeps this O(size log |drop|).
-        d = static_cast<size_t>(std::lower_bound(drop.begin() + static_cast<std::ptrdiff_t>(d), drop.end(), h) -
-                                drop.begin());
-        if (d < drop.size() && drop[d] == h) continue;
-        m.hashes.push_back(h);
+        if (drop.contains(doc.hashes[k])) continue;
+        m.hashes.push_back(doc.hashes[k]);
         m.freqs.push_back(doc.freqs[k]);
         m.length += doc.freqs[k];
     }
+}
+
+}  // namespace
+
+Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop) {
+    Multiset m;
+    remove_into(doc, HashSet(drop), m);
     return m;
 }
 
 Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop) {
+    const HashSet set(drop);
     Collection out;
     size_t total = 0;
     for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
     out.reserve(docs.size(), total);
+    Multiset m;
     for (size_t i = 0; i < docs.size(); ++i) {
-        Multiset m = without_signatures(docs.doc(i), drop);
+        remove_into(docs.doc(i), set, m);
         out.add(docs.id(i), m.view());
     }
     return out;

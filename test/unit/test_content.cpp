@@ -171,8 +171,9 @@ TEST(Content, JudgedOnTheFirstSamplePagesByKey) {
     // Signature X on kSample + 5 pages. By the fixed order (fmix64 of the id), the first
     // kSample - 1 pages hold X, a shared block C of 4 signatures and 4 of their own (pairwise
     // 5/13 = 0.385), the kSample-th holds X and C only (5/9 = 0.556 to each of them), the other 5
-    // hold X and 10 of their own. The mean over the first kSample pages is 0.406: X (and C) are
-    // content; over kSample - 1 pages (0.385) or over all pages they would be templates.
+    // hold X and 10 of their own. The mean over the first kSample pages is
+    // (105 * 5/13 + 15 * 5/9) / 120 = 0.406: X (and C) are content; over kSample - 1 pages
+    // (0.385) or over all pages they would be templates.
     static_assert(kSample == 16, "the similarities below are worked out for 16");
     const uint64_t X = 1;
     std::vector<int64_t> ids;
