@@ -166,6 +166,11 @@ CREATE TABLE jbig AS
   FROM generate_series(1, 40000) i;
 SET spotsigs.join_memory_limit = '1MB';
 SELECT jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
+-- the content measure's statistics count too: 10MB holds the plain join, not the statistics
+SET spotsigs.join_memory_limit = '10MB';
+SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
+SELECT regexp_replace(jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
+SELECT regexp_replace(jerr($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 RESET spotsigs.join_memory_limit;
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
 -- spotsigs.join_huge_pages: off by default; on, large blocks come from the reserved huge pages

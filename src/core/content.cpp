@@ -142,6 +142,16 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
 
 }  // namespace
 
+size_t template_memory_bytes(const Collection& docs) {
+    size_t entries = 0;
+    for (size_t i = 0; i < docs.size(); ++i) entries += docs.doc(i).size;
+    // The entries (16 bytes each) are freed before the copy is made; the samples (at most one
+    // rank, one hash and two offsets per entry) and the page order stay throughout.
+    size_t samples = entries * (sizeof(uint32_t) * 2 + sizeof(uint64_t) + sizeof(size_t) * 2) +
+                     docs.size() * 2 * sizeof(uint32_t);
+    return std::max(entries * sizeof(Entry), docs.memory_bytes()) + samples;
+}
+
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {
     if (threads < 1) threads = 1;
     const size_t n = docs.size();

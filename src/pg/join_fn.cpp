@@ -143,6 +143,15 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
     return opt;
 }
 
+// Throws Error(OutOfMemory) when docs and the content statistics of docs would not fit
+// spotsigs.join_memory_limit together (match() names the setting). Matcher thread.
+void check_statistics_memory(const Collection& docs) {
+    size_t need = docs.memory_bytes() + template_memory_bytes(docs);
+    if (need > join_memory_limit_bytes())
+        throw Error(ErrorKind::OutOfMemory,
+                    "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
+}
+
 // The self-join of docs under the content measure: the collection's template signatures are
 // found (content.hpp), every document is copied without them, and the copies are joined, so the
 // matcher and its exactness are those of the plain measure on the copies. The copies keep the
@@ -150,6 +159,7 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
 // notes how many template signatures it found and how long that took, for the main thread).
 JoinPairs content_join(const Collection& docs, const JoinOptions& o, size_t* templates, double* stats_s) {
     auto t0 = std::chrono::steady_clock::now();
+    check_statistics_memory(docs);
     std::vector<uint64_t> drop = template_signatures(docs, o.threads, o.cancel);
     Collection content = without_signatures(docs, drop);
     *templates = drop.size();
@@ -426,7 +436,9 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
             [&](const JoinOptions& o) {
                 if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
                 check_unique_ids(pipe->docs(), src.relname);
-                drop = template_signatures(pipe->docs(), o.threads, o.cancel);
+                const Collection& docs = pipe->docs();
+                check_statistics_memory(docs);
+                drop = template_signatures(docs, o.threads, o.cancel);
                 return JoinPairs();
             },
             opt, progress, pipe->rows());
