@@ -14,6 +14,9 @@ namespace spotsigs {
 
 namespace {
 
+// Most similarities a worker remembers (content.hpp's memory bound counts them).
+constexpr size_t kMemoEntries = size_t(1) << 16;
+
 // One (signature, page) entry; pages are numbered by their rank in the fixed id order.
 struct Entry {
     uint64_t hash;
@@ -103,13 +106,12 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
     // Samples in order share their first pages, so pairs recur from one sample to the next: each
     // worker remembers the similarities of the last few thousand samples' pairs.
-    constexpr size_t kMemo = size_t(1) << 16;
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
     join_detail::run_workers(threads, n, 256, [&](int w, size_t begin, size_t end) {
         auto& memo = cache[static_cast<size_t>(w)];
         for (size_t k = begin; k < end; ++k) {
             if (cancel != nullptr && cancel->stopped()) return;
-            if (memo.size() > kMemo) memo.clear();
+            if (memo.size() > kMemoEntries) memo.clear();
             const uint32_t* r = g.ranks.data() + g.start[k];
             const size_t m = g.start[k + 1] - g.start[k];
             // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
@@ -142,14 +144,19 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
 
 }  // namespace
 
-size_t template_memory_bytes(const Collection& docs) {
-    size_t entries = 0;
-    for (size_t i = 0; i < docs.size(); ++i) entries += docs.doc(i).size;
-    // The entries (16 bytes each) are freed before the copy is made; the samples (at most one
-    // rank, one hash and two offsets per entry) and the page order stay throughout.
-    size_t samples = entries * (sizeof(uint32_t) * 2 + sizeof(uint64_t) + sizeof(size_t) * 2) +
-                     docs.size() * 2 * sizeof(uint32_t);
-    return std::max(entries * sizeof(Entry), docs.memory_bytes()) + samples;
+size_t template_memory_bytes(const Collection& docs, int threads) {
+    // With e entries and g <= e / 2 signatures held by two or more pages (kSample >= 2 ranks
+    // kept per signature at most, so ranks <= e): while the samples are made, the entries
+    // (16 e) with the first samples' ranks (4 e), offsets (8 g) and hashes (8 g), and then
+    // those with the merged samples' ranks (4 e), offsets (8 g), sample_of and order (4 g each),
+    // at most 28 e bytes; afterwards the samples (hashes 8 g, sample_of 4 g, offsets 8 g,
+    // ranks 4 e: 14 e) with the copy of docs. Beside them: the page order (8 bytes a page),
+    // the keep flags (g bytes) and each worker's memo (at most kMemoEntries + kSample^2
+    // entries of at most 64 bytes with the table).
+    size_t e = 0;
+    for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
+    size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
+    return peak + 8 * docs.size() + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {

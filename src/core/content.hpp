@@ -37,10 +37,10 @@ constexpr double kContentThreshold = 0.4;  // the default threshold of the conte
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1,
                                           CancelToken* cancel = nullptr);
 
-// An upper bound on the bytes template_signatures(docs) allocates at once beside docs: its
-// (signature, page) entries and samples, and the copy of docs without the first round's
+// An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs:
+// its (signature, page) entries and samples, and the copy of docs without the first round's
 // template signatures.
-size_t template_memory_bytes(const Collection& docs);
+size_t template_memory_bytes(const Collection& docs, int threads);
 
 // docs without the signatures in drop (ascending): same documents, ids and order.
 Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop);

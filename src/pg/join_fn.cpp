@@ -145,8 +145,8 @@ JoinOptions with_budget(JoinOptions opt, size_t used) {
 
 // Throws Error(OutOfMemory) when docs and the content statistics of docs would not fit
 // spotsigs.join_memory_limit together (match() names the setting). Matcher thread.
-void check_statistics_memory(const Collection& docs) {
-    size_t need = docs.memory_bytes() + template_memory_bytes(docs);
+void check_statistics_memory(const Collection& docs, int threads) {
+    size_t need = docs.memory_bytes() + template_memory_bytes(docs, threads);
     if (need > join_memory_limit_bytes())
         throw Error(ErrorKind::OutOfMemory,
                     "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
@@ -159,7 +159,7 @@ void check_statistics_memory(const Collection& docs) {
 // notes how many template signatures it found and how long that took, for the main thread).
 JoinPairs content_join(const Collection& docs, const JoinOptions& o, size_t* templates, double* stats_s) {
     auto t0 = std::chrono::steady_clock::now();
-    check_statistics_memory(docs);
+    check_statistics_memory(docs, o.threads);
     std::vector<uint64_t> drop = template_signatures(docs, o.threads, o.cancel);
     Collection content = without_signatures(docs, drop);
     *templates = drop.size();
@@ -437,7 +437,7 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
                 if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
                 check_unique_ids(pipe->docs(), src.relname);
                 const Collection& docs = pipe->docs();
-                check_statistics_memory(docs);
+                check_statistics_memory(docs, o.threads);
                 drop = template_signatures(docs, o.threads, o.cancel);
                 return JoinPairs();
             },
