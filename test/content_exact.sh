@@ -18,20 +18,15 @@ if [[ -z ${CONTENT_EXACT_INSIDE:-} ]]; then
   exec env CONTENT_EXACT_INSIDE=1 pg_virtualenv -t -v 15 "$here/content_exact.sh" "$@"
 fi
 
-psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
-diff_count() { psql_q -c "SELECT count(*) FROM (($1 EXCEPT $2) UNION ALL ($2 EXCEPT $1)) d"; }
+source "$here/exact_lib.sh"
 
 failed=0
 for data in "$@"; do
   data=$(cd "$data" && pwd)
   echo "== $data"
+  load_pages "$data"
   psql_q <<SQL
-CREATE EXTENSION IF NOT EXISTS spotsigs;
-DROP TABLE IF EXISTS pages, truth_all;
-CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text);
-\copy pages from program 'zcat "$data/pages.tsv.gz"'
-ALTER TABLE pages ADD COLUMN sig spotsig;
-UPDATE pages SET sig = spotsigs(html);
+DROP TABLE IF EXISTS truth_all;
 -- every pair's content similarity, by similarity() on the signatures without the template
 CREATE TABLE truth_all AS
 WITH t AS (SELECT spotsigs_template('pages', 'id', 'sig') AS t),
@@ -55,28 +50,9 @@ SQL
   d=$(diff_count "SELECT * FROM truth_all WHERE similarity >= 0.4" "SELECT * FROM spotsigs_join('pages', 'id', 'sig')")
   printf '%-5s %-8s %-12s %-8s %s\n' default - default - "$d"
   [[ $d == 0 ]] || failed=1
-  # spotsigs_clusters() at the default: connected components of the truth at 0.4, by label propagation
-  d=$(psql_q <<SQL
-DROP TABLE IF EXISTS labels;
-CREATE TABLE labels AS SELECT id::bigint AS id, id::bigint AS l FROM pages WHERE sig IS NOT NULL;
-DO \$\$
-DECLARE changed bigint;
-BEGIN
-  LOOP
-    UPDATE labels x SET l = m.l
-    FROM (SELECT e.a AS id, min(y.l) AS l
-          FROM (SELECT id1 AS a, id2 AS b FROM truth_all WHERE similarity >= 0.4
-                UNION ALL SELECT id2, id1 FROM truth_all WHERE similarity >= 0.4) e
-          JOIN labels y ON y.id = e.b GROUP BY e.a) m
-    WHERE x.id = m.id AND m.l < x.l;
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    EXIT WHEN changed = 0;
-  END LOOP;
-END \$\$;
-SELECT count(*) FROM ((TABLE labels EXCEPT SELECT * FROM spotsigs_clusters('pages', 'id', 'sig'))
-                UNION ALL (SELECT * FROM spotsigs_clusters('pages', 'id', 'sig') EXCEPT TABLE labels)) d;
-SQL
-)
+  # spotsigs_clusters() at the default: the connected components of the truth at 0.4
+  d=$(cluster_diff "SELECT id1, id2 FROM truth_all WHERE similarity >= 0.4" \
+                    "SELECT * FROM spotsigs_clusters('pages', 'id', 'sig')")
   printf '%-5s %-8s %-12s %-8s %s\n' default - clusters - "$d"
   [[ $d == 0 ]] || failed=1
 done

@@ -16,26 +16,17 @@ if [[ -z ${JOIN_EXACT_INSIDE:-} ]]; then
   exec env JOIN_EXACT_INSIDE=1 pg_virtualenv -t -v 15 "$here/join_exact.sh" "$data"
 fi
 
-psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+source "$here/exact_lib.sh"
 
 echo "loading $data/pages.tsv.gz and extracting signatures"
+load_pages "$data"
 psql_q <<SQL
-CREATE EXTENSION IF NOT EXISTS spotsigs;
-DROP TABLE IF EXISTS pages;
-CREATE TABLE pages (id int PRIMARY KEY, cluster int NOT NULL, host text, kind text, html text);
-\copy pages from program 'zcat "$data/pages.tsv.gz"'
-ALTER TABLE pages ADD COLUMN sig spotsig;
-UPDATE pages SET sig = spotsigs(html);
 -- two halves for the R-S form
 CREATE TABLE pages_r AS SELECT id, sig FROM pages WHERE id % 2 = 0;
 CREATE TABLE pages_s AS SELECT id, sig FROM pages WHERE id % 2 = 1;
 SQL
 psql_q -c "SELECT 'pages: ' || count(*) || ', mean signature length: ' || round(avg(length(sig))) FROM pages"
 
-# diff_count(query_a, query_b): rows in exactly one of the two results.
-diff_count() {
-  psql_q -c "SELECT count(*) FROM (($1 EXCEPT $2) UNION ALL ($2 EXCEPT $1)) d"
-}
 
 failed=0
 printf '%-5s %-6s %-8s %-12s %-12s %s\n' tau form pairs method threads differences
@@ -59,26 +50,7 @@ for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
     done
   done
   # spotsigs_clusters against connected components of the truth pairs, by label propagation.
-  d=$(psql_q <<SQL
-DROP TABLE IF EXISTS labels;
-CREATE TABLE labels AS SELECT id::bigint AS id, id::bigint AS l FROM pages WHERE sig IS NOT NULL;
-DO \$\$
-DECLARE changed bigint;
-BEGIN
-  LOOP
-    UPDATE labels x SET l = m.l
-    FROM (SELECT e.a AS id, min(y.l) AS l
-          FROM (SELECT id1 AS a, id2 AS b FROM truth UNION ALL SELECT id2, id1 FROM truth) e
-          JOIN labels y ON y.id = e.b GROUP BY e.a) m
-    WHERE x.id = m.id AND m.l < x.l;
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    EXIT WHEN changed = 0;
-  END LOOP;
-END \$\$;
-SELECT count(*) FROM ((TABLE labels EXCEPT SELECT * FROM spotsigs_clusters('pages', 'id', 'sig', $tau))
-                UNION ALL (SELECT * FROM spotsigs_clusters('pages', 'id', 'sig', $tau) EXCEPT TABLE labels)) d;
-SQL
-)
+  d=$(cluster_diff "SELECT id1, id2 FROM truth" "SELECT * FROM spotsigs_clusters('pages', 'id', 'sig', $tau)")
   printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" clust "$n" "partitioned" "2" "$d"
   [[ $d == 0 ]] || failed=1
   # The brute-force truth itself is checked against similarity() over all pairs in SQL.

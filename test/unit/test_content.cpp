@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "hash.hpp"
 #include "join.hpp"
+#include "reference_jaccard.hpp"
 
 using namespace spotsigs;
 
@@ -20,17 +21,9 @@ namespace {
 
 using Doc = std::map<uint64_t, uint64_t>;  // hash -> frequency
 
-// Multiset Jaccard with maps, independent of the library's merge.
+// Multiset Jaccard, by the reference's overlap and union.
 double ref_similarity(const Doc& x, const Doc& y) {
-    uint64_t o = 0, u = 0;
-    for (auto& [h, f] : x) {
-        auto it = y.find(h);
-        uint64_t g = it == y.end() ? 0 : it->second;
-        o += std::min(f, g);
-        u += std::max(f, g);
-    }
-    for (auto& [h, g] : y)
-        if (!x.count(h)) u += g;
+    auto [o, u] = spotsigs_test::overlap_union(x, y);
     return u == 0 ? 0.0 : double(o) / double(u);
 }
 

@@ -19,6 +19,7 @@
 #include "join_internal.hpp"
 #include "join_prefix.hpp"
 #include "pair_sink.hpp"
+#include "reference_jaccard.hpp"
 
 using namespace spotsigs;
 
@@ -50,22 +51,7 @@ Collection make(const std::vector<Doc>& docs) {
     return c;
 }
 
-// Overlap and union of two documents, computed with maps (independent of the library's merge).
-std::pair<uint64_t, uint64_t> overlap_union(const Doc& x, const Doc& y) {
-    std::map<uint64_t, uint64_t> fx, fy;
-    for (auto& p : x) fx[p.first] += p.second;
-    for (auto& p : y) fy[p.first] += p.second;
-    uint64_t o = 0, u = 0;
-    for (auto& [h, f] : fx) {
-        auto it = fy.find(h);
-        uint64_t g = it == fy.end() ? 0 : it->second;
-        o += std::min(f, g);
-        u += std::max(f, g);
-    }
-    for (auto& [h, g] : fy)
-        if (!fx.count(h)) u += g;
-    return {o, u};
-}
+using spotsigs_test::overlap_union;
 
 // True when o / u >= tau holds exactly for the real numbers (tau taken as the exact binary value).
 bool exact_reaches(uint64_t o, uint64_t u, double tau) {
