@@ -274,6 +274,16 @@ CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* o
     return a;
 }
 
+// The content measure needs the statistics of the whole table, which the per-worker tasks of a
+// distributed join do not have: such a call is refused rather than answered by another measure.
+void reject_content_on_citus(const JoinCall& call) {
+    if (call.content)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("the content measure is not available for the distributed table %s", call.src[0].relname),
+                        errhint("Pass a threshold (the plain measure), or join a column of spotsig_remove(sig, t) "
+                                "with t from spotsigs_template().")));
+}
+
 const int kInOrder[2] = {0, 1};
 const int kSwapped[2] = {1, 0};
 
@@ -284,6 +294,7 @@ const int kSwapped[2] = {1, 0};
 SPOTSIGS_FUNCTION(spotsigs_join) {
     JoinCall call = read_call(fcinfo, 1);
     if (citus_distributed(fcinfo, call.src[0].relid)) {
+        reject_content_on_citus(call);
         // On the nodes holding the shards (src/sql/70_citus.sql).
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
@@ -378,6 +389,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 SPOTSIGS_FUNCTION(spotsigs_clusters) {
     JoinCall call = read_call(fcinfo, 1);
     if (citus_distributed(fcinfo, call.src[0].relid)) {
+        reject_content_on_citus(call);
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)), a.types,
                        a.values, a.nulls);

@@ -139,6 +139,15 @@ for my $tau (qw(0.3 0.5 0.9)) {
 	is($d, $l, "spotsigs_join_rs(archive, batch) at $tau: distributed = single node");
 }
 
+# The content measure needs the whole table's statistics: refused on the distributed table
+# (the default call, and measure 'content' with a threshold), not answered by another measure.
+for my $call ("spotsigs_join('pages', 'id', 'sig')", "spotsigs_clusters('pages', 'id', 'sig')",
+	"spotsigs_join('pages', 'id', 'sig', 0.5, measure => 'content')") {
+	my ($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM $call");
+	like($err, qr/ERROR:  the content measure is not available for the distributed table public\.pages/,
+		"$call is refused on the distributed table");
+}
+
 # ---- ingest: spotsigs_flag_batch on the distributed table flags what the trigger flags on one node
 # Pages arrive in two batches (ids up to 900, then the rest), each in ascending id order.
 $coord->safe_psql('postgres', q{
