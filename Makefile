@@ -17,9 +17,11 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp src/pg/*/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# The install script is assembled from one file per feature, in name order.
+# The install script is assembled from one file per feature, in name order. The full scripts of
+# earlier releases and the upgrade scripts between releases are kept as they are in sql-versions/.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+DATA = $(sort $(wildcard sql-versions/$(EXTENSION)--*.sql))
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --load-extension=$(EXTENSION)

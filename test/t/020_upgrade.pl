@@ -1,0 +1,242 @@
+# ALTER EXTENSION spotsigs UPDATE from 0.1.0 to the current default version, with real data: a
+# table with a generated spotsig column, a spotsigs index and the duplicate-flagging trigger.
+#
+# 1. Values, index answers, the trigger's flags and the join are the same after the update as
+#    before it, and rows inserted after the update are flagged and found as in a database that
+#    was created at the current version and given the same rows.
+# 2. The on-disk formats that 0.1.0 wrote are what the current library writes (stored spotsig
+#    bytes, index metapage magic and version); a change there must come with an upgrade path.
+# 3. The updated extension's member objects equal a fresh installation's, attribute by attribute
+#    (definition, volatility, parallel safety, strictness, search_path and other settings,
+#    security, owner, access rights, comment, operator class members). Every difference is
+#    listed by object and attribute.
+# 4. Every function or operator that the update adds has a check in %new_object_checks below.
+use strict;
+use warnings;
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $old_version = '0.1.0';
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->start;
+my $current = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'spotsigs'");
+
+# Synthetic news stories of 120 words (30% antecedents, so many spot signatures), 4 variants of
+# each with about 2% of the words replaced: variants of a story are near duplicates.
+my $setup = q{
+CREATE EXTENSION pageinspect;
+SELECT setseed(0.5);
+CREATE TABLE story AS
+  SELECT s, i, CASE WHEN random() < 0.3
+                    THEN (ARRAY['the','a','is','was','will','can','has','does'])[1 + floor(random() * 8)::int]
+                    ELSE 'w' || floor(random() * 5000)::int END AS word
+  FROM generate_series(1, 40) s, generate_series(1, 120) i;
+CREATE TABLE src AS
+  SELECT 4 * (s - 1) + v AS n,
+         string_agg(CASE WHEN random() < 0.02 THEN 'x' || floor(random() * 5000)::int ELSE word END, ' ' ORDER BY i) AS body
+  FROM story, generate_series(1, 4) v GROUP BY s, v;
+CREATE TABLE docs (
+  id int PRIMARY KEY,
+  body text,
+  sig spotsig GENERATED ALWAYS AS (spotsigs(body)) STORED,
+  duplicate_of int,
+  similarity float8);
+CREATE INDEX docs_sig ON docs USING spotsigs (sig);
+CREATE TRIGGER docs_dedup BEFORE INSERT OR UPDATE OF body ON docs
+  FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'duplicate_of', 'similarity', '0.6', 'best');
+CREATE TABLE fixed (v spotsig);
+INSERT INTO fixed VALUES ('{1:2,ff:1,123456789abcdef0:3}');
+};
+# Variants 1 and 2 of every story arrive before the update, variants 3 and 4 after it, so the
+# trigger flags rows against earlier rows in both phases.
+# The trigger's flags against a brute-force reference: the most similar row inserted earlier (at
+# least 0.6; ties to the smallest id).
+my $flags_q = 'SELECT id, duplicate_of, round(similarity::numeric, 6) FROM docs ORDER BY id';
+my $brute_q = q{SELECT d.id, b.id, round(b.sim::numeric, 6) FROM docs d LEFT JOIN LATERAL (
+	  SELECT e.id, similarity(d.sig, e.sig) AS sim FROM docs e
+	  WHERE ((e.id - 1) % 4 >= 2, e.id) < ((d.id - 1) % 4 >= 2, d.id) AND similarity(d.sig, e.sig) >= 0.6
+	  ORDER BY 2 DESC, 1 LIMIT 1) b ON true ORDER BY d.id};
+my $first_rows = 'INSERT INTO docs (id, body) SELECT n, body FROM src WHERE (n - 1) % 4 < 2 ORDER BY n';
+my $later_rows = 'INSERT INTO docs (id, body) SELECT n, body FROM src WHERE (n - 1) % 4 >= 2 ORDER BY n';
+
+# What a user sees of the data: stored values and flags, index answers (checked to come from the
+# index), the similarity join and the index's own check.
+my $values_q = 'SELECT id, sig::text, duplicate_of, round(similarity::numeric, 6) FROM docs ORDER BY id';
+my $index_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE b.sig % q.sig),
+	       (SELECT array_agg(b.id) FROM (SELECT b.id FROM docs b ORDER BY b.sig <-> q.sig, b.id LIMIT 4) b)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
+my $plan_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5;
+	EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsigs('the w1 is w2 a w3')};
+my $join_q = q{SELECT id1, id2, round(similarity::numeric, 6) FROM spotsigs_join('docs', 'id', 'sig', 0.6) ORDER BY 1, 2};
+my $check_q = q{SELECT spotsigs_index_check('docs_sig')};
+# The stored bytes of a literal value (1-byte varlena header, then packed format 1 in host byte
+# order) and the index metapage's magic and version, as 0.1.0 wrote them.
+my $value_bytes_q = q{SELECT t_attrs[1] FROM heap_page_item_attrs(get_raw_page('fixed', 0), 'fixed'::regclass)};
+my $meta_q = q{SELECT encode(substring(get_raw_page('docs_sig', 0) FROM 25 FOR 8), 'hex')};
+
+sub user_view
+{
+	my ($db) = @_;
+	return join("\n---\n", map { $node->safe_psql($db, $_) } ($values_q, $index_q, $join_q, $check_q));
+}
+
+# Every member object of the extension with its attributes as JSON, one "identity\tjson" line
+# each. Type and function references are printed by name so that two databases compare.
+my $members_q = q{
+WITH m AS (
+  SELECT d.classid, d.objid FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND e.extname = 'spotsigs'),
+fam AS (
+  SELECT f.oid,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('strategy', o.amopstrategy, 'left', o.amoplefttype::regtype,
+       'right', o.amoprighttype::regtype, 'operator', o.amopopr::regoperator, 'purpose', o.amoppurpose,
+       'sortfamily', (SELECT s.opfname FROM pg_opfamily s WHERE s.oid = o.amopsortfamily))
+       ORDER BY o.amopstrategy, o.amoplefttype::regtype::text, o.amoprighttype::regtype::text), '[]')
+     FROM pg_amop o WHERE o.amopfamily = f.oid) AS operators,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('number', p.amprocnum, 'left', p.amproclefttype::regtype,
+       'right', p.amprocrighttype::regtype, 'function', p.amproc::regprocedure)
+       ORDER BY p.amprocnum, p.amproclefttype::regtype::text, p.amprocrighttype::regtype::text), '[]')
+     FROM pg_amproc p WHERE p.amprocfamily = f.oid) AS functions
+  FROM pg_opfamily f)
+SELECT pg_describe_object(m.classid, m.objid, 0) || E'\t' || (
+  CASE m.classid
+  WHEN 'pg_proc'::regclass THEN (
+    SELECT jsonb_build_object('kind', p.prokind, 'arguments', pg_get_function_arguments(p.oid),
+      'result', pg_get_function_result(p.oid), 'language', l.lanname, 'volatility', p.provolatile,
+      'parallel', p.proparallel, 'strict', p.proisstrict, 'security_definer', p.prosecdef,
+      'leakproof', p.proleakproof, 'config', p.proconfig, 'cost', p.procost, 'rows', p.prorows,
+      'support', p.prosupport, 'source', p.prosrc, 'library', p.probin, 'owner', pg_get_userbyid(p.proowner),
+      'acl', p.proacl, 'schema', p.pronamespace::regnamespace,
+      'definition', CASE WHEN p.prokind <> 'a' THEN pg_get_functiondef(p.oid) END,
+      'aggregate', (SELECT to_jsonb(a) - 'aggfnoid' || jsonb_build_object('aggtranstype', a.aggtranstype::regtype,
+         'aggmtranstype', a.aggmtranstype::regtype, 'aggsortop', a.aggsortop::regoperator)
+         FROM pg_aggregate a WHERE a.aggfnoid = p.oid))
+    FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.oid = m.objid)
+  WHEN 'pg_type'::regclass THEN (
+    SELECT to_jsonb(t) - 'oid' || jsonb_build_object('typnamespace', t.typnamespace::regnamespace,
+      'typowner', pg_get_userbyid(t.typowner), 'typelem', t.typelem::regtype, 'typarray', t.typarray::regtype,
+      'typbasetype', t.typbasetype::regtype, 'typrelid', t.typrelid::regclass,
+      'typcollation', (SELECT c.collname FROM pg_collation c WHERE c.oid = t.typcollation))
+    FROM pg_type t WHERE t.oid = m.objid)
+  WHEN 'pg_operator'::regclass THEN (
+    SELECT to_jsonb(o) - 'oid' || jsonb_build_object('oprnamespace', o.oprnamespace::regnamespace,
+      'oprowner', pg_get_userbyid(o.oprowner), 'oprleft', o.oprleft::regtype, 'oprright', o.oprright::regtype,
+      'oprresult', o.oprresult::regtype, 'oprcom', o.oprcom::regoperator, 'oprnegate', o.oprnegate::regoperator,
+      'oprcode', o.oprcode::regprocedure)
+    FROM pg_operator o WHERE o.oid = m.objid)
+  WHEN 'pg_opclass'::regclass THEN (
+    SELECT to_jsonb(c) - 'oid' || jsonb_build_object('opcmethod', am.amname,
+      'opcnamespace', c.opcnamespace::regnamespace, 'opcowner', pg_get_userbyid(c.opcowner),
+      'opcfamily', f.opfname, 'opcintype', c.opcintype::regtype, 'opckeytype', c.opckeytype::regtype)
+    FROM pg_opclass c JOIN pg_am am ON am.oid = c.opcmethod JOIN pg_opfamily f ON f.oid = c.opcfamily
+    WHERE c.oid = m.objid)
+  WHEN 'pg_opfamily'::regclass THEN (
+    SELECT jsonb_build_object('name', f.opfname, 'method', am.amname, 'schema', f.opfnamespace::regnamespace,
+      'owner', pg_get_userbyid(f.opfowner), 'operators', fam.operators, 'functions', fam.functions)
+    FROM pg_opfamily f JOIN pg_am am ON am.oid = f.opfmethod JOIN fam ON fam.oid = f.oid
+    WHERE f.oid = m.objid)
+  WHEN 'pg_am'::regclass THEN (
+    SELECT jsonb_build_object('name', a.amname, 'handler', a.amhandler::regprocedure, 'type', a.amtype)
+    FROM pg_am a WHERE a.oid = m.objid)
+  ELSE '{}'::jsonb END
+  || jsonb_build_object('comment', (SELECT d.description FROM pg_description d
+       WHERE d.classoid = m.classid AND d.objoid = m.objid AND d.objsubid = 0)))::text
+FROM m ORDER BY 1};
+
+sub members
+{
+	my ($db) = @_;
+	my %objects;
+	for my $line (split /\n/, $node->safe_psql($db, $members_q))
+	{
+		my ($id, $json) = split /\t/, $line, 2;
+		$objects{$id} = decode_json($json);
+	}
+	return \%objects;
+}
+
+# The differences between two member listings, one line per object or attribute.
+sub member_differences
+{
+	my ($got, $want, $got_name, $want_name) = @_;
+	my @diffs;
+	my $json = JSON::PP->new->canonical;
+	for my $id (sort keys %$want)
+	{
+		if (!exists $got->{$id}) { push @diffs, "$id: missing in $got_name"; next; }
+		for my $attr (sort keys %{ $want->{$id} })
+		{
+			my ($g, $w) = map { $json->encode([ $_->{$id}{$attr} ]) } ($got, $want);
+			push @diffs, "$id: $attr differs\n    $got_name: $g\n    $want_name: $w" if $g ne $w;
+		}
+	}
+	push @diffs, map { "$_: only in $got_name" } grep { !exists $want->{$_} } sort keys %$got;
+	return @diffs;
+}
+
+# The 0.1.0 database with its first rows, and a reference database created at the current version.
+$node->safe_psql('postgres', 'CREATE DATABASE upg');
+$node->safe_psql('postgres', 'CREATE DATABASE ref');
+$node->safe_psql('upg', "CREATE EXTENSION spotsigs VERSION '$old_version'");
+$node->safe_psql('ref', 'CREATE EXTENSION spotsigs');
+is($node->safe_psql('upg', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
+	$old_version, "created at $old_version");
+for my $db ('upg', 'ref') { $node->safe_psql($db, $setup . $first_rows); }
+
+like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % at 0.1.0');
+is($node->safe_psql('upg', $flags_q), $node->safe_psql('upg', $brute_q), "the trigger's flags at $old_version are the brute-force ones");
+my $flagged = $node->safe_psql('upg', 'SELECT count(duplicate_of) FROM docs');
+cmp_ok($flagged, '>=', 20, "the trigger flagged $flagged of the first 80 rows (at most 40 can be)");
+my $before = user_view('upg');
+my $old_members = members('upg');
+
+is($node->safe_psql('upg', $value_bytes_q), '\x510101000003000000060000000100000000000000ff00000000000000f0debc9a78563412020103',
+	'stored spotsig bytes are packed format 1 as in 0.1.0 (else: say in the upgrade script how old values are read)');
+is($node->safe_psql('upg', $meta_q), '5849505304000000',
+	'index metapage magic and version 4 as in 0.1.0 (else: the upgrade script must REINDEX or the AM read version 4)');
+
+# The update itself.
+$node->safe_psql('upg', 'ALTER EXTENSION spotsigs UPDATE');
+is($node->safe_psql('upg', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
+	$current, "updated to $current");
+
+is(user_view('upg'), $before, 'values, flags, index answers, join and index check unchanged by the update');
+like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % after the update');
+
+# Rows after the update: the trigger flags them and the index finds them as at the current version.
+for my $db ('upg', 'ref') { $node->safe_psql($db, $later_rows); }
+is($node->safe_psql('upg', $flags_q), $node->safe_psql('upg', $brute_q), "the trigger's flags after the update are the brute-force ones");
+my $late_flagged = $node->safe_psql('upg', 'SELECT count(duplicate_of) FROM docs WHERE (id - 1) % 4 >= 2');
+cmp_ok($late_flagged, '>=', 40, "the trigger flagged $late_flagged of the 80 rows inserted after the update");
+is(user_view('upg'), user_view('ref'), "after more rows, the updated database answers as one created at $current");
+like($node->safe_psql('upg', $check_q), qr/^ok: .*\b160\b/, 'the index holds every row');
+
+# The catalog: the updated extension equals a fresh installation.
+my $new_members = members('ref');
+my @diffs = member_differences(members('upg'), $new_members, "updated from $old_version", "fresh $current");
+ok(!@diffs, "the updated extension's objects equal a fresh $current installation's")
+  or diag(scalar(@diffs) . " difference(s); extend sql-versions/spotsigs--$old_version--$current.sql (or add a step):\n"
+	  . join("\n", @diffs));
+
+# New functions and operators: each has a check here (SQL and its expected output), run in the
+# updated database.
+my %new_object_checks = (
+);
+my @new = grep { /^(function|operator|aggregate) / && !exists $old_members->{$_} } sort keys %$new_members;
+for my $id (@new)
+{
+	my $check = $new_object_checks{$id};
+	if (!$check) { fail("$id is new in $current: add a check to \%new_object_checks"); next; }
+	is($node->safe_psql('upg', $check->[0]), $check->[1], "$id works after the update");
+}
+note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
+	: "$current adds no function or operator to $old_version");
+
+$node->stop;
+done_testing();
