@@ -131,3 +131,22 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 .PHONY: unit fuzz bench-core prove_installcheck format format-check
+
+# ---- releases: the Debian package ----
+#   make deb     postgresql-NN-spotsigs_VERSION-1_ARCH.deb in the top directory, built by
+#                dpkg-buildpackage with pg_buildext (debian/) from a copy of this tree in build/deb
+# deb checks that debian/changelog names spotsigs.control's version.
+DEB_DIR = $(BUILD)/deb
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+
+deb:
+	@test "$(firstword $(subst -, ,$(DEB_VERSION)))" = "$(EXTVERSION)" || \
+	  { echo "debian/changelog is at $(DEB_VERSION), spotsigs.control at $(EXTVERSION)"; exit 1; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	tar -c --exclude=./.git --exclude=./$(BUILD) --exclude='./*.deb' --exclude='./*.zip' . | tar -x -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && MAKEFLAGS= dpkg-buildpackage -b -us -uc -j2
+	rm -f postgresql-*-spotsigs_*.deb
+	cp $(DEB_DIR)/postgresql-*-spotsigs_$(DEB_VERSION)_*.deb .
+	@ls -l postgresql-*-spotsigs_$(DEB_VERSION)_*.deb
+
+.PHONY: deb
