@@ -132,10 +132,11 @@ format-check:
 
 .PHONY: unit fuzz bench-core prove_installcheck format format-check
 
-# ---- releases: the Debian package ----
+# ---- releases: the Debian package and the PGXN archive ----
 #   make deb     postgresql-NN-spotsigs_VERSION-1_ARCH.deb in the top directory, built by
 #                dpkg-buildpackage with pg_buildext (debian/) from a copy of this tree in build/deb
-# deb checks that debian/changelog names spotsigs.control's version.
+#   make dist    spotsigs-VERSION.zip: git archive of HEAD, the archive PGXN takes
+# deb checks that debian/changelog, dist that META.json, names spotsigs.control's version.
 DEB_DIR = $(BUILD)/deb
 DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
 
@@ -149,4 +150,9 @@ deb:
 	cp $(DEB_DIR)/postgresql-*-spotsigs_$(DEB_VERSION)_*.deb .
 	@ls -l postgresql-*-spotsigs_$(DEB_VERSION)_*.deb
 
-.PHONY: deb
+dist:
+	@tools/check-meta META.json
+	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
+	@ls -l $(EXTENSION)-$(EXTVERSION).zip
+
+.PHONY: deb dist
