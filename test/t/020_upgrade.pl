@@ -161,20 +161,26 @@ sub members
 	return \%objects;
 }
 
-# The differences between two member listings, one line per object or attribute.
+# The differences between two member listings, one entry per object or attribute. A function's
+# whole definition is shown only when no single attribute of it differs; texts of several lines
+# (a function body) are shown as they read.
 sub member_differences
 {
 	my ($got, $want, $got_name, $want_name) = @_;
 	my @diffs;
-	my $json = JSON::PP->new->canonical;
+	my $json = JSON::PP->new->canonical->allow_nonref;
+	my $show = sub {
+		my ($v) = @_;
+		return (defined $v && !ref $v && $v =~ /\n/) ? "\n" . join("\n", map { "      | $_" } split /\n/, $v) : $json->encode($v);
+	};
 	for my $id (sort keys %$want)
 	{
 		if (!exists $got->{$id}) { push @diffs, "$id: missing in $got_name"; next; }
-		for my $attr (sort keys %{ $want->{$id} })
-		{
-			my ($g, $w) = map { $json->encode([ $_->{$id}{$attr} ]) } ($got, $want);
-			push @diffs, "$id: $attr differs\n    $got_name: $g\n    $want_name: $w" if $g ne $w;
-		}
+		my @attrs = grep { $json->encode($got->{$id}{$_}) ne $json->encode($want->{$id}{$_}) }
+		  sort keys %{ $want->{$id} };
+		@attrs = grep { $_ ne 'definition' } @attrs if @attrs > 1;
+		push @diffs, map { "$id: $_ differs\n    $got_name: " . $show->($got->{$id}{$_})
+			  . "\n    $want_name: " . $show->($want->{$id}{$_}) } @attrs;
 	}
 	push @diffs, map { "$_: only in $got_name" } grep { !exists $want->{$_} } sort keys %$got;
 	return @diffs;
