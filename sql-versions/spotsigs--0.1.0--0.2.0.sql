@@ -1,8 +1,15 @@
 -- spotsigs 0.1.0 -> 0.2.0 (ALTER EXTENSION spotsigs UPDATE TO '0.2.0').
 --
--- On-disk formats: unchanged. A stored spotsig value is still packed format version 1 and a
--- spotsigs index still has metapage version 4, so tables and indexes written under 0.1.0 are
--- read as they are: nothing is rewritten and no index needs REINDEX.
+-- On-disk formats:
+-- * Stored spotsig values: unchanged (packed format version 1, the only format so far). Values
+--   written by 0.1.0 are read as they are; nothing is rewritten.
+-- * spotsigs indexes: 0.2.0 reads index format 4 only (segments carry a serial number). 0.1.0
+--   wrote format 3 (builds of it from after the format change wrote 4, and those indexes are
+--   kept). The library refuses a format 3 index, on the first scan or insert that opens it, with
+--   SQLSTATE 0A000 and the hint to REINDEX it, before and after this update alike: this script
+--   does not rebuild indexes, since a rebuild blocks writes to the table for as long as it runs
+--   and the administrator should choose when. REINDEX INDEX [CONCURRENTLY] rebuilds one from
+--   its table.
 --
 -- This script brings the catalog of a 0.1.0 installation to exactly what a fresh 0.2.0
 -- installation creates: test/t/020_upgrade.pl compares the two object by object and lists every
