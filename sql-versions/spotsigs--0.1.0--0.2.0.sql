@@ -5,7 +5,7 @@
 --   written by 0.1.0 are read as they are; nothing is rewritten.
 -- * spotsigs indexes: 0.2.0 reads index format 4 only (segments carry a serial number). 0.1.0
 --   wrote format 3 (builds of it from after the format change wrote 4, and those indexes are
---   kept). The library refuses a format 3 index, on the first scan or insert that opens it, with
+--   kept). The library refuses a format 3 index (a scan with it, an insert into its table) with
 --   SQLSTATE 0A000 and the hint to REINDEX it, before and after this update alike: this script
 --   does not rebuild indexes, since a rebuild blocks writes to the table for as long as it runs
 --   and the administrator should choose when. REINDEX INDEX [CONCURRENTLY] rebuilds one from

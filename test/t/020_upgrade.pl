@@ -4,8 +4,10 @@
 # 1. Values, index answers, the trigger's flags and the join are the same after the update as
 #    before it, and rows inserted after the update are flagged and found as in a database that
 #    was created at the current version and given the same rows.
-# 2. The on-disk formats that 0.1.0 wrote are what the current library writes (stored spotsig
-#    bytes, index metapage magic and version); a change there must come with an upgrade path.
+# 2. The on-disk formats are those the upgrade script's header describes: stored spotsig bytes
+#    are packed format 1, as 0.1.0 wrote them, and an index gets metapage version 4. An index
+#    of the format 0.1.0 wrote (3) is refused with 0A000 and a REINDEX hint before and after the
+#    update, does not stop the update, and REINDEX CONCURRENTLY brings it back.
 # 3. The updated extension's member objects equal a fresh installation's, attribute by attribute
 #    (definition, volatility, parallel safety, strictness, search_path and other settings,
 #    security, owner, access rights, comment, operator class members). Every difference is
@@ -205,7 +207,34 @@ my $old_members = members('upg');
 is($node->safe_psql('upg', $value_bytes_q), '\x510101000003000000060000000100000000000000ff00000000000000f0debc9a78563412020103',
 	'stored spotsig bytes are packed format 1 as in 0.1.0 (else: say in the upgrade script how old values are read)');
 is($node->safe_psql('upg', $meta_q), '5849505304000000',
-	'index metapage magic and version 4 as in 0.1.0 (else: the upgrade script must REINDEX or the AM read version 4)');
+	'index metapage magic and version 4 (else: update the upgrade script header and this test)');
+
+# An index of format 3, as 0.1.0 wrote them: one built now with its metapage's version set to
+# 3 on disk while the server is down (the library decides by that number alone).
+$node->safe_psql('upg', 'CREATE TABLE old_format AS SELECT id, sig FROM docs;
+	CREATE INDEX old_format_sig ON old_format USING spotsigs (sig)');
+my $old_format_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM old_format b WHERE b.sig % q.sig)
+	FROM docs q WHERE q.id % 9 = 0 ORDER BY q.id};
+my $old_format_answer = $node->safe_psql('upg', $old_format_q);
+my $old_format_file = $node->data_dir . '/' . $node->safe_psql('upg', "SELECT pg_relation_filepath('old_format_sig')");
+$node->stop;
+open(my $fh, '+<:raw', $old_format_file) or die "open $old_format_file: $!";
+seek($fh, 24 + 4, 0) or die;    # page header, then the magic, then the version
+print $fh pack('V', 3);
+close($fh) or die;
+$node->start;
+sub old_format_refused
+{
+	my ($when) = @_;
+	for my $q ($old_format_q, 'INSERT INTO old_format SELECT 0, sig FROM docs WHERE id = 1')
+	{
+		my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY verbose\n$q");
+		like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 3, this build reads version 4.*HINT:  REINDEX the index/s,
+			"$when, a format 3 index is refused with 0A000 and a REINDEX hint (" . ($q =~ /^INSERT/ ? 'insert' : 'scan') . ')');
+	}
+}
+old_format_refused('before the update');
 
 # The update itself.
 $node->safe_psql('upg', 'ALTER EXTENSION spotsigs UPDATE');
@@ -213,6 +242,11 @@ is($node->safe_psql('upg', "SELECT extversion FROM pg_extension WHERE extname = 
 	$current, "updated to $current");
 
 is(user_view('upg'), $before, 'values, flags, index answers, join and index check unchanged by the update');
+
+# The update leaves a format 3 index as it is; REINDEX rebuilds it from the table.
+old_format_refused('after the update');
+$node->safe_psql('upg', 'REINDEX INDEX CONCURRENTLY old_format_sig');
+is($node->safe_psql('upg', $old_format_q), $old_format_answer, 'after REINDEX CONCURRENTLY the index answers as before');
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % after the update');
 
 # Rows after the update: the trigger flags them and the index finds them as at the current version.
