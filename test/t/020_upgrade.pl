@@ -124,7 +124,9 @@ SELECT pg_describe_object(m.classid, m.objid, 0) || E'\t' || (
     SELECT to_jsonb(t) - 'oid' || jsonb_build_object('typnamespace', t.typnamespace::regnamespace,
       'typowner', pg_get_userbyid(t.typowner), 'typelem', t.typelem::regtype, 'typarray', t.typarray::regtype,
       'typbasetype', t.typbasetype::regtype, 'typrelid', t.typrelid::regclass,
-      'typcollation', (SELECT c.collname FROM pg_collation c WHERE c.oid = t.typcollation))
+      'typcollation', (SELECT c.collname FROM pg_collation c WHERE c.oid = t.typcollation),
+      'columns', (SELECT jsonb_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
+         FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped))
     FROM pg_type t WHERE t.oid = m.objid)
   WHEN 'pg_operator'::regclass THEN (
     SELECT to_jsonb(o) - 'oid' || jsonb_build_object('oprnamespace', o.oprnamespace::regnamespace,
