@@ -19,3 +19,322 @@
 -- the function must come back with it).
 
 \echo Use "ALTER EXTENSION spotsigs UPDATE TO '0.2.0'" to load this file. \quit
+
+-- sig % spotsig_query(q, tau): the threshold inside the operand (src/sql/20_similarity.sql), served
+-- by spotsigs indexes as strategy 3 (src/sql/40_index.sql). An existing operator class cannot
+-- take a member, so strategy 3 joins its operator family, where the index access method and the
+-- planner look it up; indexes built before the update answer it at once.
+CREATE TYPE spotsigs_query AS (sig spotsig, threshold double precision);
+COMMENT ON TYPE spotsigs_query IS 'a query signature with its own similarity threshold, for sig % spotsig_query(q, tau)';
+CREATE FUNCTION spotsig_query(sig spotsig, threshold double precision) RETURNS spotsigs_query
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_query(spotsig, double precision) IS 'a spotsigs_query: the right operand of % with its own threshold in (0, 1]';
+CREATE FUNCTION spotsig_similar_query(spotsig, spotsigs_query) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR % (
+    LEFTARG = spotsig, RIGHTARG = spotsigs_query, PROCEDURE = spotsig_similar_query,
+    RESTRICT = contsel, JOIN = contjoinsel
+);
+
+ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 3 % (spotsig, spotsigs_query);
+
+-- Citus and spotsigs_flag_batch: all of src/sql/70_citus.sql, new in 0.2.0.
+
+-- Citus: the similarity joins of a hash-distributed table run on the nodes that hold its shards.
+-- spotsigs_join, spotsigs_clusters and spotsigs_join_rs call these when Citus is installed and
+-- the relation is distributed; nothing here needs Citus when the extension is created (PL/pgSQL
+-- looks up Citus's catalogs and functions only when it runs).
+--
+-- The split: node v joins the rows of its own shards with each other, and with the rows of the
+-- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
+-- shard by shard from those nodes. Every pair of rows then lies in exactly one task: on one node
+-- (v's self-join) or on two nodes v and w, of which exactly one takes the other. Only the fetched
+-- rows and the pairs cross the network.
+
+-- One node's share of a distributed join, run on that node. local_shards: the shards here;
+-- remotes: [{"host": h, "port": p, "shards": [name, ...]}, ...], the shards to fetch and pair with
+-- the local rows; batch: rows [[id, spotsig text], ...] sent along, paired with the local rows
+-- like fetched ones; self_join: whether to pair the local rows with each other too. Returns
+-- {"rows", "fetched", "bytes", "self": [[id1, id2, sim], ...], "cross": [[local id, other id,
+-- sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0: similarities
+-- travel as shortest exact decimals, so the coordinator reads back the very doubles.
+CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
+                                    threshold double precision, threads integer, method text,
+                                    remotes jsonb, self_join boolean, batch jsonb DEFAULT NULL)
+    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
+DECLARE
+    local_q text;
+    nrows bigint;
+    fetched bigint := 0;
+    nbytes bigint := 0;
+    nshards integer := 0;
+    n bigint;
+    group_rows bigint;
+    node jsonb;
+    shard text;
+    ok boolean;
+    res text;
+    self_pairs jsonb := '[]';
+    cross_pairs jsonb := '[]';
+    result jsonb;
+    started timestamptz := clock_timestamp();
+    fetch_started timestamptz;
+    fetch_s float8 := 0;
+BEGIN
+    -- the local rows, as one relation for the join (each name checked to be a local relation)
+    SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
+                             s::regclass), ' UNION ALL ')
+      INTO local_q FROM unnest(local_shards) s;
+    IF local_q IS NULL THEN
+        local_q := format('SELECT NULL::bigint AS id, NULL::@extschema@.spotsig AS sig WHERE false');
+    END IF;
+    -- The temporary view and table below are this session's own: Citus must not treat them as
+    -- DDL to propagate (it refuses that on a worker).
+    PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
+    IF to_regclass('pg_temp.spotsigs_task_local') IS NOT NULL THEN DROP VIEW pg_temp.spotsigs_task_local; END IF;
+    IF to_regclass('pg_temp.spotsigs_task_remote') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_task_remote; END IF;
+    EXECUTE 'CREATE TEMP VIEW spotsigs_task_local AS ' || local_q;
+    SELECT count(*) INTO nrows FROM pg_temp.spotsigs_task_local;
+    IF self_join THEN
+        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
+          FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local', 'id', 'sig', threshold, threads, method) j;
+    END IF;
+    -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
+    -- task holds its own rows and one other node's at most; each group joined with the local rows.
+    CREATE TEMP TABLE spotsigs_task_remote (id bigint, sig @extschema@.spotsig);
+    FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
+                                            || remotes) LOOP
+        TRUNCATE pg_temp.spotsigs_task_remote;
+        fetch_started := clock_timestamp();
+        IF node ? 'batch' THEN
+            INSERT INTO pg_temp.spotsigs_task_remote
+              SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM jsonb_array_elements(batch) e;
+            GET DIAGNOSTICS group_rows = ROW_COUNT;
+            nbytes := nbytes + octet_length(batch::text);
+        ELSE
+            group_rows := 0;
+            FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
+                SELECT w.success, w.result INTO ok, res
+                  FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
+                    ARRAY[format('SELECT coalesce(json_agg(json_build_array(%I, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL',
+                                 id_column, sig_column, shard, sig_column)], false) w;
+                IF NOT ok THEN
+                    RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
+                        USING ERRCODE = 'XX000', DETAIL = res;
+                END IF;
+                nbytes := nbytes + octet_length(res);
+                nshards := nshards + 1;
+                INSERT INTO pg_temp.spotsigs_task_remote
+                  SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM json_array_elements(res::json) e;
+                GET DIAGNOSTICS n = ROW_COUNT;
+                group_rows := group_rows + n;
+            END LOOP;
+        END IF;
+        fetched := fetched + group_rows;
+        fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
+        IF group_rows > 0 THEN
+            cross_pairs := cross_pairs || (
+                SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
+                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
+                                                    'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j);
+        END IF;
+    END LOOP;
+    DROP VIEW pg_temp.spotsigs_task_local;
+    DROP TABLE pg_temp.spotsigs_task_remote;
+    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes,
+                                 'self', self_pairs, 'cross', cross_pairs);
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs (% bytes returned); % s, % s of them fetching',
+        nrows, cardinality(local_shards), fetched, nbytes, nshards,
+        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
+    RETURN result;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, jsonb) IS
+    'internal: one node''s share of a distributed spotsigs_join or spotsigs_join_rs (called by the coordinator)';
+
+-- Whether rel is a hash-distributed Citus table (false without Citus).
+CREATE FUNCTION spotsigs_citus_distributed(rel regclass) RETURNS boolean
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = rel AND partmethod = 'h');
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_distributed(regclass) IS 'whether a relation is a hash-distributed Citus table';
+
+-- The nodes holding shards of the hash-distributed rel, each with its shards' qualified names
+-- (one placement per shard: the first healthy one), ordered by host and port.
+CREATE FUNCTION spotsigs_citus_nodes(rel regclass, OUT host text, OUT port integer, OUT shards jsonb)
+    RETURNS SETOF record LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    RETURN QUERY
+    SELECT n.nodename::text, n.nodeport,
+           jsonb_agg(pg_catalog.shard_name(rel, s.shardid, false) ORDER BY s.shardid)
+      FROM pg_catalog.pg_dist_shard s
+      CROSS JOIN LATERAL (SELECT p.groupid FROM pg_catalog.pg_dist_placement p
+                          WHERE p.shardid = s.shardid AND p.shardstate = 1
+                          ORDER BY p.placementid LIMIT 1) p
+      JOIN pg_catalog.pg_dist_node n ON n.groupid = p.groupid AND n.noderole = 'primary'
+     WHERE s.logicalrelid = rel
+     GROUP BY n.nodename, n.nodeport
+     ORDER BY n.nodename, n.nodeport;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_nodes(regclass) IS 'internal: the nodes holding shards of a distributed table, with their shards';
+
+-- Runs one spotsigs_citus_task per node at once through Citus's master_run_on_worker and returns
+-- their pairs: a task's own pairs as they are, its cross pairs as (local id, other id) when
+-- ordered is false, or with the smaller id first when it is true.
+CREATE FUNCTION spotsigs_citus_run(hosts text[], ports integer[], cmds text[], ordered boolean)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    r record;
+    res jsonb;
+BEGIN
+    FOR r IN SELECT m.node_name, m.node_port, m.success, m.result
+               FROM pg_catalog.master_run_on_worker(hosts, ports, cmds, true) m LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'spotsigs: the join task on %:% failed', r.node_name, r.node_port
+                USING ERRCODE = 'XX000', DETAIL = r.result;
+        END IF;
+        res := r.result::jsonb;
+        RETURN QUERY
+            SELECT (e ->> 0)::bigint, (e ->> 1)::bigint, (e ->> 2)::float8
+              FROM jsonb_array_elements(res -> 'self') e
+            UNION ALL
+            SELECT CASE WHEN ordered THEN least((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 0)::bigint END,
+                   CASE WHEN ordered THEN greatest((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 1)::bigint END,
+                   (e ->> 2)::float8
+              FROM jsonb_array_elements(res -> 'cross') e;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_run(text[], integer[], text[], boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
+
+-- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
+-- the nodes holding its shards (the split is described at the top of this file).
+CREATE FUNCTION spotsigs_citus_join(rel regclass, id_column name, sig_column name,
+                                    threshold double precision, threads integer, method text)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hosts text[];
+    ports integer[];
+    shards jsonb[];
+    cmds text[];
+    w integer;
+    remotes jsonb;
+BEGIN
+    SELECT array_agg(n.host), array_agg(n.port), array_agg(n.shards) INTO hosts, ports, shards
+      FROM @extschema@.spotsigs_citus_nodes(rel) n;
+    IF hosts IS NULL THEN
+        RETURN;
+    END IF;
+    w := cardinality(hosts);
+    FOR v IN 0 .. w - 1 LOOP
+        SELECT coalesce(jsonb_agg(jsonb_build_object('host', hosts[1 + (v + k) % w], 'port', ports[1 + (v + k) % w],
+                                                     'shards', shards[1 + (v + k) % w]) ORDER BY k), '[]')
+          INTO remotes
+          FROM generate_series(1, w / 2) k
+         WHERE k <= (w - 1) / 2 OR v < w / 2;
+        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, true)',
+                              ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
+                              threshold, threads, method, remotes);
+    END LOOP;
+    RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, true);
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text) IS
+    'internal: spotsigs_join of a hash-distributed table, run on the nodes holding its shards';
+
+-- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive: the
+-- batch's rows are read here once and sent to every node holding shards of the archive, which
+-- pairs them with its own rows. Returns (batch id, archive id, similarity).
+CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
+                                       archive regclass, archive_id name, archive_sig name,
+                                       threshold double precision, threads integer, method text)
+    RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hosts text[];
+    ports integer[];
+    cmds text[];
+    batch_rows jsonb;
+BEGIN
+    EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_array(%I::bigint, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
+                   batch_id, batch_sig, batch, batch_id, batch_sig) INTO batch_rows;
+    SELECT array_agg(n.host), array_agg(n.port),
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, ''[]'', false, %L::jsonb)',
+                            ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
+                            threshold, threads, method, batch_rows))
+      INTO hosts, ports, cmds
+      FROM @extschema@.spotsigs_citus_nodes(archive) n;
+    IF hosts IS NULL OR jsonb_array_length(batch_rows) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
+    'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
+
+-- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
+-- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each
+-- of them as spotsigs_flag_duplicates(sig, duplicate, similarity, threshold, 'best') would have,
+-- had the rows been inserted one by one in ascending id order: with the row of highest
+-- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
+-- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
+-- table it runs on the workers. Calls on one table are serialized (an advisory lock held until
+-- the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
+                                    duplicate_column name, similarity_column name,
+                                    threshold double precision, first_id bigint)
+    RETURNS bigint LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    n bigint;
+    sim_set text := '';
+    sim_clear text := '';
+BEGIN
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL THEN
+        RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF threshold IS NULL OR threshold = 'NaN' OR threshold <= 0 OR threshold > 1 THEN
+        RAISE EXCEPTION 'threshold must be greater than 0 and at most 1, not %', threshold USING ERRCODE = '22023';
+    END IF;
+    IF similarity_column IS NOT NULL THEN
+        sim_set := format(', %I = m.similarity', similarity_column);
+        sim_clear := format(', %I = NULL', similarity_column);
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
+    -- left over from a call that failed in a subtransaction the caller caught
+    IF to_regclass('pg_temp.spotsigs_flag_new') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_new; END IF;
+    IF to_regclass('pg_temp.spotsigs_flag_match') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_match; END IF;
+    EXECUTE format('CREATE TEMP TABLE spotsigs_flag_new AS SELECT %I::bigint AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
+                   id_column, sig_column, target, id_column, sig_column) USING first_id;
+    CREATE TEMP TABLE spotsigs_flag_match AS
+      SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
+        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new', 'id', 'sig', target, id_column, sig_column, threshold) j
+       WHERE j.s_id < j.r_id
+       ORDER BY j.r_id, j.similarity DESC, j.s_id;
+    EXECUTE format('UPDATE %s SET %I = NULL%s WHERE %I >= $1 AND %I IS NOT NULL',
+                   target, duplicate_column, sim_clear, id_column, duplicate_column) USING first_id;
+    EXECUTE format('UPDATE %s t SET %I = m.s_id%s FROM pg_temp.spotsigs_flag_match m WHERE t.%I = m.r_id',
+                   target, duplicate_column, sim_set, id_column);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DROP TABLE pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    RETURN n;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_flag_batch(regclass, name, name, name, name, double precision, bigint) IS
+    'flags the rows with ids >= first_id as the spotsigs_flag_duplicates trigger (best) would, for tables without it (Citus)';

@@ -266,16 +266,55 @@ ok(!@diffs, "the updated extension's objects equal a fresh $current installation
   or diag(scalar(@diffs) . " difference(s); extend sql-versions/spotsigs--$old_version--$current.sql (or add a step):\n"
 	  . join("\n", @diffs));
 
-# New functions and operators: each has a check here (SQL and its expected output), run in the
-# updated database.
+# New functions and operators: each has a check here (SQL and its expected output, or the
+# SQLSTATE it must stop with as 'ERROR:  XXXXX'), run in the updated database. Without Citus the
+# Citus helpers stop where they look up Citus's catalogs (42P01) or functions (42883): that much
+# shows them callable after the update; test/t/020_citus.pl runs them on Citus, and the catalog
+# comparison above shows their definitions equal a fresh installation's.
+my $q5 = '(SELECT sig FROM docs WHERE id = 5)';
 my %new_object_checks = (
+	'function spotsig_query(spotsig,double precision)' =>
+	  [ q{SELECT spotsig_query('{1,2}', 0.5)}, '("{0000000000000001,0000000000000002}",0.5)' ],
+	'function spotsig_similar_query(spotsig,spotsigs_query)' => [
+		q{SELECT spotsig_similar_query('{1,2}', spotsig_query('{1,2,3}', 0.6)), spotsig_similar_query('{1,2}', spotsig_query('{1,2,3}', 0.7))},
+		't|f' ],
+	'operator %(spotsig,spotsigs_query)' => [
+		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
+		   WHERE similarity(sig, $q5) >= 0.5) FROM docs WHERE sig % spotsig_query($q5, 0.5)", 't' ],
+	'function spotsigs_flag_batch(regclass,name,name,name,name,double precision,bigint)' => [
+		q{CREATE TABLE batch AS SELECT id, sig, NULL::int AS dup, NULL::float8 AS sim FROM docs;
+		  SELECT spotsigs_flag_batch('batch', 'id', 'sig', 'dup', 'sim', 0.6, 1) > 0;
+		  SELECT count(*) FROM batch f LEFT JOIN LATERAL (SELECT e.id FROM batch e
+		    WHERE e.id < f.id AND similarity(f.sig, e.sig) >= 0.6 ORDER BY similarity(f.sig, e.sig) DESC, e.id LIMIT 1) b
+		  ON true WHERE f.dup IS DISTINCT FROM b.id}, "t\n0" ],
+	'function spotsigs_citus_distributed(regclass)' => [ q{SELECT spotsigs_citus_distributed('docs')}, 'f' ],
+	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text)' =>
+	  [ q{SELECT count(*) FROM spotsigs_citus_join('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text)' =>
+	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_run(text[],integer[],text[],boolean)' =>
+	  [ q{SELECT * FROM spotsigs_citus_run('{}', '{}', '{}', true)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,jsonb)' =>
+	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, '[]')}, 'ERROR:  42P01' ],
 );
 my @new = grep { /^(function|operator|aggregate) / && !exists $old_members->{$_} } sort keys %$new_members;
 for my $id (@new)
 {
 	my $check = $new_object_checks{$id};
 	if (!$check) { fail("$id is new in $current: add a check to \%new_object_checks"); next; }
-	is($node->safe_psql('upg', $check->[0]), $check->[1], "$id works after the update");
+	my ($sql, $want) = @$check;
+	if ($want =~ /^ERROR/)
+	{
+		my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY sqlstate\n$sql");
+		like($err, qr/^(psql:\S+ )?\Q$want\E$/m, "$id is there after the update and stops with $want without Citus");
+	}
+	else { is($node->safe_psql('upg', $sql), $want, "$id works after the update"); }
+}
+if (grep { $_ eq 'operator %(spotsig,spotsigs_query)' } @new)
+{
+	like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsig_query($q5, 0.5)"),
+		qr/(Index Scan using|Bitmap Index Scan on) docs_sig/, 'the index built at 0.1.0 answers % spotsig_query after the update');
 }
 note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
 	: "$current adds no function or operator to $old_version");
