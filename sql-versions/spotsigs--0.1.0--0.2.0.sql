@@ -12,7 +12,7 @@
 --   its table.
 --
 -- This script brings the catalog of a 0.1.0 installation to exactly what a fresh 0.2.0
--- installation creates: test/t/020_upgrade.pl compares the two object by object and lists every
+-- installation creates: test/t/021_upgrade.pl compares the two object by object and lists every
 -- difference. A change to src/sql/*.sql after 0.1.0 needs its counterpart here: CREATE for a new
 -- object, CREATE OR REPLACE or ALTER FUNCTION for changed attributes of an existing function
 -- (a changed return type or a removed argument needs DROP and CREATE, and objects that depend on
