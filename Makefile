@@ -20,7 +20,10 @@ OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 # The install script is assembled from one file per feature, in name order. The full scripts of
 # earlier releases and the upgrade scripts between releases are kept as they are in sql-versions/.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+# The step from 0.1.0 is assembled too, from its hand-written changes and the files that 0.2.0
+# added whole (sql-versions/README.md).
+UPGRADE_0_2_0_NEW = src/sql/70_citus.sql
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--0.1.0--0.2.0.sql
 DATA = $(sort $(wildcard sql-versions/$(EXTENSION)--*.sql))
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -46,8 +49,11 @@ include $(PGXS)
 -include $(OBJS:.o=.d)
 
 
-$(DATA_built): $(SQL_PARTS) spotsigs.control
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) spotsigs.control
 	cat $(SQL_PARTS) > $@
+
+$(EXTENSION)--0.1.0--0.2.0.sql: sql-versions/$(EXTENSION)--0.1.0--0.2.0.sql.in $(UPGRADE_0_2_0_NEW)
+	cat $^ > $@
 
 # ---- TAP tests through PGXS ----
 # PGXS's prove_installcheck runs prove with PostgreSQL::Test::Cluster from the installation that

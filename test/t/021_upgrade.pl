@@ -263,7 +263,7 @@ like($node->safe_psql('upg', $check_q), qr/^ok: .*\b160\b/, 'the index holds eve
 my $new_members = members('ref');
 my @diffs = member_differences(members('upg'), $new_members, "updated from $old_version", "fresh $current");
 ok(!@diffs, "the updated extension's objects equal a fresh $current installation's")
-  or diag(scalar(@diffs) . " difference(s); extend sql-versions/spotsigs--$old_version--$current.sql (or add a step):\n"
+  or diag(scalar(@diffs) . " difference(s); extend sql-versions/spotsigs--$old_version--$current.sql.in (or add a step):\n"
 	  . join("\n", @diffs));
 
 # New functions and operators: each has a check here (SQL and its expected output, or the
