@@ -287,6 +287,17 @@ my %new_object_checks = (
 		  SELECT count(*) FROM batch f LEFT JOIN LATERAL (SELECT e.id FROM batch e
 		    WHERE e.id < f.id AND similarity(f.sig, e.sig) >= 0.6 ORDER BY similarity(f.sig, e.sig) DESC, e.id LIMIT 1) b
 		  ON true WHERE f.dup IS DISTINCT FROM b.id}, "t\n0" ],
+	'function spotsig_remove(spotsig,spotsig)' =>
+	  [ q{SELECT spotsig_remove('{1:2,2:1,3:1}', '{2}')}, '{0000000000000001:2,0000000000000003}' ],
+	'function spotsigs_template(regclass,name,name)' =>
+	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
+	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [
+		q{WITH j AS (SELECT id1, id2 FROM spotsigs_join('docs', 'id', 'sig', 0.6, measure => 'jaccard')),
+		  b AS (SELECT a.id::bigint AS id1, b.id::bigint AS id2 FROM docs a JOIN docs b
+		        ON a.id < b.id AND similarity(a.sig, b.sig) >= 0.6)
+		  SELECT (SELECT count(*) FROM j) = (SELECT count(*) FROM b), (SELECT count(*) FROM (TABLE j EXCEPT TABLE b) x)}, 't|0' ],
+	'function spotsigs_clusters(regclass,name,name,double precision,integer,text,text)' =>
+	  [ q{SELECT count(*) FROM spotsigs_clusters('docs', 'id', 'sig', 0.6, measure => 'jaccard')}, '160' ],
 	'function spotsigs_citus_distributed(regclass)' => [ q{SELECT spotsigs_citus_distributed('docs')}, 'f' ],
 	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text)' =>
