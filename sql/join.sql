@@ -166,12 +166,33 @@ CREATE TABLE jbig AS
   FROM generate_series(1, 40000) i;
 SET spotsigs.join_memory_limit = '1MB';
 SELECT jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
+-- every row has length 3: the smallest pass is the whole table, and the error says what it needs
+CREATE FUNCTION jerr_detail(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE d text;
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RETURN SQLSTATE || ': ' || SQLERRM || E'\n' || regexp_replace(d, '[0-9]+ MB|[0-9]+MB', 'N MB', 'g');
+END $$;
+SELECT jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
 -- the content measure's statistics count too: 10MB holds the plain join, not the statistics
 SET spotsigs.join_memory_limit = '10MB';
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
 SELECT regexp_replace(jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 SELECT regexp_replace(jerr($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 RESET spotsigs.join_memory_limit;
+-- past the limit the join runs in passes over lengths, with the same pairs (test/t/014_join_passes.pl)
+SET spotsigs.join_memory_limit = '16MB';
+CREATE TABLE jlen AS
+  SELECT i AS id, ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + i % 40) j) || '}')::spotsig AS sig
+  FROM generate_series(1, 30000) i;
+SELECT count(*), sum(hashtext(id1 || ' ' || id2 || ' ' || similarity)) FROM spotsigs_join('jlen', 'id', 'sig', 0.9);
+RESET spotsigs.join_memory_limit;
+SELECT count(*), sum(hashtext(id1 || ' ' || id2 || ' ' || similarity)) FROM spotsigs_join('jlen', 'id', 'sig', 0.9);
+DROP TABLE jlen;
+DROP FUNCTION jerr_detail(text);
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
 -- spotsigs.join_huge_pages: off by default; on, large blocks come from the reserved huge pages
 -- where the machine has any (ordinary memory otherwise), with the same pairs

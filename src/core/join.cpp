@@ -32,7 +32,9 @@ JoinPairs self_join(ReadPipeline& input, const JoinOptions& opt) {
     return self_join(input.docs(), opt);
 }
 
-JoinPairs rs_join(const Collection& r, const Collection& s, const JoinOptions& opt) {
+JoinPairs rs_join(const Collection& r, const Collection& s, const JoinOptions& opt_in) {
+    JoinOptions opt = opt_in;
+    opt.probe_below = 0;  // passes are a self-join's
     join_detail::check_options(opt);
     join_detail::throw_if_canceled(opt.cancel);
     if (opt.method == JoinMethod::BruteForce) return join_detail::brute_rs_join(r, s, opt);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cancel.hpp"
+#include "error.hpp"
 #include "huge_alloc.hpp"
 #include "multiset.hpp"
 
@@ -86,6 +87,25 @@ struct JoinOptions {
     // partition at a time, unsorted (pair_sink.hpp); the return value then holds only the pairs
     // that did not go through the sink (all of them for the other methods, sorted).
     PairSink* sink = nullptr;
+    // Self-join only: when not 0, only the pairs whose shorter document is shorter than this
+    // (one pass of join_passes.hpp); 0 keeps every pair.
+    uint64_t probe_below = 0;
+    // When set, receives the most bytes the matcher's structures were charged at once
+    // (MemoryBudget's peak, result pairs included), for comparing the accounting with real use.
+    size_t* accounted_peak = nullptr;
+};
+
+// The error of a join that would exceed JoinOptions::memory_limit (ErrorKind::OutOfMemory):
+// at_least is the bytes the matcher's structures would have held at that point, a lower bound on
+// the limit the join needs.
+class JoinMemoryError : public Error {
+public:
+    JoinMemoryError(const std::string& message, std::string detail, size_t at_least)
+        : Error(ErrorKind::OutOfMemory, message, std::move(detail)), at_least_(at_least) {}
+    size_t at_least() const noexcept { return at_least_; }
+
+private:
+    size_t at_least_;
 };
 
 // One result: indexes into the collection(s) and the similarity.

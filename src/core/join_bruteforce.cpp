@@ -1,4 +1,6 @@
 // The reference matcher: every pair through similarity(), split over the worker threads.
+#include <algorithm>
+
 #include "join_internal.hpp"
 
 namespace spotsigs::join_detail {
@@ -13,7 +15,7 @@ constexpr size_t kColumnStride = 2048;
 template <class First>
 JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOptions& opt,
                 First first) {
-    MemoryBudget budget(opt.memory_limit);
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     WorkerGuard guard(opt, budget);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     run_workers(opt.threads, rows.size(), kRowChunk, [&](int w, size_t begin, size_t end) {
@@ -25,6 +27,8 @@ JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOption
             if (!x.empty()) {
                 for (size_t j = first(i); j < cols.size(); ++j) {
                     if ((j & (kColumnStride - 1)) == 0 && guard.stopped()) return;
+                    // probe_below (self-joins): the pair's shorter document decides its pass.
+                    if (opt.probe_below != 0 && std::min(x.length, cols.doc(j).length) >= opt.probe_below) continue;
                     double sim = similarity(x, cols.doc(j));
                     if (sim >= opt.tau)
                         mine.push_back(JoinPair{static_cast<uint32_t>(i), static_cast<uint32_t>(j), sim});

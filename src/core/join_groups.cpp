@@ -511,7 +511,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // The documents the reading left unlisted, on the workers.
     list_unlisted(docs, opt.threads, opt.cancel, listed);
     listed.lists.seal();
-    MemoryBudget budget(opt.memory_limit);
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     budget.charge(listed.lists.memory_bytes() + listed.frequent->memory_bytes(), "the prefix entries");
     const int threads = opt.threads;
     GroupJob job;
@@ -546,6 +546,8 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     const double cap = max_candidates_per_doc * static_cast<double>(n);
     std::atomic<bool> too_many{false};
     const PrefixLists& lists = listed.lists;
+    // With probe_below, a pair is written down only when its shorter document is shorter.
+    const uint64_t below = opt.probe_below == 0 ? UINT64_MAX : opt.probe_below;
     run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
         CandidateLists& out = cands[static_cast<size_t>(w)];
         SortScratch& s = scratch[static_cast<size_t>(w)];
@@ -572,6 +574,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked.
                 auto candidate = [&](const Member& a, const Member& b) {
                     const uint64_t la = a.len, lb = b.len;
+                    if (lb >= below) return;  // another pass's pair (join_passes.hpp)
                     const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
                     const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
                     out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
@@ -579,7 +582,9 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                 // A large group can hold more candidates than the cap allows: checked every 65,536
                 // candidates, so that memory stays bounded by the cap; false when the worker stops.
                 auto go_on = [&] {
-                    if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap) too_many.store(true);
+                    if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap ||
+                        !guard.candidates_fit(k * sizeof(uint64_t)))
+                        too_many.store(true);
                     return !too_many.load(std::memory_order_relaxed) && !guard.stopped();
                 };
                 if (h - g == 2) {  // two documents: three in four groups
@@ -609,8 +614,9 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                     }
                 }
             }
-            // Candidate pairs count against the memory limit like result pairs (8 bytes each).
-            guard.add_pairs((k + 1) / 2);
+            // Candidate pairs count against the memory limit (8 bytes each); past it the index
+            // matcher, which keeps no candidates, takes over like past the cap.
+            if (!guard.add_candidate_bytes(k * sizeof(uint64_t))) too_many.store(true);
             if (static_cast<double>(emitted.fetch_add(k, std::memory_order_relaxed) + k) > cap) too_many.store(true);
         }
     });

@@ -17,12 +17,21 @@ class MemoryBudget {
 public:
     // A budget of limit bytes; 0 means unlimited.
     explicit MemoryBudget(size_t limit) : limit_(limit) {}
+    // Reports the peak to opt.accounted_peak (when set) at the end of the budget's life.
+    MemoryBudget(size_t limit, size_t* peak_out) : limit_(limit), peak_out_(peak_out) {}
+    ~MemoryBudget() { note_peak(peak_); }
+    MemoryBudget(const MemoryBudget&) = default;
     // Records bytes about to be allocated for what; throws Error(OutOfMemory) past the limit.
     void charge(size_t bytes, const char* what);
     // Gives bytes back (after a structure is freed).
     void release(size_t bytes) noexcept { used_ -= bytes < used_ ? bytes : used_; }
-    // Bytes charged so far.
+    // Bytes charged so far, and the most charged at once.
     size_t used() const noexcept { return used_; }
+    size_t peak() const noexcept { return peak_; }
+    // Raises the reported peak to bytes (the result pairs, counted by WorkerGuard, come on top).
+    void note_peak(size_t bytes) const noexcept {
+        if (peak_out_ != nullptr && bytes > *peak_out_) *peak_out_ = bytes;
+    }
     // The limit, 0 for none.
     size_t limit() const noexcept { return limit_; }
     // Throws the out-of-memory error for what.
@@ -31,6 +40,8 @@ public:
 private:
     size_t limit_;
     size_t used_ = 0;
+    size_t peak_ = 0;
+    size_t* peak_out_ = nullptr;
 };
 
 // Hash -> dense signature id, ids given in ascending document frequency (rarest first).
@@ -248,10 +259,20 @@ public:
     void progress(uint64_t done) noexcept {
         if (cancel_ != nullptr) cancel_->progress.fetch_add(done, std::memory_order_relaxed);
     }
-    // Accounts for n more result pairs; throws Error(OutOfMemory) past the limit.
+    // Accounts for n more result pairs; throws JoinMemoryError past the limit.
     void add_pairs(size_t n);
+    // Accounts for n more candidate bytes (the prefix-group matcher's lists); false past the limit.
+    bool add_candidate_bytes(size_t n) noexcept;
+    // True when n candidate bytes more than those added would still fit.
+    bool candidates_fit(size_t n) const noexcept {
+        return limit_ == 0 || base_ + candidate_bytes_.load(std::memory_order_relaxed) + n <= limit_;
+    }
+    // Reports the structures plus the pairs and candidates counted so far as the budget's peak.
+    ~WorkerGuard();
 
 private:
+    const MemoryBudget& budget_;
+    std::atomic<size_t> candidate_bytes_{0};
     CancelToken* cancel_;
     size_t limit_;       // 0 = unlimited
     size_t base_;        // bytes already charged for structures

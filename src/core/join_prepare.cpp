@@ -18,15 +18,17 @@ constexpr size_t kCancelStride = 4096;
 }  // namespace
 
 void MemoryBudget::fail(const char* what, size_t needed) const {
-    throw Error(ErrorKind::OutOfMemory,
+    throw JoinMemoryError(
                 "similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
                 std::string(what) + " needs " + std::to_string(needed) + " more bytes with " +
-                    std::to_string(used_) + " already in use");
+                    std::to_string(used_) + " already in use",
+                used_ + needed);
 }
 
 void MemoryBudget::charge(size_t bytes, const char* what) {
     if (limit_ != 0 && (bytes > limit_ || used_ > limit_ - bytes)) fail(what, bytes);
     used_ += bytes;
+    if (used_ > peak_) peak_ = used_;
 }
 
 void throw_if_canceled(const CancelToken* cancel) {

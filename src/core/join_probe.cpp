@@ -165,11 +165,15 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
     budget.charge(static_cast<size_t>(opt.threads) * job.indexed->size() * sizeof(uint32_t),
                   "the per-thread candidate marks");
     WorkerGuard guard(opt, budget);
-    // Empty documents take part in nothing, but they count as probed.
-    guard.progress(job.probe_docs->size() - job.probe->size());
+    // Empty documents take part in nothing, but they count as probed; so do, with probe_below,
+    // the documents at least that long: in a self-join each pair is probed from its shorter
+    // document, so theirs are all another pass's pairs.
+    const size_t probes = job.self && opt.probe_below != 0 ? first_rank_with_length(*job.probe, opt.probe_below)
+                                                           : job.probe->size();
+    guard.progress(job.probe_docs->size() - probes);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
-    run_workers(opt.threads, job.probe->size(), kProbeChunk, [&](int w, size_t begin, size_t end) {
+    run_workers(opt.threads, probes, kProbeChunk, [&](int w, size_t begin, size_t end) {
         ProbeScratch& s = scratch[static_cast<size_t>(w)];
         if (s.seen.size() != job.indexed->size()) s.seen.assign(job.indexed->size(), 0);
         JoinPairs& mine = out[static_cast<size_t>(w)];
@@ -215,7 +219,7 @@ JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const Inverte
 
 JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
                           const ProbeConfig& cfg) {
-    MemoryBudget budget(opt.memory_limit);
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
     std::vector<uint64_t> ids_off;
@@ -235,7 +239,7 @@ JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
 
 JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
                         const ProbeConfig& cfg) {
-    MemoryBudget budget(opt.memory_limit);
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     // The order is S's document frequency; R's signatures absent from S come first (df 0) and
     // are kept only as "lead" mass, since they can never be common.
     SignatureDictionary dict;

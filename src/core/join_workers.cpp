@@ -100,15 +100,24 @@ void run_workers(int threads, size_t total, size_t chunk,
 }
 
 WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget)
-    : cancel_(opt.cancel), limit_(opt.memory_limit), base_(budget.used()) {}
+    : budget_(budget), cancel_(opt.cancel), limit_(opt.memory_limit), base_(budget.used()) {}
+
+WorkerGuard::~WorkerGuard() {
+    budget_.note_peak(base_ + candidate_bytes_.load() + 2 * pairs_.load() * sizeof(JoinPair));
+}
 
 void WorkerGuard::add_pairs(size_t n) {
     size_t total = pairs_.fetch_add(n, std::memory_order_relaxed) + n;
     // The pairs live once in the workers' vectors and once more while they are merged.
-    if (limit_ != 0 && base_ + 2 * total * sizeof(JoinPair) > limit_)
-        throw Error(ErrorKind::OutOfMemory,
-                    "similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
-                    "the result holds " + std::to_string(total) + " pairs so far");
+    const size_t bytes = base_ + candidate_bytes_.load(std::memory_order_relaxed) + 2 * total * sizeof(JoinPair);
+    if (limit_ != 0 && bytes > limit_)
+        throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
+                              "the result holds " + std::to_string(total) + " pairs so far", bytes);
+}
+
+bool WorkerGuard::add_candidate_bytes(size_t n) noexcept {
+    const size_t total = candidate_bytes_.fetch_add(n, std::memory_order_relaxed) + n;
+    return limit_ == 0 || base_ + total <= limit_;
 }
 
 JoinPairs merge_sorted(std::vector<JoinPairs>& parts) {

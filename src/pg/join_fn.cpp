@@ -9,9 +9,12 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -27,6 +30,7 @@ extern "C" {
 #include "huge_alloc.hpp"
 #include "join.hpp"
 #include "join_gucs.hpp"
+#include "join_passes.hpp"
 #include "join_read.hpp"
 #include "join_run.hpp"
 #include "read_pipeline.hpp"
@@ -36,6 +40,12 @@ using namespace spotsigs;
 using namespace spotsigs::pg;
 
 namespace {
+
+// Share of the memory limit a pass's documents may take when passes are planned; the matcher's
+// structures take the rest (a pass that still does not fit is split).
+constexpr uint64_t kPassRowShare = 4;
+// Once a pass has run, the next ones are planned to need about this share of the limit.
+constexpr double kPassMargin = 0.8;
 
 // One call's checked arguments: plain data and palloc'd strings only (no destructors).
 struct JoinCall {
@@ -108,11 +118,16 @@ JoinOptions options_for(const JoinCall& call) {
     return opt;
 }
 
-// Runs a core join on the matcher thread; the core's memory error is reported with the limit.
+// Runs a core join on the matcher thread; the core's memory error is reported with the limit
+// (or, with passes, left to the caller, which then joins in smaller passes).
 JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
-                const JoinOptions& opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr) {
+                const JoinOptions& opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr,
+                bool passes = false) {
     try {
         return run_on_thread(work, opt, progress, total, emit);
+    } catch (const JoinMemoryError&) {
+        if (passes) throw;
+        throw_memory_limit("matching");
     } catch (const Error& e) {
         if (e.kind() == ErrorKind::OutOfMemory)
             throw_memory_limit((std::string("matching: ") + e.what()).c_str());
@@ -138,7 +153,8 @@ void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double
 // Options for a join of already filed collections holding used bytes (the matcher thread).
 JoinOptions with_budget(JoinOptions opt, size_t used) {
     size_t limit = join_memory_limit_bytes();
-    if (used >= limit) throw_memory_limit("copying the documents");
+    if (used >= limit)
+        throw JoinMemoryError("the documents alone exceed the memory limit", "", used + 1);
     opt.memory_limit = limit - used;
     return opt;
 }
@@ -167,15 +183,34 @@ JoinPairs content_join(const Collection& docs, const JoinOptions& o, size_t* tem
     return self_join(content, with_budget(o, docs.memory_bytes() + content.memory_bytes()));
 }
 
-// Reads the first source of a self-join call into pipe and matches it with itself. With emit,
-// pairs may go to emit while the matching runs (see run_on_thread); the rest are returned.
+// The bytes charged at most at once in one join: its documents plus its matcher's peak.
+struct Accounted {
+    size_t docs = 0;
+    size_t matcher = 0;
+    size_t peak() const { return docs + matcher; }
+};
+
+// Reads the first source of a self-join call into pipe (with filter: only its rows, and without
+// an error past the limit) and matches it with itself. With emit, pairs may go to emit while the
+// matching runs (see run_on_thread); the rest are returned. With a filter, an overflow while
+// reading returns no pairs (filter->overflowed tells), and a JoinMemoryError of the matcher is
+// thrown on; probe_below is passed to the core (join_passes.hpp).
 JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
-                     const char* fn, const EmitFn& emit = nullptr) {
+                     const char* fn, const EmitFn& emit = nullptr, RowFilter* filter = nullptr,
+                     uint64_t probe_below = 0, Accounted* accounted = nullptr) {
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
-    read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
+    if (filter != nullptr) {
+        read_source_filtered(call.src[0], pipe, join_memory_limit_bytes(), progress, *filter);
+        if (filter->overflowed) return JoinPairs();
+    } else {
+        read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
+    }
     double read_s = seconds_since(t0);
     JoinOptions opt = options_for(call);
+    opt.probe_below = probe_below;
+    size_t matcher_peak = 0;
+    opt.accounted_peak = &matcher_peak;
     auto t1 = std::chrono::steady_clock::now();
     double filed_s = 0, stats_s = 0;
     size_t emitted = 0, templates = 0;
@@ -193,7 +228,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
         },
-        opt, progress, pipe.rows(), counted);
+        opt, progress, pipe.rows(), counted, filter != nullptr);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
                seconds_since(t1) - filed_s, emitted + pairs.size());
     if (call.content)
@@ -201,6 +236,14 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             elog(DEBUG1, "%s: content measure: %zu template signatures found in %.3f s (part of the matching)",
                  fn, templates, stats_s);
         });
+    if (accounted != nullptr) {
+        accounted->docs = pipe.docs().memory_bytes();
+        accounted->matcher = matcher_peak;
+    }
+    pg_guard([&] {
+        elog(DEBUG1, "%s: accounted peak %zu MB (documents %zu MB, matcher %zu MB)", fn,
+             (pipe.docs().memory_bytes() + matcher_peak) >> 20, pipe.docs().memory_bytes() >> 20, matcher_peak >> 20);
+    });
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
         elog(DEBUG1,
@@ -236,6 +279,93 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
         int64_t x = docs.id(p.a), y = docs.id(p.b);
         put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
     }
+}
+
+// Throws the error of a join whose smallest pass, p, does not fit the memory limit: at_least is
+// a lower bound on the bytes it needs; hist tells which documents the pass reads.
+[[noreturn]] void throw_pass_too_large(const JoinPass& p, const std::vector<LengthCount>& hist, uint64_t at_least) {
+    uint64_t rows = 0, shortest = 0, longest = 0;
+    for (const LengthCount& c : hist)
+        if (c.length >= p.probe_lo && c.length <= p.read_hi) {
+            rows += c.docs;
+            if (shortest == 0) shortest = c.length;
+            longest = c.length;
+        }
+    const uint64_t mb = (at_least >> 20) + 1;
+    throw Error(ErrorKind::OutOfMemory,
+                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() +
+                    ") even in passes",
+                "Its smallest pass, the " + std::to_string(rows) + " documents of length " +
+                    std::to_string(shortest) + (longest > shortest ? " to " + std::to_string(longest) : "") +
+                    ", needs more than " + std::to_string(mb) + " MB. Set spotsigs.join_memory_limit above " +
+                    std::to_string(mb) + "MB.");
+}
+
+// The self-join of a relation whose rows or matcher structures did not fit the memory limit at
+// once, in passes over length ranges (join_passes.hpp: no pair is lost or reported twice): each
+// pass reads its rows again and writes its pairs to the result's tuplestore, which spills to disk
+// past work_mem. A pass that does not fit is split; a single length that does not fit is an ERROR
+// naming a limit above what it needed. Returns the number of passes run.
+size_t join_in_passes(const JoinCall& call, const std::vector<LengthCount>& hist, ReturnSetInfo* rsinfo,
+                      Progress& progress, Accounted& worst) {
+    const size_t limit = join_memory_limit_bytes();
+    std::deque<JoinPass> todo;
+    for (const JoinPass& p : plan_passes(hist, call.tau, limit / kPassRowShare)) todo.push_back(p);
+    size_t ran = 0;
+    while (!todo.empty()) {
+        const JoinPass p = todo.front();
+        todo.pop_front();
+        RowFilter filter;
+        Accounted last;
+        filter.lo = p.probe_lo;
+        filter.hi = p.read_hi;
+        uint64_t at_least = 0;
+        bool fits = true;
+        {
+            // No presizing from the table's statistics: a pass reads a part of it.
+            ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
+            Accounted acc;
+            try {
+                JoinPairs pairs = self_pairs(call, pipe, progress, "spotsigs_join", nullptr, &filter, p.probe_hi, &acc);
+                if (filter.overflowed) {
+                    // Its documents alone were more than the limit (the tally's estimate may say more).
+                    fits = false;
+                    at_least = std::max<uint64_t>(limit + 1, pass_read_bytes(p, hist));
+                } else {
+                    pg_guard([&] { put_self_pairs(rsinfo, pipe.docs(), pairs); });
+                    if (acc.peak() > worst.peak()) worst = acc;
+                    last = acc;
+                }
+            } catch (const JoinMemoryError& e) {
+                fits = false;
+                at_least = pipe.docs().memory_bytes() + e.at_least();
+            }
+        }
+        // The pass's memory goes back to the system before the next one: glibc keeps freed
+        // blocks below its (raised) mmap threshold in its arenas, and without this the resident
+        // memory grew pass after pass beyond what any one pass held.
+        malloc_trim(0);
+        if (fits) {
+            ++ran;
+            // The rest replanned for what this pass needed per byte of its documents (estimated
+            // from the tally), with a margin: fewer passes mean fewer reads of the relation.
+            const uint64_t est = pass_read_bytes(p, hist);
+            if (!todo.empty() && est > 0 && last.peak() > 0) {
+                const double per_byte = static_cast<double>(last.peak()) / static_cast<double>(est);
+                const uint64_t start = todo.front().probe_lo;
+                todo.clear();
+                const auto bytes = static_cast<uint64_t>(kPassMargin * static_cast<double>(limit) / per_byte);
+                for (const JoinPass& q : plan_passes(hist, call.tau, std::max<uint64_t>(bytes, 1), start))
+                    todo.push_back(q);
+            }
+            continue;
+        }
+        JoinPass a, b;
+        if (!split_pass(p, hist, call.tau, a, b)) throw_pass_too_large(p, hist, at_least);
+        todo.push_front(b);
+        todo.push_front(a);
+    }
+    return ran;
 }
 
 // Root of x in a union-find forest, halving paths on the way.
@@ -303,24 +433,67 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
-        std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-        const Collection& docs = pipe->docs();
-        // With more than one thread, rows are written while the workers still match (the
-        // backend's thread would otherwise wait for them and then write every row alone).
-        bool presized = false;
-        EmitFn emit;
-        if (call.threads > 1)
-            emit = [&](JoinPairs& run, uint64_t bound) {
-                pg_guard([&] {
-                    if (!presized) presize_result(rsinfo, std::max<uint64_t>(bound, run.size()), false);
-                    presized = true;
-                    put_self_pairs(rsinfo, docs, run);
-                });
-            };
-        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join", emit);
+        // The first read keeps every row while they fit the limit, and tallies every row's
+        // length whatever happens: past the limit the join runs in passes planned from it.
+        LengthTally tally;
+        RowFilter filter;
+        filter.tally = &tally;
+        bool in_passes = false;
+        size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
+        size_t join_peak = 0;   // the accounted peak of the documents and the matcher
+        Accounted single;
+        {
+            std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
+            const Collection& docs = pipe->docs();
+            // With more than one thread, rows are written while the workers still match (the
+            // backend's thread would otherwise wait for them and then write every row alone).
+            bool presized = false;
+            EmitFn emit;
+            if (call.threads > 1)
+                emit = [&](JoinPairs& run, uint64_t bound) {
+                    pg_guard([&] {
+                        if (!presized) presize_result(rsinfo, std::max<uint64_t>(bound, run.size()), false);
+                        presized = true;
+                        put_self_pairs(rsinfo, docs, run);
+                    });
+                };
+            try {
+                // The content measure's statistics need every row at once, so it has no passes: past
+                // the limit it fails as the other joins do (filter null: read_source names the limit).
+                JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join", emit,
+                                             call.content ? nullptr : &filter, 0, &single);
+                in_passes = filter.overflowed;
+                first_read = pipe->memory_bytes();
+                join_peak = single.peak();
+                if (!in_passes)
+                    pg_guard([&] {
+                        if (!presized) presize_result(rsinfo, pairs.size());
+                        put_self_pairs(rsinfo, docs, pairs);
+                    });
+            } catch (const JoinMemoryError&) {
+                in_passes = true;
+                first_read = pipe->memory_bytes();
+            }
+        }
+        if (in_passes) {
+            malloc_trim(0);  // the first read's memory (see join_in_passes)
+            // Rows some runs wrote before the matcher ran out are written again by the passes.
+            pg_guard([&] { tuplestore_clear(rsinfo->setResult); });
+            Accounted worst;
+            const size_t passes = join_in_passes(call, tally.sorted(), rsinfo, progress, worst);
+            pg_guard([&] {
+                elog(DEBUG1,
+                     "spotsigs_join: %zu passes within spotsigs.join_memory_limit, accounted peak %zu MB (first read "
+                     "%zu MB, passes %zu MB)",
+                     passes, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+            });
+            join_peak = std::max(first_read, worst.peak());
+        }
+        // The join's own peak and the result rows the tuplestore keeps in memory (up to work_mem).
         pg_guard([&] {
-            if (!presized) presize_result(rsinfo, pairs.size());
-            put_self_pairs(rsinfo, docs, pairs);
+            const size_t rows = result_memory_bytes(rsinfo, static_cast<size_t>(tuplestore_tuple_count(rsinfo->setResult)));
+            elog(DEBUG1, "spotsigs_join: accounted total %zu MB: join %zu MB, result rows in memory %zu MB",
+                 (join_peak + rows) >> 20, join_peak >> 20, rows >> 20);
         });
         progress.finish();
         return Datum(0);

@@ -15,12 +15,14 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "boundary.hpp"
 #include "datum.hpp"
+#include "packed.hpp"
 #include "error.hpp"
 #include "join_run.hpp"
 #include "repeated_id.hpp"
@@ -139,13 +141,35 @@ struct CollectReceiver {
     const char* relname;
     MemoryContext scratch;
     uint64 rows;
+    RowFilter* filter;  // null: keep every row, and raise the error past the memory limit
 };
 
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
 // come later, hold more than the limit.
 void check_read_memory(const CollectReceiver* r) {
-    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() > r->memory_limit)
+    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() > r->memory_limit) {
+        if (r->filter != nullptr) {
+            r->filter->overflowed = true;  // the caller reads again in passes
+            return;
+        }
         throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+    }
+}
+
+// Whether a row's value (payload of len bytes, packed.hpp layout) is to be kept, counting it in
+// the filter's tally; values too short for a header are kept (the pipeline rejects them).
+bool keep_row(CollectReceiver* r, const char* data, size_t len) {
+    RowFilter* f = r->filter;
+    if (f == nullptr) return true;
+    if (len < kPackedHeaderSize) return !f->overflowed;
+    uint32_t distinct, length;
+    std::memcpy(&distinct, data + 4, 4);
+    std::memcpy(&length, data + 8, 4);
+    if (f->tally != nullptr) {
+        const unsigned char w = static_cast<unsigned char>(data[1]);
+        f->tally->add(length, distinct, w <= 4 ? w : 4);
+    }
+    return !f->overflowed && length >= f->lo && length <= f->hi;
 }
 
 // Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
@@ -153,6 +177,15 @@ void check_read_memory(const CollectReceiver* r) {
 // PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
 void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
+    bool keep = true;
+    pg_entry([&] {
+        keep = keep_row(r, data, len);
+        return Datum(0);
+    });
+    if (!keep) {
+        if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+        return;
+    }
     bool stride = ++r->rows % kReadStride == 0;
     if (stride) CHECK_FOR_INTERRUPTS();
     for (;;) {
@@ -170,6 +203,28 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     }
 }
 
+// True when a pass's filter restricts lengths and sig, stored out of line or compressed, lies
+// outside them: only its header is fetched or decompressed, not the whole value (later passes
+// skip most of the relation's rows this way).
+bool outside_range(CollectReceiver* r, Datum sig) {
+    const RowFilter* f = r->filter;
+    if (f == nullptr || (f->lo <= 1 && f->hi == UINT64_MAX)) return false;
+    struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
+    if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* head = PG_DETOAST_DATUM_SLICE(sig, 0, kPackedHeaderSize);
+    MemoryContextSwitchTo(old);
+    bool outside = false;
+    if (VARSIZE_ANY_EXHDR(head) >= kPackedHeaderSize) {
+        uint32_t length;
+        std::memcpy(&length, VARDATA_ANY(head) + 8, 4);
+        outside = length < f->lo || length > f->hi;
+    }
+    pfree(head);
+    if (outside && ++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+    return outside;
+}
+
 // Adds one row (id, sig) to the pipeline, or notes it for DeferredToast.
 bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
@@ -177,6 +232,7 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     Datum id = slot_getattr(slot, 1, &id_null);
     Datum sig = slot_getattr(slot, 2, &sig_null);
     if (id_null || sig_null) return true;  // the query already excludes them
+    if (outside_range(r, sig)) return true;
     if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig))) {
         bool noted = false;
         pg_entry([&] {
@@ -210,6 +266,11 @@ void collect_destroy(DestReceiver*) {}
 
 }  // namespace
 
+namespace {
+// Reads src's rows into out; with a filter, as read_source_filtered describes.
+void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress, RowFilter* filter);
+}  // namespace
+
 std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
                                             bool background) {
     double est_bytes = src.est_rows * 32 + src.est_entries * 12;
@@ -219,6 +280,17 @@ std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_t
 }
 
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {
+    read_rows(src, out, memory_limit, progress, nullptr);
+}
+
+void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
+                          RowFilter& filter) {
+    read_rows(src, out, memory_limit, progress, &filter);
+}
+
+namespace {
+
+void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress, RowFilter* filter) {
     // No C++ object with a destructor lives in the frames the executor runs in (recv is palloc'd);
     // the pipeline and the notes it points to live here, above pg_guard, which turns an error
     // into a C++ exception that unwinds them.
@@ -236,6 +308,7 @@ void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, 
         recv->memory_limit = memory_limit;
         recv->progress = &progress;
         recv->relname = src.relname;
+        recv->filter = filter;
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
         SPIExecuteOptions opts;
@@ -259,6 +332,8 @@ void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, 
     });
     out.close();
 }
+
+}  // namespace
 
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
     while (!pipe.wait_filed(kBatchWait))

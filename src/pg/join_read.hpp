@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "join.hpp"
+#include "join_passes.hpp"
 #include "read_pipeline.hpp"
 
 namespace spotsigs::pg {
@@ -39,6 +40,19 @@ std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_t
 // PostgreSQL is reached through pg_guard). Throws Error(OutOfMemory) once out exceeds
 // memory_limit bytes, and the filing thread's errors.
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress);
+
+// What read_source_filtered keeps of the rows: those with lengths in [lo, hi]; past the memory
+// limit it stops keeping rows and sets overflowed instead of raising an error; every row read
+// (whatever its length, and after an overflow too) is counted in tally when it is given.
+struct RowFilter {
+    uint64_t lo = 1;
+    uint64_t hi = UINT64_MAX;
+    bool overflowed = false;
+    LengthTally* tally = nullptr;
+};
+// read_source with a RowFilter (join passes, join_passes.hpp).
+void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
+                          RowFilter& filter);
 // Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
 // cancel was set first. Rethrows the filing thread's errors.
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);

@@ -6,6 +6,8 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <algorithm>
+
 #include "huge_alloc.hpp"
 #include "huge_pages.hpp"
 
@@ -37,6 +39,11 @@ size_t row_space(TupleDesc desc) {
 }
 
 }  // namespace
+
+size_t result_memory_bytes(ReturnSetInfo* rsinfo, size_t rows) {
+    const size_t bytes = rows * row_space(rsinfo->setDesc);
+    return std::min(bytes, size_t(work_mem) * 1024);
+}
 
 void presize_result(ReturnSetInfo* rsinfo, size_t rows, bool exact) {
     size_t space = row_space(rsinfo->setDesc);

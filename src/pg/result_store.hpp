@@ -23,4 +23,8 @@ namespace spotsigs::pg {
 // PostgreSQL code: call it inside pg_guard, before the first row is put.
 void presize_result(ReturnSetInfo* rsinfo, size_t rows, bool exact = true);
 
+// The bytes `rows` result rows hold in memory: their size in a memory context, at most work_mem
+// (the tuplestore writes the rest to a temporary file). PostgreSQL code.
+size_t result_memory_bytes(ReturnSetInfo* rsinfo, size_t rows);
+
 }  // namespace spotsigs::pg

@@ -1,0 +1,90 @@
+# spotsigs_join past spotsigs.join_memory_limit: it runs in passes over ranges of document
+# lengths and returns exactly the pairs of a join without a limit (join_passes.hpp); where even
+# its smallest pass cannot fit, it fails with SQLSTATE 53200 and says what limit would be needed.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('join_passes');
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+
+# 40,000 rows of lengths 3 to 62; each shares a run of signatures with its neighbours, so pairs
+# exist at every threshold and straddle any length boundary. Some values are stored out of line
+# (read after the rows; their length is read from the first chunk when a pass skips them).
+$node->safe_psql('postgres', q{
+	CREATE TABLE docs AS
+	  SELECT i AS id,
+	         ('{' || (SELECT string_agg(to_hex(i / 7 + j), ',') FROM generate_series(0, 2 + i % 60) j) || '}')::spotsig AS sig
+	  FROM generate_series(1, 40000) i;
+	CREATE TABLE wide (id int, sig spotsig);
+	ALTER TABLE wide ALTER COLUMN sig SET STORAGE EXTERNAL;
+	INSERT INTO wide SELECT * FROM docs;
+	INSERT INTO wide SELECT 100000 + i,
+	  ('{' || (SELECT string_agg(to_hex(i * 1000 + j), ',') FROM generate_series(0, 300 + i % 7) j) || '}')::spotsig
+	  FROM generate_series(1, 200) i;
+});
+
+# Runs the join of $table at $tau with $threads threads under $limit (with DEBUG1 messages) and
+# returns the pairs it gives beyond the join without a limit, those it misses, its pair count and
+# the number of passes it reported (0 when it ran in one).
+sub compare {
+	my ($table, $tau, $threads, $limit) = @_;
+	$node->safe_psql('postgres', qq{
+		DROP TABLE IF EXISTS want, got;
+		CREATE TABLE want AS SELECT * FROM spotsigs_join('$table', 'id', 'sig', $tau, $threads);
+	});
+	my ($ret, $out, $err) = $node->psql('postgres', qq{
+		SET client_min_messages = debug1; SET spotsigs.join_memory_limit = '$limit';
+		CREATE TABLE got AS SELECT * FROM spotsigs_join('$table', 'id', 'sig', $tau, $threads);});
+	die "join failed: $err" if $ret != 0;
+	my $passes = $err =~ /spotsigs_join: (\d+) passes within/ ? $1 : 0;
+	my $res = $node->safe_psql('postgres', q{
+		SELECT (SELECT count(*) FROM (TABLE got EXCEPT ALL TABLE want) d) || ' ' ||
+		       (SELECT count(*) FROM (TABLE want EXCEPT ALL TABLE got) d) || ' ' ||
+		       (SELECT count(*) FROM got)});
+	return (split(/ /, $res), $passes);
+}
+
+for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '10MB' ], [ 'docs', 0.6, 2, '24MB' ],
+	[ 'docs', 0.3, 2, '48MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
+	my ($table, $tau, $threads, $limit) = @$case;
+	my ($extra, $missing, $pairs, $passes) = compare($table, $tau, $threads, $limit);
+	my $what = "$table, tau $tau, $threads threads, limit $limit";
+	is("$extra $missing", '0 0', "$what: the pairs of the join without a limit");
+	cmp_ok($pairs, '>', 1000, "$what: pairs found ($pairs)");
+	if ($limit eq '1GB') {
+		is($passes, 0, "$what: one pass");
+	} else {
+		cmp_ok($passes, '>=', 2, "$what: ran in passes ($passes)");
+	}
+}
+
+# 40,000 rows of one length: the smallest pass is the whole table.
+$node->safe_psql('postgres', q{
+	CREATE TABLE same AS SELECT i AS id, format('{%s,%s,%s}', to_hex(i), to_hex(i + 1), to_hex(i + 2))::spotsig AS sig
+	FROM generate_series(1, 40000) i});
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SET spotsigs.join_memory_limit = '1MB'; SELECT count(*) FROM spotsigs_join('same', 'id', 'sig', 0.9, 2)",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+isnt($ret, 0, 'a join whose smallest pass does not fit fails');
+like($err, qr/ERROR:  53200: spotsigs join exceeds spotsigs.join_memory_limit \(1MB\) even in passes/,
+	'with SQLSTATE 53200, naming the limit');
+like($err, qr/DETAIL:  Its smallest pass, the 40000 documents of length 3, needs more than (\d+) MB\. Set spotsigs\.join_memory_limit above \1MB\./,
+	'saying what the smallest pass needs and which limit to set');
+# Following the hint (a lower bound: at most a few rounds) makes it fit.
+my $need;
+my $rounds = 0;
+while ($err =~ /Set spotsigs\.join_memory_limit above (\d+)MB/ && $rounds < 4) {
+	$need = $1 + 1;
+	$rounds++;
+	($ret, $out, $err) = $node->psql('postgres',
+		"SET spotsigs.join_memory_limit = '${need}MB'; SELECT count(*) FROM spotsigs_join('same', 'id', 'sig', 0.9, 2)");
+}
+is($ret, 0, "the limit the hints name is enough after $rounds rounds (${need}MB)");
+is($out, '0', 'and the join gives its pairs (none at 0.9)');
+
+done_testing();

@@ -1,0 +1,228 @@
+// Unit tests of the self-join in passes (join_passes.hpp) against the brute-force join.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "error.hpp"
+#include "join.hpp"
+#include "join_bounds.hpp"
+#include "join_passes.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+// A collection of n documents with ids 1..n: lengths spread over 1..max_distinct (many distinct
+// lengths, so that passes have boundaries to fall on), near-duplicates of earlier documents for
+// pairs at every threshold, frequencies up to 3 and an empty document now and then.
+Collection pass_docs(uint32_t seed, size_t n, uint32_t max_distinct) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> docs;
+    Collection c;
+    for (size_t i = 0; i < n; ++i) {
+        std::vector<std::pair<uint64_t, uint64_t>> d;
+        if (rng() % 3 == 0 && !docs.empty()) {
+            d = docs[rng() % docs.size()];
+            const size_t edits = rng() % 4;
+            for (size_t e = 0; e < edits; ++e) {
+                if (!d.empty() && rng() % 2) d.erase(d.begin() + static_cast<long>(rng() % d.size()));
+                else d.push_back({rng() % 400 + 1, 1 + rng() % 3});
+            }
+        } else if (rng() % 40 != 0) {
+            const size_t k = 1 + rng() % max_distinct;
+            for (size_t j = 0; j < k; ++j) d.push_back({rng() % 400 + 1, 1 + (rng() % 5 == 0 ? rng() % 3 : 0)});
+        }
+        docs.push_back(d);
+        c.add(static_cast<int64_t>(i + 1), Multiset::from_pairs(d).view());
+    }
+    return c;
+}
+
+using Triples = std::vector<std::tuple<uint32_t, uint32_t, double>>;
+
+Triples triples_of(const JoinPairs& pairs) {
+    Triples t;
+    for (const JoinPair& p : pairs) t.emplace_back(p.a, p.b, p.similarity);
+    return t;
+}
+
+// The brute-force self-join without a limit: the reference.
+Triples brute(const Collection& c, double tau) {
+    JoinOptions opt;
+    opt.tau = tau;
+    opt.method = JoinMethod::BruteForce;
+    return triples_of(self_join(c, opt));
+}
+
+}  // namespace
+
+TEST(JoinPasses, MaxPartnerLengthMatchesDefinition) {
+    for (double tau : {1.0, 0.95, 0.9, 0.8, 0.7, 0.5, 0.44, 0.3, 0.2, 0.1, 0.01}) {
+        for (uint64_t x = 1; x < 400; ++x) {
+            uint64_t y = x;
+            while (join_detail::ratio_reaches(x, y + 1, tau)) ++y;
+            ASSERT_EQ(max_partner_length(x, tau), y) << "x=" << x << " tau=" << tau;
+        }
+    }
+    EXPECT_EQ(max_partner_length(UINT32_MAX, 0.5), uint64_t(UINT32_MAX));
+    EXPECT_EQ(max_partner_length(1000, 1e-9), uint64_t(UINT32_MAX));
+}
+
+TEST(JoinPasses, PlansCoverEveryLengthOnce) {
+    Collection c = pass_docs(3, 3000, 60);
+    const std::vector<LengthCount> hist = length_histogram(c);
+    for (double tau : {0.95, 0.8, 0.5, 0.2}) {
+        for (uint64_t budget : {uint64_t(1), uint64_t(20000), uint64_t(200000), UINT64_MAX}) {
+            const std::vector<JoinPass> plan = plan_passes(hist, tau, budget);
+            ASSERT_FALSE(plan.empty());
+            EXPECT_EQ(plan.front().probe_lo, 1u);
+            EXPECT_EQ(plan.back().probe_hi, uint64_t(UINT32_MAX) + 1);
+            for (size_t k = 0; k < plan.size(); ++k) {
+                const JoinPass& p = plan[k];
+                EXPECT_LT(p.probe_lo, p.probe_hi);
+                EXPECT_EQ(p.read_hi, max_partner_length(p.probe_hi - 1, tau));
+                if (k > 0) {
+                    EXPECT_EQ(p.probe_lo, plan[k - 1].probe_hi) << "tau=" << tau;
+                }
+                // Over the budget only when the pass probes a single length of the histogram.
+                size_t lengths = 0;
+                for (const LengthCount& h : hist) lengths += h.length >= p.probe_lo && h.length < p.probe_hi;
+                if (pass_read_bytes(p, hist) > budget) {
+                    EXPECT_EQ(lengths, 1u) << "tau=" << tau;
+                }
+            }
+            if (budget == 1) {
+                EXPECT_EQ(plan.size(), hist.size());
+            }
+            if (budget == UINT64_MAX) {
+                EXPECT_EQ(plan.size(), 1u);
+            }
+        }
+    }
+}
+
+TEST(JoinPasses, SplitHalvesAndCovers) {
+    Collection c = pass_docs(5, 2000, 40);
+    const std::vector<LengthCount> hist = length_histogram(c);
+    JoinPass whole{1, uint64_t(UINT32_MAX) + 1, UINT32_MAX}, a, b;
+    ASSERT_TRUE(split_pass(whole, hist, 0.7, a, b));
+    EXPECT_EQ(a.probe_lo, 1u);
+    EXPECT_EQ(a.probe_hi, b.probe_lo);
+    EXPECT_EQ(b.probe_hi, whole.probe_hi);
+    EXPECT_EQ(a.read_hi, max_partner_length(a.probe_hi - 1, 0.7));
+    JoinPass one{hist[3].length, hist[4].length, max_partner_length(hist[4].length - 1, 0.7)};
+    EXPECT_FALSE(split_pass(one, hist, 0.7, a, b));
+}
+
+// probe_below keeps exactly the pairs whose shorter document is shorter, for every method.
+TEST(JoinPasses, ProbeBelowKeepsThePairsOfShorterDocuments) {
+    Collection c = pass_docs(7, 500, 30);
+    for (double tau : {0.9, 0.6, 0.3}) {
+        const Triples all = brute(c, tau);
+        for (uint64_t below : {uint64_t(2), uint64_t(9), uint64_t(17), uint64_t(40)}) {
+            Triples want;
+            for (const auto& t : all)
+                if (std::min(c.length(std::get<0>(t)), c.length(std::get<1>(t))) < below) want.push_back(t);
+            for (JoinMethod m : {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart, JoinMethod::Partitioned}) {
+                JoinOptions opt;
+                opt.tau = tau;
+                opt.method = m;
+                opt.threads = 2;
+                opt.probe_below = below;
+                EXPECT_EQ(triples_of(self_join(c, opt)), want)
+                    << "tau=" << tau << " below=" << below << " method=" << static_cast<int>(m);
+            }
+        }
+    }
+}
+
+// From one pass to many: always the brute-force pairs, each once. Passes are planned for few
+// documents each (many passes), or for all of them under a limit too small for that (the pass is
+// then split when the matcher runs out). Every pass needs some 3 MB at least: the prefix-group
+// matcher's 256 buckets and 64 partitions take an 8 KB block each.
+TEST(JoinPasses, ManyPassesGiveTheBruteForcePairs) {
+    Collection c = pass_docs(11, 3000, 50);
+    struct Case {
+        size_t limit;
+        uint64_t pass_bytes;
+        size_t min_passes;
+        size_t max_passes;
+    };
+    const Case cases[] = {{0, 0, 1, 1}, {size_t(64) << 20, 20000, 10, 10000}, {size_t(64) << 20, 1, 20, 10000},
+                          {size_t(5) << 20, UINT64_MAX, 2, 10000}};
+    for (double tau : {0.9, 0.6, 0.3}) {
+        const Triples want = brute(c, tau);
+        for (const Case& k : cases) {
+            for (JoinMethod m : {JoinMethod::NoPart, JoinMethod::Partitioned}) {
+                for (int threads : {1, 3}) {
+                    if ((m == JoinMethod::NoPart) != (threads == 1)) continue;  // two of the four
+                    JoinOptions opt;
+                    opt.tau = tau;
+                    opt.method = m;
+                    opt.threads = threads;
+                    opt.memory_limit = k.limit;
+                    size_t passes = 0;
+                    Triples got;
+                    try {
+                        got = triples_of(self_join_in_passes(c, opt, k.pass_bytes, &passes));
+                    } catch (const Error& e) {
+                        FAIL() << "tau=" << tau << " limit=" << k.limit << ": " << e.what() << " " << e.detail();
+                    }
+                    EXPECT_EQ(got, want) << "tau=" << tau << " limit=" << k.limit << " method=" << static_cast<int>(m);
+                    EXPECT_GE(passes, k.min_passes) << "tau=" << tau << " limit=" << k.limit;
+                    EXPECT_LE(passes, k.max_passes) << "tau=" << tau << " limit=" << k.limit;
+                }
+            }
+        }
+    }
+}
+
+// Pairs right at a pass boundary: lengths x and max_partner_length(x) pair, x and one more do not.
+TEST(JoinPasses, PairsAtPassBoundaries) {
+    const double tau = 0.8;
+    Collection c;
+    int64_t id = 1;
+    for (uint64_t x = 4; x < 60; x += 3) {
+        const uint64_t y = max_partner_length(x, tau);
+        // A: x signatures; B: A plus y - x more, at similarity x / y >= tau; C: one more than B.
+        std::vector<std::pair<uint64_t, uint64_t>> a, b, cc;
+        for (uint64_t k = 0; k < x; ++k) a.push_back({1000 * x + k, 1});
+        b = a;
+        for (uint64_t k = x; k < y; ++k) b.push_back({1000 * x + k, 1});
+        cc = b;
+        cc.push_back({1000 * x + y, 1});
+        for (auto* d : {&a, &b, &cc}) c.add(id++, Multiset::from_pairs(*d).view());
+    }
+    const Triples want = brute(c, tau);
+    ASSERT_FALSE(want.empty());
+    // Every distinct length its own pass, a few lengths a pass, and one pass.
+    for (uint64_t pass_bytes : {uint64_t(1), uint64_t(2000), uint64_t(10000), UINT64_MAX}) {
+        JoinOptions opt;
+        opt.tau = tau;
+        opt.memory_limit = size_t(64) << 20;
+        size_t passes = 0;
+        EXPECT_EQ(triples_of(self_join_in_passes(c, opt, pass_bytes, &passes)), want) << "pass_bytes=" << pass_bytes;
+        if (pass_bytes == 1) {
+            EXPECT_EQ(passes, length_histogram(c).size());
+        }
+    }
+}
+
+// When even one length and its partners do not fit, the error says how much would be needed.
+TEST(JoinPasses, SmallestPassThatDoesNotFitFails) {
+    Collection c = pass_docs(13, 2000, 40);
+    JoinOptions opt;
+    opt.tau = 0.5;
+    opt.memory_limit = 50000;
+    try {
+        self_join_in_passes(c, opt);
+        FAIL() << "a 50,000-byte limit was enough";
+    } catch (const JoinMemoryError& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+        EXPECT_GT(e.at_least(), opt.memory_limit);
+        EXPECT_NE(e.detail().find("one pass (lengths "), std::string::npos) << e.detail();
+    }
+}
