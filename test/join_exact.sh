@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Exactness of the similarity join on real pages: every method of spotsigs_join (and of
 # spotsigs_join_rs) returns exactly the pairs and similarities of 'bruteforce' on newsframes-dev
-# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads. Exits non-zero on a difference.
+# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads, and so does spotsigs_join in
+# passes under a small spotsigs.join_memory_limit. Exits non-zero on a difference.
 #
 #   test/join_exact.sh [path/to/newsframes-dev]      (default: ../shared/data/newsframes-dev)
 #
@@ -28,6 +29,13 @@ SQL
 psql_q -c "SELECT 'pages: ' || count(*) || ', mean signature length: ' || round(avg(length(sig))) FROM pages"
 
 
+# Four copies of the pages for pass mode, and their size in memory (from the join's DEBUG1 report).
+psql_q -c "DROP TABLE IF EXISTS pages4;
+           CREATE TABLE pages4 AS SELECT id + k * 1000000 AS id, sig FROM pages, generate_series(0, 3) k"
+docs_mb=$(psql -X -qAt -c "SET client_min_messages = debug1" \
+  -c "SELECT count(*) FROM spotsigs_join('pages4', 'id', 'sig', 1.0)" 2>&1 | sed -n 's/.*documents (\([0-9]*\) MB).*/\1/p' | head -1)
+echo "four copies of the pages in memory: ${docs_mb} MB"
+
 failed=0
 printf '%-5s %-6s %-8s %-12s %-12s %s\n' tau form pairs method threads differences
 for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
@@ -48,6 +56,42 @@ for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
       printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" rs "$nrs" "$method" "$threads" "$d"
       [[ $d == 0 ]] || failed=1
     done
+  done
+  # Pass mode, on four copies of the pages (a pass needs some megabytes of fixed structures
+  # besides its documents: the pages alone fit one pass wherever a pass fits): under a
+  # spotsigs.join_memory_limit near the documents' size the self-join runs in passes over length
+  # ranges (join_passes.hpp). With the first limit below with which it does (at low thresholds
+  # the smallest pass needs more) it must give the truth's pairs between any two copies, and
+  # every non-empty page with its own copies at similarity 1.
+  psql_q -c "DROP TABLE IF EXISTS truth4;
+             CREATE TABLE truth4 AS
+               SELECT least(t.id1 + k * 1000000, t.id2 + l * 1000000) AS id1,
+                      greatest(t.id1 + k * 1000000, t.id2 + l * 1000000) AS id2, t.similarity
+               FROM truth t, generate_series(0, 3) k, generate_series(0, 3) l
+             UNION ALL
+               SELECT p.id + k * 1000000, p.id + l * 1000000, 1.0::float8
+               FROM pages p, generate_series(0, 3) k, generate_series(0, 3) l
+               WHERE k < l AND length(p.sig) > 0"
+  n4=$(psql_q -c "SELECT count(*) FROM truth4")
+  for threads in 1 2; do
+    ran=""
+    for lim in $(seq $((docs_mb / 4 + 1)) $(((docs_mb + 15) / 16)) $((2 * docs_mb + 12))); do
+      if out=$(psql -X -v ON_ERROR_STOP=1 -qAt -c "SET client_min_messages = debug1" \
+                 -c "SET spotsigs.join_memory_limit = '${lim}MB'" -c "DROP TABLE IF EXISTS passes" \
+                 -c "CREATE TABLE passes AS SELECT * FROM spotsigs_join('pages4', 'id', 'sig', $tau, $threads)" 2>&1) &&
+         ran=$(sed -n 's/.*spotsigs_join: \([0-9]*\) passes within.*/\1/p' <<<"$out") && [[ -n $ran ]]; then
+        break
+      fi
+      ran=""
+    done
+    if [[ -z $ran ]]; then
+      printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self4 "$n4" "passes" "$threads" "no limit ran in passes"
+      failed=1
+      continue
+    fi
+    d=$(diff_count "SELECT * FROM truth4" "SELECT * FROM passes")
+    printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self4 "$n4" "${ran}passes@${lim}MB" "$threads" "$d"
+    [[ $d == 0 ]] || failed=1
   done
   # spotsigs_clusters against connected components of the truth pairs, by label propagation.
   d=$(cluster_diff "SELECT id1, id2 FROM truth" "SELECT * FROM spotsigs_clusters('pages', 'id', 'sig', $tau)")
