@@ -327,6 +327,10 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
                  "reading %s: %zu out-of-line values read after the rows, %zu of them by one scan of their "
                  "toast relation (holding at most %llu kB of incomplete values)",
                  src.relname, noted, scanned, static_cast<unsigned long long>(deferred.peak_open_bytes() >> 10));
+    });
+    // The last rows since the last stride's look (a relation of fewer rows gets no other).
+    check_read_memory(recv);
+    pg_guard([&] {
         MemoryContextDelete(recv->scratch);
         pfree(recv);
     });
