@@ -3,7 +3,8 @@
 #  - the sequential read of the signature column (SELECT sum(length(sig)): the floor of a join);
 #  - tau 0.9 with the default limit and with LIMIT_SMALL (default 256MB, which runs in passes):
 #    time, pairs (count and a checksum of every (id1, id2, similarity)) and their ratio;
-#  - tau TAU_LOW (default 0.2) with the default limit: time, against the sequential read;
+#  - tau TAU_LOW (default 0.2; none skips it) with the default limit: time, against the
+#    sequential read;
 #  each join with its accounted peak against the backend's sampled resident memory
 #  (test/bench/join_memory.sh).
 #
@@ -39,8 +40,8 @@ log() { echo "$*" | tee -a "$OUT/results.txt"; }
 : > "$OUT/results.txt"
 log "== join under spotsigs.join_memory_limit, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 log "scaled: $(psql_q -c "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_total_relation_size('scaled')) FROM scaled");" \
-    "default limit $(psql_q -c 'SHOW spotsigs.join_memory_limit'), work_mem $(psql_q -c 'SHOW work_mem')," \
-    "max_threads $(psql_q -c 'SHOW spotsigs.max_threads')"
+    "default limit $(psql_q -c "LOAD 'spotsigs'" -c 'SHOW spotsigs.join_memory_limit'), work_mem $(psql_q -c 'SHOW work_mem')," \
+    "max_threads $(psql_q -c "LOAD 'spotsigs'" -c 'SHOW spotsigs.max_threads')"
 
 # Seconds of the fastest of two runs of a plain query.
 seq_read() {
@@ -64,9 +65,11 @@ log "tau 0.9, limit $LIMIT_SMALL: $b"
 ta=$(field elapsed_s "$a"); tb=$(field elapsed_s "$b")
 ra=$(sed -n 's/.*result=\([0-9]* -\{0,1\}[0-9]*\).*/\1/p' <<<"$a"); rb=$(sed -n 's/.*result=\([0-9]* -\{0,1\}[0-9]*\).*/\1/p' <<<"$b")
 log "  same pairs: $([[ $ra == "$rb" ]] && echo yes || echo NO) ($ra / $rb); time ratio $(awk "BEGIN{printf \"%.2f\", $tb / $ta}")x (goal <= 2x)"
-c=$("$here/join_memory.sh" "SELECT 1;" "$(join_q "$TAU_LOW")") || true
-log "tau $TAU_LOW, default limit: $c"
-tc=$(field elapsed_s "$c")
-log "  against the sequential read: $(awk "BEGIN{printf \"%.1f\", $tc / $floor}")x"
+if [[ $TAU_LOW != none ]]; then
+  c=$("$here/join_memory.sh" "SELECT 1;" "$(join_q "$TAU_LOW")") || true
+  log "tau $TAU_LOW, default limit: $c"
+  tc=$(field elapsed_s "$c")
+  log "  against the sequential read: $(awk "BEGIN{printf \"%.1f\", $tc / $floor}")x"
+fi
 floor2=$(seq_read)
 log "sequential read again: $floor2 s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
