@@ -154,13 +154,17 @@ TEST(JoinPasses, ManyPassesGiveTheBruteForcePairs) {
     for (double tau : {0.9, 0.6, 0.3}) {
         const Triples want = brute(c, tau);
         // What one pass over everything needs: a limit just below it makes that pass fail and split.
+        // (The pass copies the non-empty documents into a collection of its own, as here.)
+        Collection copy;
+        for (size_t d = 0; d < c.size(); ++d)
+            if (c.length(d) != 0) copy.add(c.id(d), c.doc(d));
         size_t peak = 0;
         JoinOptions one;
         one.tau = tau;
         one.threads = 3;
         one.accounted_peak = &peak;
-        self_join(c, one);
-        const size_t whole = c.memory_bytes() + peak;
+        self_join(copy, one);
+        const size_t whole = copy.memory_bytes() + peak;
         const Case cases[] = {{0, 0, 1, 1},
                               {size_t(64) << 20, 20000, 10, 10000},
                               {size_t(64) << 20, 1, 20, 10000},
@@ -182,8 +186,10 @@ TEST(JoinPasses, ManyPassesGiveTheBruteForcePairs) {
                         FAIL() << "tau=" << tau << " limit=" << k.limit << ": " << e.what() << " " << e.detail();
                     }
                     EXPECT_EQ(got, want) << "tau=" << tau << " limit=" << k.limit << " method=" << static_cast<int>(m);
-                    // The limit below one pass is the prefix-group matcher's with 3 threads.
-                    if (k.limit != whole - 1 || m == JoinMethod::Partitioned) {
+                    // The limit below one pass is the prefix-group matcher's with 3 threads; at
+                    // the lower thresholds its candidates then give way to the index matcher
+                    // (which fits, so the pass is not split), at 0.9 the pass is split.
+                    if (k.limit != whole - 1 || (m == JoinMethod::Partitioned && tau == 0.9)) {
                         EXPECT_GE(passes, k.min_passes) << "tau=" << tau << " limit=" << k.limit;
                     }
                     EXPECT_LE(passes, k.max_passes) << "tau=" << tau << " limit=" << k.limit;
