@@ -436,8 +436,10 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
         // The first read keeps every row while they fit the limit, and tallies every row's
         // length whatever happens: past the limit the join runs in passes planned from it.
         LengthTally tally;
+        std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
         RowFilter filter;
         filter.tally = &tally;
+        filter.ids = &ids;
         bool in_passes = false;
         size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
         size_t join_peak = 0;   // the accounted peak of the documents and the matcher
@@ -476,6 +478,10 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
             }
         }
         if (in_passes) {
+            std::sort(ids.begin(), ids.end());
+            auto dup = std::adjacent_find(ids.begin(), ids.end());
+            if (dup != ids.end()) throw_repeated_id(call.src[0].relname, *dup);
+            std::vector<int64_t>().swap(ids);
             malloc_trim(0);  // the first read's memory (see join_in_passes)
             // Rows some runs wrote before the matcher ran out are written again by the passes.
             pg_guard([&] { tuplestore_clear(rsinfo->setResult); });

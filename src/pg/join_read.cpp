@@ -147,7 +147,8 @@ struct CollectReceiver {
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
 // come later, hold more than the limit.
 void check_read_memory(const CollectReceiver* r) {
-    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() > r->memory_limit) {
+    const size_t ids = r->filter != nullptr && r->filter->ids != nullptr ? r->filter->ids->capacity() * sizeof(int64_t) : 0;
+    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
         if (r->filter != nullptr) {
             r->filter->overflowed = true;  // the caller reads again in passes
             return;
@@ -158,7 +159,7 @@ void check_read_memory(const CollectReceiver* r) {
 
 // Whether a row's value (payload of len bytes, packed.hpp layout) is to be kept, counting it in
 // the filter's tally; values too short for a header are kept (the pipeline rejects them).
-bool keep_row(CollectReceiver* r, const char* data, size_t len) {
+bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
     RowFilter* f = r->filter;
     if (f == nullptr) return true;
     if (len < kPackedHeaderSize) return !f->overflowed;
@@ -168,6 +169,7 @@ bool keep_row(CollectReceiver* r, const char* data, size_t len) {
     if (f->tally != nullptr) {
         const unsigned char w = static_cast<unsigned char>(data[1]);
         f->tally->add(length, distinct, w <= 4 ? w : 4);
+        if (f->ids != nullptr) f->ids->push_back(id);
     }
     return !f->overflowed && length >= f->lo && length <= f->hi;
 }
@@ -179,7 +181,7 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
     bool keep = true;
     pg_entry([&] {
-        keep = keep_row(r, data, len);
+        keep = keep_row(r, id, data, len);
         return Datum(0);
     });
     if (!keep) {
@@ -345,12 +347,14 @@ bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
     return true;
 }
 
+void throw_repeated_id(const char* relname, int64_t id) {
+    throw Error(ErrorKind::InvalidParameter, "id column of relation " + std::string(relname) + " is not unique",
+                "The id " + std::to_string(id) + " occurs more than once.");
+}
+
 void check_unique_ids(const Collection& docs, const char* relname) {
     std::optional<int64_t> dup = repeated_id(docs);
-    if (dup)
-        throw Error(ErrorKind::InvalidParameter,
-                    "id column of relation " + std::string(relname) + " is not unique",
-                    "The id " + std::to_string(*dup) + " occurs more than once.");
+    if (dup) throw_repeated_id(relname, *dup);
 }
 
 }  // namespace spotsigs::pg

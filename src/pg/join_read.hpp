@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "join.hpp"
 #include "join_passes.hpp"
@@ -49,6 +50,7 @@ struct RowFilter {
     uint64_t hi = UINT64_MAX;
     bool overflowed = false;
     LengthTally* tally = nullptr;
+    std::vector<int64_t>* ids = nullptr;  // when given, every row's id (with the tally)
 };
 // read_source with a RowFilter (join passes, join_passes.hpp).
 void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
@@ -56,6 +58,9 @@ void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memor
 // Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
 // cancel was set first. Rethrows the filing thread's errors.
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
+
+// Throws Error(InvalidParameter) naming the relation and the id that two rows share.
+[[noreturn]] void throw_repeated_id(const char* relname, int64_t id);
 
 // Throws Error(InvalidParameter) naming the relation if two documents share an id.
 void check_unique_ids(const Collection& docs, const char* relname);
