@@ -97,6 +97,64 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
     return g;
 }
 
+// Each page's signature sketch: a bitmap of kSketchBits bits, bit (h mod kSketchBits) set for
+// every signature hash h of the page, with its population count. It bounds overlaps from above:
+// a bit set in a's sketch and clear in b's is set by at least one signature of a that b lacks
+// (none of b's signatures sets it), and distinct bits are set by distinct signatures, each of
+// frequency >= 1 that adds to |a| and nothing to the overlap. So with c = popcount(a & b),
+//     overlap(a, b) <= min(|a| - (pa - c), |b| - (pb - c)),
+// where pa and pb are the two sketches' population counts.
+constexpr uint32_t kSketchWords = 8;
+constexpr uint32_t kSketchBits = 64 * kSketchWords;
+
+// Population count of one word without relying on a POPCNT instruction being available.
+inline uint32_t popcount64(uint64_t x) noexcept {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<uint32_t>((x * 0x0101010101010101ULL) >> 56);
+}
+
+struct Sketches {
+    std::vector<uint64_t> bits;   // per rank: kSketchWords words
+    std::vector<uint32_t> count;  // per rank: population count of its sketch
+};
+
+Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank) {
+    Sketches s;
+    const size_t n = doc_of_rank.size();
+    s.bits.assign(n * kSketchWords, 0);
+    s.count.assign(n, 0);
+    for (size_t r = 0; r < n; ++r) {
+        MultisetView v = docs.doc(doc_of_rank[r]);
+        uint64_t* w = s.bits.data() + r * kSketchWords;
+        for (uint32_t k = 0; k < v.size; ++k) {
+            uint32_t bit = static_cast<uint32_t>(v.hashes[k] % kSketchBits);
+            w[bit / 64] |= uint64_t(1) << (bit % 64);
+        }
+        uint32_t c = 0;
+        for (uint32_t k = 0; k < kSketchWords; ++k) c += popcount64(w[k]);
+        s.count[r] = c;
+    }
+    return s;
+}
+
+// An upper bound on the computed similarity of the pages of ranks x and y: the similarity an
+// overlap at the sketch bound would give. The computed similarity fl(o / (|a| + |b| - o)) does not
+// decrease as o grows (the numerator grows, the denominator shrinks, and rounding is monotone), so
+// the bound's computed value is at least the computed similarity.
+inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b,
+                               uint32_t x, uint32_t y) noexcept {
+    if (a.empty() || b.empty()) return 0.0;
+    const uint64_t* u = s.bits.data() + size_t(x) * kSketchWords;
+    const uint64_t* v = s.bits.data() + size_t(y) * kSketchWords;
+    uint32_t c = 0;
+    for (uint32_t k = 0; k < kSketchWords; ++k) c += popcount64(u[k] & v[k]);
+    uint64_t oa = a.length - (s.count[x] - c), ob = b.length - (s.count[y] - c);
+    uint64_t o = std::min(oa, ob);
+    return static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
+}
+
 // Marks in `keep` the samples whose pages have a mean pairwise similarity (in `docs`, whose
 // page of rank r is doc_of_rank[r]) of at least kCoherence.
 void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank,
@@ -104,36 +162,51 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
     const size_t n = g.start.size() - 1;
     keep.assign(n, 0);
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
+    constexpr size_t kPairs = kSample * (kSample - 1) / 2;
+    const Sketches sk = sketch(docs, doc_of_rank);
     // Samples in order share their first pages, so pairs recur from one sample to the next: each
     // worker remembers the similarities of the last few thousand samples' pairs.
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
     join_detail::run_workers(threads, n, 256, [&](int w, size_t begin, size_t end) {
         auto& memo = cache[static_cast<size_t>(w)];
+        MultisetView page[kSample];
+        double rest[kPairs + 1];  // rest[p]: the sum of the bounds of pairs p, p + 1, ... (in order)
         for (size_t k = begin; k < end; ++k) {
             if (cancel != nullptr && cancel->stopped()) return;
             if (memo.size() > kMemoEntries) memo.clear();
             const uint32_t* r = g.ranks.data() + g.start[k];
             const size_t m = g.start[k + 1] - g.start[k];
+            for (size_t a = 0; a < m; ++a) page[a] = docs.doc(doc_of_rank[r[a]]);
             // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
-            // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, 1], so the loop stops once
-            // the pairs left cannot change the answer: (a) sum >= goal: adding non-negative terms
-            // never lowers a rounded-to-nearest sum, so the full sum reaches goal too; (b) sum +
-            // left + kSlack < goal: the exact full sum is at most sum + left, and its rounded
-            // value exceeds that by less than kSlack (at most 120 additions of terms <= 120 carry
-            // errors below 120 * 120 * 2^-53 < 2e-12), so it stays below goal.
+            // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, bound], bound the sketch
+            // bound of its pair (at most 1), so the loop stops once the pairs left cannot change
+            // the answer: (a) sum >= goal: adding non-negative terms never lowers a
+            // rounded-to-nearest sum, so the full sum reaches goal too; (b) sum + rest + kSlack <
+            // goal, rest the computed sum of the bounds of the pairs left: the exact full sum is
+            // at most sum + the exact sum of those bounds, and the rounded values of the full sum,
+            // of sum and of rest each differ from their exact values by less than 2e-12 (at most
+            // 120 additions of terms <= 120 carry errors below 120 * 120 * 2^-53), so the full
+            // sum stays below goal.
             constexpr double kSlack = 1e-9;
             const size_t pairs = m * (m - 1) / 2;
             const double goal = kCoherence * double(pairs);
+            {
+                size_t p = pairs;
+                rest[p] = 0;
+                for (size_t a = m; a-- > 0;)
+                    for (size_t b = m; b-- > a + 1;) {
+                        --p;
+                        rest[p] = rest[p + 1] + similarity_bound(sk, page[a], page[b], r[a], r[b]);
+                    }
+            }
             double sum = 0;
-            size_t left = pairs;
-            auto open = [&] { return sum < goal && sum + double(left) + kSlack >= goal; };
+            size_t p = 0;
+            auto open = [&] { return sum < goal && sum + rest[p] + kSlack >= goal; };
             for (size_t a = 0; a < m && open(); ++a)
-                for (size_t b = a + 1; b < m && open(); ++b, --left) {
+                for (size_t b = a + 1; b < m && open(); ++b, ++p) {
                     uint64_t key = uint64_t(r[a]) << 32 | r[b];  // r is ascending: r[a] < r[b]
                     auto it = memo.find(key);
-                    if (it == memo.end())
-                        it = memo.emplace(key, similarity(docs.doc(doc_of_rank[r[a]]),
-                                                          docs.doc(doc_of_rank[r[b]]))).first;
+                    if (it == memo.end()) it = memo.emplace(key, similarity(page[a], page[b])).first;
                     sum += it->second;
                 }
             keep[k] = sum >= goal;
@@ -151,12 +224,12 @@ size_t template_memory_bytes(const Collection& docs, int threads) {
     // those with the merged samples' ranks (4 e), offsets (8 g), sample_of and order (4 g each),
     // at most 28 e bytes; afterwards the samples (hashes 8 g, sample_of 4 g, offsets 8 g,
     // ranks 4 e: 14 e) with the copy of docs. Beside them: the page order (8 bytes a page),
-    // the keep flags (g bytes) and each worker's memo (at most kMemoEntries + kSample^2
-    // entries of at most 64 bytes with the table).
+    // the keep flags (g bytes), the sketches (8 kSketchWords + 4 bytes a page) and each
+    // worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the table).
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
     size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
-    return peak + 8 * docs.size() + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+    return peak + (8 + 8 * kSketchWords + 4) * docs.size() + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {
@@ -194,7 +267,9 @@ namespace {
 
 // A set of signature hashes for membership tests: open addressing with linear probing on the
 // hash's low bits (signature hashes are fmix64-finished, so the low bits are well spread); 0 is
-// kept aside as the empty slot's mark.
+// kept aside as the empty slot's mark. In front of the table, a bitmap with one bit per value of
+// the hash's top bits, set for every key: a clear bit proves absence, and the bitmap (about 8 bits
+// a key) is small enough to stay in cache where the table is not.
 class HashSet {
 public:
     explicit HashSet(const std::vector<uint64_t>& keys) {
@@ -202,7 +277,12 @@ public:
         while (cap < 2 * keys.size()) cap *= 2;
         slots_.assign(cap, 0);
         mask_ = cap - 1;
+        filter_shift_ = 64;
+        while (filter_shift_ > 6 && (uint64_t(1) << (64 - filter_shift_)) < 4 * cap) --filter_shift_;
+        filter_.assign((uint64_t(1) << (64 - filter_shift_)) / 64, 0);
         for (uint64_t k : keys) {
+            uint64_t f = k >> filter_shift_;
+            filter_[f / 64] |= uint64_t(1) << (f % 64);
             if (k == 0) {
                 has_zero_ = true;
                 continue;
@@ -214,6 +294,8 @@ public:
     }
     bool contains(uint64_t k) const noexcept {
         if (k == 0) return has_zero_;
+        uint64_t f = k >> filter_shift_;
+        if ((filter_[f / 64] >> (f % 64) & 1) == 0) return false;
         for (size_t i = k & mask_;; i = (i + 1) & mask_) {
             if (slots_[i] == k) return true;
             if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
@@ -222,6 +304,8 @@ public:
 
 private:
     std::vector<uint64_t> slots_;
+    std::vector<uint64_t> filter_;  // bit (k >> filter_shift_) set for every key k
+    unsigned filter_shift_ = 64;
     size_t mask_ = 0;
     bool has_zero_ = false;
 };
