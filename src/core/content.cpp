@@ -97,15 +97,18 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
     return g;
 }
 
-// Each page's signature sketch: a bitmap of kSketchBits bits, bit (h mod kSketchBits) set for
-// every signature hash h of the page, with its population count. It bounds overlaps from above:
-// a bit set in a's sketch and clear in b's is set by at least one signature of a that b lacks
-// (none of b's signatures sets it), and distinct bits are set by distinct signatures, each of
-// frequency >= 1 that adds to |a| and nothing to the overlap. So with c = popcount(a & b),
+// Each page's signature sketches: bitmaps of 512 << j bits for j = 0 .. levels - 1, bit
+// (h mod bits) set for every signature hash h of the page, each with its population count; a
+// page has as many levels as it takes to reach 4 bits per distinct signature (at most
+// kMaxLevels). They bound overlaps from above: in two sketches of the same size, a bit set in a's
+// and clear in b's is set by at least one signature of a that b lacks (none of b's signatures
+// sets it), and distinct bits are set by distinct signatures, each of frequency >= 1 that adds to
+// |a| and nothing to the overlap. So with c = popcount(a & b),
 //     overlap(a, b) <= min(|a| - (pa - c), |b| - (pb - c)),
-// where pa and pb are the two sketches' population counts.
-constexpr uint32_t kSketchWords = 8;
-constexpr uint32_t kSketchBits = 64 * kSketchWords;
+// pa and pb the two sketches' population counts. Level j - 1 is level j folded in half (bit i
+// and bit i + bits / 2 ORed), since h mod (bits / 2) = (h mod bits) mod (bits / 2).
+constexpr uint32_t kBaseWords = 8;
+constexpr uint32_t kMaxLevels = 6;
 
 // Population count of one word without relying on a POPCNT instruction being available.
 inline uint32_t popcount64(uint64_t x) noexcept {
@@ -116,41 +119,68 @@ inline uint32_t popcount64(uint64_t x) noexcept {
 }
 
 struct Sketches {
-    std::vector<uint64_t> bits;   // per rank: kSketchWords words
-    std::vector<uint32_t> count;  // per rank: population count of its sketch
+    std::vector<uint64_t> bits;   // per rank from offset[r]: its levels, smallest first
+    std::vector<size_t> offset;   // per rank + 1
+    std::vector<uint32_t> count;  // per rank: kMaxLevels population counts
+    std::vector<uint8_t> levels;  // per rank
+
+    // The words of level j of rank r (level j holds kBaseWords << j words).
+    const uint64_t* level(uint32_t r, uint32_t j) const noexcept {
+        return bits.data() + offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+    }
 };
 
 Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank) {
     Sketches s;
     const size_t n = doc_of_rank.size();
-    s.bits.assign(n * kSketchWords, 0);
-    s.count.assign(n, 0);
+    s.offset.assign(n + 1, 0);
+    s.count.assign(n * kMaxLevels, 0);
+    s.levels.assign(n, 1);
+    for (size_t r = 0; r < n; ++r) {
+        uint64_t size = docs.doc(doc_of_rank[r]).size;
+        uint32_t j = 1;
+        while (j < kMaxLevels && (uint64_t(64 * kBaseWords) << (j - 1)) < 4 * size) ++j;
+        s.levels[r] = static_cast<uint8_t>(j);
+        s.offset[r + 1] = s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+    }
+    s.bits.assign(s.offset[n], 0);
     for (size_t r = 0; r < n; ++r) {
         MultisetView v = docs.doc(doc_of_rank[r]);
-        uint64_t* w = s.bits.data() + r * kSketchWords;
+        const uint32_t top = s.levels[r] - 1u;
+        uint64_t* w = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << top) - 1);
+        const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
         for (uint32_t k = 0; k < v.size; ++k) {
-            uint32_t bit = static_cast<uint32_t>(v.hashes[k] % kSketchBits);
+            uint64_t bit = v.hashes[k] % nbits;
             w[bit / 64] |= uint64_t(1) << (bit % 64);
         }
-        uint32_t c = 0;
-        for (uint32_t k = 0; k < kSketchWords; ++k) c += popcount64(w[k]);
-        s.count[r] = c;
+        for (uint32_t j = top + 1; j-- > 0;) {
+            uint64_t* x = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+            const size_t words = size_t(kBaseWords) << j;
+            if (j < top)
+                for (size_t k = 0; k < words; ++k) x[k] = x[words + k] | x[2 * words + k];
+            uint32_t c = 0;
+            for (size_t k = 0; k < words; ++k) c += popcount64(x[k]);
+            s.count[r * kMaxLevels + j] = c;
+        }
     }
     return s;
 }
 
-// An upper bound on the computed similarity of the pages of ranks x and y: the similarity an
-// overlap at the sketch bound would give. The computed similarity fl(o / (|a| + |b| - o)) does not
-// decrease as o grows (the numerator grows, the denominator shrinks, and rounding is monotone), so
-// the bound's computed value is at least the computed similarity.
+// An upper bound on the computed similarity of the pages a and b of ranks x and y: the similarity
+// an overlap at the bound above (on the larger level both have) would give. The computed
+// similarity fl(o / (|a| + |b| - o)) does not decrease as o grows (the numerator grows, the
+// denominator shrinks, and rounding is monotone), so the bound's computed value is at least the
+// computed similarity.
 inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b,
                                uint32_t x, uint32_t y) noexcept {
     if (a.empty() || b.empty()) return 0.0;
-    const uint64_t* u = s.bits.data() + size_t(x) * kSketchWords;
-    const uint64_t* v = s.bits.data() + size_t(y) * kSketchWords;
+    const uint32_t j = std::min(s.levels[x], s.levels[y]) - 1u;
+    const uint64_t* u = s.level(x, j);
+    const uint64_t* v = s.level(y, j);
     uint32_t c = 0;
-    for (uint32_t k = 0; k < kSketchWords; ++k) c += popcount64(u[k] & v[k]);
-    uint64_t oa = a.length - (s.count[x] - c), ob = b.length - (s.count[y] - c);
+    for (size_t k = 0; k < (size_t(kBaseWords) << j); ++k) c += popcount64(u[k] & v[k]);
+    uint64_t oa = a.length - (s.count[size_t(x) * kMaxLevels + j] - c);
+    uint64_t ob = b.length - (s.count[size_t(y) * kMaxLevels + j] - c);
     uint64_t o = std::min(oa, ob);
     return static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
 }
@@ -224,12 +254,14 @@ size_t template_memory_bytes(const Collection& docs, int threads) {
     // those with the merged samples' ranks (4 e), offsets (8 g), sample_of and order (4 g each),
     // at most 28 e bytes; afterwards the samples (hashes 8 g, sample_of 4 g, offsets 8 g,
     // ranks 4 e: 14 e) with the copy of docs. Beside them: the page order (8 bytes a page),
-    // the keep flags (g bytes), the sketches (8 kSketchWords + 4 bytes a page) and each
+    // the keep flags (g bytes), the sketches (levels up to 8 size bits, so all levels at most
+    // max(16, size / 4) words, plus 6 counts, an offset and a level count: at most 161 bytes a
+    // page and 2 bytes an entry) and each
     // worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the table).
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
     size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
-    return peak + (8 + 8 * kSketchWords + 4) * docs.size() + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+    return peak + (8 + 161) * docs.size() + 2 * e + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {

@@ -77,7 +77,9 @@ struct Web {
     std::vector<int64_t> ids;
 };
 
-Web make_web(unsigned seed, int sites, int stories, int pages) {
+// With big set, stories run from 10 to 640 signatures and every seventh page has 1,200 of its
+// own, so pages span every size of sketch the statistics keep.
+Web make_web(unsigned seed, int sites, int stories, int pages, bool big = false) {
     std::mt19937_64 rng(seed);
     Web w;
     auto sig = [&](uint64_t kind, uint64_t a, uint64_t b) { return fmix64(kind << 56 ^ a << 28 ^ b); };
@@ -86,9 +88,11 @@ Web make_web(unsigned seed, int sites, int stories, int pages) {
         int site = int(rng() % sites), story = int(rng() % stories);
         for (int k = 0; k < 12; ++k) d[sig(1, site, k)] += 1 + rng() % 2;          // template
         for (int k = 0; k < 3; ++k) d[sig(2, rng() % 4, k)] += 1;                  // boilerplate everywhere
-        for (int k = 0; k < 10; ++k)
+        const int story_size = big ? 10 * (1 + story % 4) * (1 + story % 4) * (1 + story % 4) : 10;
+        for (int k = 0; k < story_size; ++k)
             if (rng() % 8) d[sig(3, story, k)] += 1 + rng() % 3;                   // the story, edited
-        for (int k = 0; k < 1 + int(rng() % 4); ++k) d[sig(4, p, k)] += 1;        // the page's own
+        const int own = big && p % 7 == 0 ? 1200 : 1 + int(rng() % 4);
+        for (int k = 0; k < own; ++k) d[sig(4, p, k)] += 1;                       // the page's own
         w.docs.push_back(d);
         w.ids.push_back(int64_t(rng() % 100000) * (rng() % 2 ? 1 : -1) * 1000 + p);  // unique
     }
@@ -106,6 +110,16 @@ TEST(Content, TemplatesMatchTheDefinition) {
         std::vector<uint64_t> want = as_vector(ref_templates(w.docs, w.ids));
         EXPECT_FALSE(want.empty()) << "seed " << seed;
         for (int threads : {1, 2, 3}) EXPECT_EQ(template_signatures(c, threads), want) << "seed " << seed;
+    }
+}
+
+TEST(Content, TemplatesMatchTheDefinitionOnLargePages) {
+    for (unsigned seed = 1; seed <= 1; ++seed) {
+        Web w = make_web(seed, 2 + seed % 4, 4 + seed % 5, 40, true);
+        Collection c = make(w.docs, w.ids);
+        std::vector<uint64_t> want = as_vector(ref_templates(w.docs, w.ids));
+        EXPECT_FALSE(want.empty()) << "seed " << seed;
+        for (int threads : {1, 2}) EXPECT_EQ(template_signatures(c, threads), want) << "seed " << seed;
     }
 }
 
