@@ -1,7 +1,10 @@
 // Unit tests of the length partitions from tau (paper section 4.2, conditions (A) and (B)).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "partition.hpp"
 
@@ -73,4 +76,36 @@ TEST(TauPartitions, CappedCountKeepsAnOpenLastPartition) {
     EXPECT_EQ(parts.partition_of(2000000000ULL), 999u);
     EXPECT_EQ(parts.lower(1000), UINT64_MAX);
     EXPECT_EQ(parts.lower(1001), UINT64_MAX);
+}
+
+TEST(TauPartitions, AnyThresholdGivesTheMinimalBoundOrTheOpenEnd) {
+    // Thresholds down to the denormals, where p / tau is far beyond 2^64 (or infinite), and one
+    // ulp either side of a ratio p / y: the bound is the first y > p that fails against p, or
+    // UINT64_MAX when no y up to UINT64_MAX fails.
+    std::vector<double> taus = {std::numeric_limits<double>::denorm_min(), 1e-300, 1e-30, 5e-20,
+                                1e-20, 5.4e-20, 6e-20, 1e-19, 1e-10, 1.0};
+    for (double r : {10.0 / 11.0, 0.9, 1.0 / 3.0, 1e-19, 3.0 / 1e19}) {
+        taus.push_back(std::nextafter(r, 0.0));
+        taus.push_back(std::nextafter(r, 1.0));
+    }
+    const uint64_t kTop = std::numeric_limits<uint64_t>::max();
+    for (double tau : taus)
+        for (uint64_t p : {uint64_t(1), uint64_t(2), uint64_t(10), uint64_t(1) << 40, uint64_t(1) << 60,
+                           kTop - 2, kTop - 1, kTop}) {
+            uint64_t y = next_partition_bound(p, tau);
+            ASSERT_GT(y, p == kTop ? p - 1 : p) << tau << " " << p;
+            if (y == kTop && length_ok(p, kTop, tau)) continue;  // open end: nothing fails
+            EXPECT_FALSE(length_ok(p, y, tau)) << tau << " " << p;
+            if (y - 1 > p) {
+                EXPECT_TRUE(length_ok(p, y - 1, tau)) << tau << " " << p;
+            }
+        }
+    // Saturation: at tau = 1e-20 nothing up to 2^64 - 1 fails against 1; the next boundary is the
+    // open end, and the partitions end there.
+    EXPECT_EQ(next_partition_bound(1, 1e-20), kTop);
+    TauPartitions tiny(1e-20, 1000);
+    EXPECT_EQ(tiny.count(), 2u);
+    EXPECT_EQ(tiny.partition_of(999), 0u);
+    TauPartitions denormal(std::numeric_limits<double>::denorm_min(), kTop);
+    EXPECT_EQ(denormal.count(), 2u);
 }
