@@ -12,6 +12,7 @@ extern "C" {
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -56,14 +57,26 @@ constexpr int kMaxPipes = 4;
 ReadPipeline* active_pipes[kMaxPipes] = {};
 bool exit_callback_registered = false;
 
+// How long a backend that is exiting waits for its matcher thread to stop.
+constexpr auto kExitGrace = std::chrono::seconds(5);
+
 // Owns the matcher thread: stops and joins it on every exit path, including exceptions.
+//
+// Every loop of the core that can run long checks the stop flag at bounded intervals (the
+// matcher's per-document and per-stride checks, the bounded searches of partition.cpp and
+// join_bounds.hpp), so a stopped thread ends promptly and the waits below are short. The one
+// wait that does not trust this is the one at process exit: there the thread is abandoned after
+// kExitGrace, since the process and all the memory the thread reads end with the exit anyway.
 class StoppingThread {
 public:
     // Starts fn on a thread that inherits a fully blocked signal mask (no unblocked window).
     template <class F>
     StoppingThread(CancelToken& token, F&& fn) : token_(token) {
         AllSignalsBlocked blocked;
-        thread_ = std::thread(std::forward<F>(fn));
+        thread_ = std::thread([this, fn = std::forward<F>(fn)]() mutable {
+            fn();
+            finished_.store(true, std::memory_order_release);
+        });
         active_thread = this;
     }
     // Asks the work to stop and waits for it.
@@ -77,16 +90,34 @@ public:
         }
         if (active_thread == this) active_thread = nullptr;
     }
+    // At process exit: sets the stop flag and joins the thread if it ends within kExitGrace,
+    // otherwise leaves it to end with the process (never throws).
+    void stop_for_exit() noexcept {
+        token_.stop.store(true);
+        auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+        while (!finished_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (finished_.load(std::memory_order_acquire)) {
+            stop();
+            return;
+        }
+        try {
+            thread_.detach();
+        } catch (...) {
+        }
+        if (active_thread == this) active_thread = nullptr;
+    }
 
 private:
     CancelToken& token_;
+    std::atomic<bool> finished_{false};
     std::thread thread_;
 };
 
 // On backend exit (e.g. pg_terminate_backend, which exits without unwinding), stops a running
 // matcher thread before the process's memory goes away.
 void stop_on_exit(int, Datum) {
-    if (active_thread != nullptr) active_thread->stop();
+    if (active_thread != nullptr) active_thread->stop_for_exit();
     for (ReadPipeline*& p : active_pipes)
         if (p != nullptr) {
             p->stop();
