@@ -49,8 +49,9 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
     bool have_prev_hash = false;
     uint64 prev_hash = 0;
     // The DATA level, left to right: hashes strictly ascending, lists well formed.
-    for (BlockNumber blk = seg.first_data; blk != InvalidBlockNumber;) {
-        CHECK_FOR_INTERRUPTS();
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    for (BlockNumber blk = seg.first_data; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
         read_page_copy(index, blk, page, kDataPage);
         ndata++;
         const unsigned char* pos = (const unsigned char*)page + kContentStart;
@@ -112,7 +113,8 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
         BlockNumber left = seg.root;
         for (uint32 lvl = seg.height; lvl > 0; --lvl) {
             BlockNumber next_left = InvalidBlockNumber;
-            for (BlockNumber blk = left; blk != InvalidBlockNumber;) {
+            chain_walk_init(&walk, index);
+            for (BlockNumber blk = left; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
                 read_page_copy(index, blk, page, kDirPage);
                 if (opaque_of((Page)page)->level != lvl) corrupted(index, "directory level mismatch", blk);
                 uint32 n = (((PageHeader)page)->pd_lower - kContentStart) / 12;
@@ -296,7 +298,9 @@ SPOTSIGS_FUNCTION(spotsigs_index_stats) {
         std::memset(rows, 0, sizeof(int64) * np);
         std::memset(lists, 0, sizeof(int64) * np);
         std::memset(posts, 0, sizeof(int64) * np);
-        for (BlockNumber blk = m.seg[s].first_data; blk != InvalidBlockNumber;) {
+        ChainWalk walk;
+        chain_walk_init(&walk, index);
+        for (BlockNumber blk = m.seg[s].first_data; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
             read_page_copy(index, blk, page, kDataPage);
             const unsigned char* pos = (const unsigned char*)page + kContentStart;
             const unsigned char* end = (const unsigned char*)page + ((PageHeader)page)->pd_lower;

@@ -129,7 +129,22 @@ const Partitioning& partitioning_for(uint32 growth);
 void read_meta(Relation index, MetaData* out);
 // Checks a metapage copy's magic and version; ERROR otherwise.
 void check_meta(Relation index, const MetaData* m);
-// Copies block blk into dst (BLCKSZ bytes) under a share lock; ERROR on a page of the wrong kind.
+// ERROR (index corrupted) unless blk is a block of the index other than the metapage.
+void check_block(Relation index, BlockNumber blk);
+// A walk along the next links of a page chain. A chain visits each of its pages once, so a walk
+// that has taken more steps than the index has blocks besides the metapage has met a cycle.
+struct ChainWalk {
+    Relation index;
+    BlockNumber steps;
+};
+inline void chain_walk_init(ChainWalk* w, Relation index) {
+    w->index = index;
+    w->steps = 0;
+}
+// Counts a step onto block blk and serves interrupts; ERROR (index corrupted) on a cycle.
+void chain_step(ChainWalk* w, BlockNumber blk);
+// Copies block blk into dst (BLCKSZ bytes) under a share lock; ERROR on a page of the wrong kind
+// or a block outside the index. Serves interrupts first, so every page walk can be canceled.
 void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect);
 // Pins and share-locks block blk, checked like read_page_copy, for reading in place (segment
 // pages never change once written); release with UnlockReleaseBuffer.
@@ -195,6 +210,7 @@ struct ListIter {
     Posting prev;
     BlockNumber cur_blk;
     char* page;         // chain page copy (palloc'd BLCKSZ)
+    ChainWalk walk;     // the chain pages read
 };
 // Starts iterating a list.
 void list_iter_init(ListIter* it, Relation index, const PartRef* ref, char* pagebuf);

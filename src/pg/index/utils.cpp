@@ -74,6 +74,11 @@ void check_meta(Relation index, const MetaData* m) {
                         errhint("REINDEX the index.")));
     if (m->nsegments > (uint32)kMaxSegments || m->nparts > (uint32)kMaxPartitions)
         corrupted(index, "metapage counts out of range", kMetaBlock);
+    // A directory page holds hundreds of 12-byte entries and a level is added only above a
+    // level of two pages or more, so 2^32 blocks need fewer than 5 levels. A recorded height
+    // past 32 is corrupt, and readers that recurse once per level must not trust it.
+    for (uint32 s = 0; s < m->nsegments; ++s)
+        if (m->seg[s].height > 32) corrupted(index, "segment height out of range", kMetaBlock);
 }
 
 void read_meta(Relation index, MetaData* out) {
@@ -103,9 +108,41 @@ static void check_page(Relation index, Page p, BlockNumber blk, PageKind expect,
     corrupted(index, bad, blk);
 }
 
-void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect) {
-    if (blk == InvalidBlockNumber || blk == kMetaBlock)
+// The block count of the index this backend saw last, by relfilenode. An index's storage never
+// shrinks under one relfilenode (this access method never truncates; REINDEX and TRUNCATE give a
+// new one), so a block below the count seen exists; only a block at or past it needs a fresh
+// count (one lseek). A reused relfilenode can only make the count too high, which lets a bad
+// link through to ReadBuffer's own error, never rejects a good one.
+static RelFileNode seen_node;
+static BlockNumber seen_nblocks = 0;
+
+// The index's block count, fresh unless blk is already known to lie below it.
+static BlockNumber nblocks_covering(Relation index, BlockNumber blk) {
+    if (!RelFileNodeEquals(seen_node, index->rd_node) || blk >= seen_nblocks) {
+        seen_nblocks = RelationGetNumberOfBlocks(index);
+        seen_node = index->rd_node;
+    }
+    return seen_nblocks;
+}
+
+void check_block(Relation index, BlockNumber blk) {
+    if (blk == InvalidBlockNumber || blk == kMetaBlock || blk >= nblocks_covering(index, blk))
         corrupted(index, "link to a block outside the index", blk);
+}
+
+void chain_step(ChainWalk* w, BlockNumber blk) {
+    CHECK_FOR_INTERRUPTS();
+    // A chain of distinct pages has at most nblocks - 1 of them (the metapage is in none), and
+    // a walk steps at most once per page (callers step on each link they follow, some also on
+    // the final InvalidBlockNumber), so more steps than that mean a page came round again.
+    w->steps++;
+    if (w->steps >= nblocks_covering(w->index, w->steps))
+        corrupted(w->index, "page chain runs in a cycle", blk);
+}
+
+void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect) {
+    CHECK_FOR_INTERRUPTS();
+    check_block(index, blk);
     Buffer buf = ReadBuffer(index, blk);
     LockBuffer(buf, BUFFER_LOCK_SHARE);
     std::memcpy(dst, BufferGetPage(buf), BLCKSZ);
@@ -114,8 +151,8 @@ void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect)
 }
 
 Buffer pin_unlocked(Relation index, BlockNumber blk) {
-    if (blk == InvalidBlockNumber || blk == kMetaBlock)
-        corrupted(index, "link to a block outside the index", blk);
+    CHECK_FOR_INTERRUPTS();
+    check_block(index, blk);
     return ReadBuffer(index, blk);
 }
 
@@ -268,6 +305,7 @@ void list_iter_init(ListIter* it, Relation index, const PartRef* ref, char* page
     it->external = ref->external;
     it->have_prev = false;
     it->page = pagebuf;
+    chain_walk_init(&it->walk, index);
     if (ref->external) {
         read_page_copy(index, ref->blk, it->page, kChainPage);
         list_iter_piece(it, ref->blk, ref->off);
@@ -287,6 +325,7 @@ bool list_iter_next(ListIter* it, Posting* out) {
     if (it->piece_left == 0) {
         if (!it->external) corrupted(it->index, "inline list shorter than its count", it->cur_blk);
         BlockNumber next = opaque_of((Page)it->page)->next;
+        chain_step(&it->walk, next);
         read_page_copy(it->index, next, it->page, kChainPage);
         list_iter_piece(it, next, kContentStart);
     }
@@ -317,6 +356,8 @@ PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNum
     read_page_copy(index, blk, page, kPendingPage);
     pages++;
     uint32 pos = off;
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
     // Copies want bytes of the stream into dst, moving to the next page when one is used up.
     auto take = [&](char* dst, uint32 want) {
         while (want > 0) {
@@ -324,6 +365,7 @@ PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNum
             if (pos >= lower) {
                 BlockNumber next = opaque_of((Page)page)->next;
                 if (next == InvalidBlockNumber) corrupted(index, "pending entry cut short", blk);
+                chain_step(&walk, next);
                 read_page_copy(index, next, page, kPendingPage);
                 blk = next;
                 pos = kContentStart;
@@ -344,6 +386,7 @@ PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNum
             if (end_blk != InvalidBlockNumber && blk == end_blk) break;
             BlockNumber next = opaque_of((Page)page)->next;
             if (next == InvalidBlockNumber) break;
+            chain_step(&walk, next);
             read_page_copy(index, next, page, kPendingPage);
             blk = next;
             pos = kContentStart;

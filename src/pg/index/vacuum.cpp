@@ -41,8 +41,9 @@ void push_block(BlockList* l, BlockNumber blk) {
 
 // Follows next links from blk, adding every page of the given kind to l.
 void collect_chain(Relation index, BlockNumber blk, PageKind kind, char* page, BlockList* l) {
-    while (blk != InvalidBlockNumber) {
-        CHECK_FOR_INTERRUPTS();
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    for (; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
         read_page_copy(index, blk, page, kind);
         push_block(l, blk);
         blk = opaque_of((Page)page)->next;
@@ -88,8 +89,9 @@ void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallbac
     PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
     BlockNumber blk = seg.first_data;
     ItemPointerData t;
-    while (blk != InvalidBlockNumber) {
-        CHECK_FOR_INTERRUPTS();
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    for (; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
         read_page_copy(index, blk, page, kDataPage);
         const unsigned char* pos = (const unsigned char*)page + kContentStart;
         const unsigned char* end = (const unsigned char*)page + ((PageHeader)page)->pd_lower;
@@ -219,7 +221,9 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
         sorter_add(s, pend[k].id, pend[k].sig, parts.partition_of(pend[k].sig.length));
     }
     // Pending pages before the snapshot's end page are consumed entirely.
-    for (BlockNumber b = snap.pending_head; b != InvalidBlockNumber && b != end_blk;) {
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    for (BlockNumber b = snap.pending_head; b != InvalidBlockNumber && b != end_blk; chain_step(&walk, b)) {
         read_page_copy(index, b, page, kPendingPage);
         push_block(&old, b);
         pend_removed_pages++;
