@@ -33,7 +33,14 @@ struct RowSum {
 // Opens a relation and checks that it is a spotsigs index.
 Relation open_spotsigs_index(Oid relid) {
     Relation index = relation_open(relid, AccessShareLock);
-    if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_rel->relam != get_index_am_oid("spotsigs", false))
+    bool spotsigs_am = index->rd_rel->relam == get_index_am_oid("spotsigs", false);
+    // A partitioned index has no storage of its own: each partition's index holds the rows.
+    if (spotsigs_am && index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is a partitioned spotsigs index", RelationGetRelationName(index)),
+                        errdetail("A partitioned index holds no rows itself."),
+                        errhint("Pass the index of each partition instead.")));
+    if (index->rd_rel->relkind != RELKIND_INDEX || !spotsigs_am)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a spotsigs index", RelationGetRelationName(index))));
     return index;
@@ -204,7 +211,6 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
     check_meta(index, &m);
     if (m.nparts != partitioning_for(m.growth).count()) corrupted(index, "partition count does not match the growth", kMetaBlock);
-    if (m.growth != index_growth(index)) corrupted(index, "metapage growth differs from the reloption", kMetaBlock);
     // Segment serials identify segments to the backends' filters: each in [1, next_serial), no two equal.
     for (uint32 s = 0; s < m.nsegments; ++s) {
         if (m.seg[s].serial == 0 || m.seg[s].serial >= m.next_serial)

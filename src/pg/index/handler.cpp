@@ -18,6 +18,9 @@ bool options_registered = false;
 void register_options() {
     if (options_registered) return;
     options_kind = add_reloption_kind();
+    // The metapage records the growth the index was built with, and every search, insert and
+    // VACUUM uses that one; a growth set later by ALTER INDEX takes effect at the next build
+    // (REINDEX), as BRIN's pages_per_range does.
     add_int_reloption(options_kind, "partition_growth",
                       "Width of each length partition over the previous one, in percent",
                       10, 5, 100, AccessExclusiveLock);
