@@ -30,10 +30,14 @@ SELECT err($$SELECT '{1:0}'::spotsig$$);
 SELECT err($$SELECT '{1:}'::spotsig$$);
 SELECT err($$SELECT '{1:-2}'::spotsig$$);
 SELECT err($$SELECT '{12345678901234567}'::spotsig$$);
-SELECT err($$SELECT '{1:2147483648}'::spotsig$$);
 SELECT err($$SELECT '{1} x'::spotsig$$);
 SELECT err($$SELECT '{1 2}'::spotsig$$);
--- a length beyond 2^31-1 is a program limit, reported as a syntax problem of the literal
+-- frequencies may carry leading zeros
+SELECT '{1:007}'::spotsig AS padded, '{2:000000000000000000002147483647}'::spotsig AS padded_largest;
+-- a frequency, a summed frequency or a length beyond 2^31-1 is a program limit (54000)
+SELECT err($$SELECT '{1:2147483648}'::spotsig$$);
+SELECT err($$SELECT '{1:99999999999999999999999999999999999999999999999999}'::spotsig$$);
+SELECT err($$SELECT '{1:2147483647,1:1}'::spotsig$$);
 SELECT err($$SELECT '{1:2147483647,2:1}'::spotsig$$);
 
 -- binary send format: count, then (int64 hash, int32 freq) in network byte order
@@ -45,6 +49,37 @@ COPY bin_src TO '/tmp/spotsigs_regress_bin.copy' WITH (FORMAT binary);
 CREATE TABLE bin_dst (LIKE bin_src);
 COPY bin_dst FROM '/tmp/spotsigs_regress_bin.copy' WITH (FORMAT binary);
 SELECT a.id, a.s IS NOT DISTINCT FROM b.s AS same FROM bin_src a JOIN bin_dst b USING (id) ORDER BY 1;
+-- bin_in(hex): the bytes given in hex, received as a binary spotsig (a bytea column copied out in
+-- binary format carries them as its field), as text or the error
+CREATE TEMP TABLE bin_raw (b bytea);
+CREATE TEMP TABLE bin_sig (s spotsig);
+CREATE FUNCTION bin_in(hex text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE r text;
+BEGIN
+  TRUNCATE bin_raw, bin_sig;
+  INSERT INTO bin_raw VALUES (decode(hex, 'hex'));
+  EXECUTE $$COPY bin_raw TO '/tmp/spotsigs_regress_raw.copy' WITH (FORMAT binary)$$;
+  EXECUTE $$COPY bin_sig FROM '/tmp/spotsigs_regress_raw.copy' WITH (FORMAT binary)$$;
+  SELECT s::text INTO r FROM bin_sig;
+  RETURN r;
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $f$;
+SELECT bin_in(encode(spotsig_send('{ff:2,1}'::spotsig), 'hex')) AS sent;
+-- hashes in the signed order spotsig_hashes returns them (-1 before 1), and a hash given twice
+SELECT bin_in('00000002' || 'ffffffffffffffff00000003' || '000000000000000100000001') AS signed_order;
+SELECT bin_in('00000003' || '000000000000000900000001' || '000000000000000200000001' || '000000000000000900000004') AS summed;
+-- the hashes spotsig_hashes exports, sent back in its order, give the same value
+SELECT bin_in('0000000' || count(*) || string_agg(lpad(to_hex(h), 16, '0') || lpad(to_hex(f), 8, '0'), '' ORDER BY h))::spotsig
+       = '{ffffffffffffffff:3,1,8000000000000000:2}'::spotsig AS from_spotsig_hashes
+FROM spotsig_hashes('{ffffffffffffffff:3,1,8000000000000000:2}'::spotsig) AS x(h, f);
+-- malformed binary values: 22P03; beyond the limits: 54000
+SELECT bin_in('00000001' || '000000000000000a' || 'fffffffd') AS negative_frequency;
+SELECT bin_in('00000001' || '000000000000000a' || '00000000') AS zero_frequency;
+SELECT bin_in('ffffffff') AS negative_count;
+SELECT bin_in('00000002' || '000000000000000a00000001') AS count_past_the_data;
+SELECT bin_in('000000') AS too_short;
+SELECT bin_in('00000002' || '000000000000000a7fffffff' || '000000000000000b00000001') AS too_long;
 
 -- equality and hashing: exact duplicates group
 SELECT '{1,2:2}'::spotsig = '{2:2,1}'::spotsig AS eq, '{1,2:2}'::spotsig <> '{1,2}'::spotsig AS ne;

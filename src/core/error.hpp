@@ -9,6 +9,7 @@ namespace spotsigs {
 // What went wrong, in the terms a caller needs to choose an error code.
 enum class ErrorKind {
     InvalidText,       // malformed input literal (22P02)
+    InvalidBinary,     // malformed binary (send/receive) value (22P03)
     InvalidParameter,  // an argument out of its range (22023)
     ArrayMismatch,     // arrays that must line up do not (2202E)
     NullValue,         // a NULL where none is allowed (22004)

@@ -1,6 +1,7 @@
 // Printing and parsing the text form of a spotsig.
 #include "text_format.hpp"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -84,12 +85,17 @@ Multiset parse_text(std::string_view text) {
                 c.blanks();
                 f = 0;
                 int fd = 0;
-                for (; c.i < text.size() && text[c.i] >= '0' && text[c.i] <= '9'; ++c.i) {
-                    f = f * 10 + uint64_t(text[c.i] - '0');
-                    if (++fd > 10 || f > kMaxLength) c.fail("frequency out of range");
-                }
+                const size_t start = c.i;
+                // Leading zeros are allowed; f saturates just past the limit, so it cannot wrap.
+                for (; c.i < text.size() && text[c.i] >= '0' && text[c.i] <= '9'; ++c.i, ++fd)
+                    if (f <= kMaxLength) f = f * 10 + uint64_t(text[c.i] - '0');
                 if (fd == 0) c.fail("expected a frequency");
                 if (f == 0) c.fail("frequency must be at least 1");
+                if (f > kMaxLength)
+                    throw Error(ErrorKind::ProgramLimit, "signature frequency exceeds 2147483647",
+                                "The frequency at position " + std::to_string(start + 1) + " is " +
+                                    std::string(text.substr(start, std::min<size_t>(fd, 40))) +
+                                    (fd > 40 ? "..." : "") + ".");
                 c.blanks();
             }
             pairs.emplace_back(h, f);
@@ -106,11 +112,8 @@ Multiset parse_text(std::string_view text) {
     }
     c.blanks();
     if (c.i != text.size()) c.fail("junk after \"}\"");
-    try {
-        return Multiset::from_pairs(std::move(pairs));
-    } catch (const Error& e) {
-        throw Error(ErrorKind::InvalidText, message(text), e.what());
-    }
+    // A well-formed literal whose sums exceed the limits gets from_pairs' own ProgramLimit error.
+    return Multiset::from_pairs(std::move(pairs));
 }
 
 }  // namespace spotsigs

@@ -14,6 +14,7 @@ void check_interrupts() {
 int sqlstate_for(ErrorKind kind) {
     switch (kind) {
         case ErrorKind::InvalidText: return ERRCODE_INVALID_TEXT_REPRESENTATION;
+        case ErrorKind::InvalidBinary: return ERRCODE_INVALID_BINARY_REPRESENTATION;
         case ErrorKind::InvalidParameter: return ERRCODE_INVALID_PARAMETER_VALUE;
         case ErrorKind::ArrayMismatch: return ERRCODE_ARRAY_SUBSCRIPT_ERROR;
         case ErrorKind::NullValue: return ERRCODE_NULL_VALUE_NOT_ALLOWED;

@@ -10,6 +10,7 @@ extern "C" {
 #include <cstring>
 #include <string>
 
+#include "binary_format.hpp"
 #include "boundary.hpp"
 #include "datum.hpp"
 #include "packed.hpp"
@@ -57,37 +58,17 @@ SPOTSIGS_FUNCTION(spotsig_send) {
     PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-// spotsig_recv(internal): reads the send format; hashes must ascend and frequencies be >= 1.
+// spotsig_recv(internal): reads the send format (binary_format.hpp: hashes in any order).
 SPOTSIGS_FUNCTION(spotsig_recv) {
     StringInfo buf = reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
-    int32 n = pq_getmsgint(buf, 4);
-    if (n < 0 || static_cast<uint32>(n) > kMaxDistinct || n > (buf->len - buf->cursor) / 12)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-                        errmsg("invalid number of signatures in external spotsig value: %d", n)));
-    uint64* hashes = static_cast<uint64*>(palloc(sizeof(uint64) * (n > 0 ? n : 1)));
-    uint32* freqs = static_cast<uint32*>(palloc(sizeof(uint32) * (n > 0 ? n : 1)));
-    uint64 length = 0;
-    for (int32 i = 0; i < n; ++i) {
-        hashes[i] = static_cast<uint64>(pq_getmsgint64(buf));
-        freqs[i] = static_cast<uint32>(pq_getmsgint(buf, 4));
-        if (freqs[i] == 0)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-                            errmsg("invalid frequency 0 in external spotsig value")));
-        if (i > 0 && !(hashes[i - 1] < hashes[i]))
-            ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-                            errmsg("signature hashes in external spotsig value are not strictly ascending")));
-        length += freqs[i];
-        if (length > kMaxLength)
-            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                            errmsg("spotsig length exceeds 2147483647")));
-    }
-    MultisetView m;
-    m.hashes = hashes;
-    m.freqs.data = reinterpret_cast<const unsigned char*>(freqs);
-    m.freqs.width = 4;
-    m.size = static_cast<uint32_t>(n);
-    m.length = length;
-    return pg_entry([&] { return make_spotsig(m); });
+    const unsigned char* data = reinterpret_cast<const unsigned char*>(buf->data) + buf->cursor;
+    size_t avail = static_cast<size_t>(buf->len - buf->cursor);
+    return pg_entry([&] {
+        size_t used = 0;
+        Multiset m = parse_binary(data, avail, &used);
+        buf->cursor += static_cast<int>(used);
+        return make_spotsig(m.view());
+    });
 }
 
 // True when two detoasted spotsigs are equal: canonical packing makes this a byte comparison.
