@@ -207,6 +207,11 @@ CREATE TABLE jsame AS SELECT i AS id, '{1,2,3}'::spotsig AS sig FROM generate_se
 CREATE TABLE jpairs AS SELECT a AS id1, b AS id2 FROM generate_series(1, 600) a, generate_series(1, 600) b WHERE a < b;
 SET work_mem = '64MB';
 SELECT count(*), min(similarity), max(similarity) FROM spotsigs_join('jsame', 'id', 'sig', 0.9);
+-- the memory limit reached while matching: the message names the step once
+SET spotsigs.join_memory_limit = '2MB';
+SELECT jerr($$SELECT count(*) FROM spotsigs_join('jsame', 'id', 'sig', 0.9, 1, 'bruteforce')$$);
+SELECT jerr($$SELECT count(*) FROM spotsigs_join('jsame', 'id', 'sig', 0.9)$$);
+RESET spotsigs.join_memory_limit;
 SELECT count(*) FROM ((SELECT id1, id2 FROM spotsigs_join('jsame', 'id', 'sig', 0.9)) EXCEPT ALL TABLE jpairs) d;
 SET work_mem = '4MB';
 SELECT count(*) FROM ((SELECT id1, id2 FROM spotsigs_join('jsame', 'id', 'sig', 0.9)) EXCEPT ALL TABLE jpairs) d;

@@ -130,7 +130,7 @@ JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
         throw_memory_limit("matching");
     } catch (const Error& e) {
         if (e.kind() == ErrorKind::OutOfMemory)
-            throw_memory_limit((std::string("matching: ") + e.what()).c_str());
+            throw_memory_limit("matching", e.detail());
         throw;
     }
 }

@@ -13,6 +13,7 @@ extern "C" {
 #include <signal.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -249,11 +250,14 @@ ExitStop::~ExitStop() {
         if (p == pipe_) p = nullptr;
 }
 
-void throw_memory_limit(const char* what) {
+void throw_memory_limit(const char* what, const std::string& detail) {
     throw Error(ErrorKind::OutOfMemory,
                 std::string("spotsigs join exceeds spotsigs.join_memory_limit (") +
                     join_memory_limit_text() + ") while " + what,
-                "Raise spotsigs.join_memory_limit, or join fewer or smaller documents.");
+                (detail.empty() ? std::string()
+                                : std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])))) +
+                                      detail.substr(1) + ". ") +
+                    "Raise spotsigs.join_memory_limit, or join fewer or smaller documents.");
 }
 
 }  // namespace spotsigs::pg

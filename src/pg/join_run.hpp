@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "join.hpp"
@@ -62,7 +63,8 @@ private:
     ReadPipeline* pipe_;
 };
 
-// Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out.
-[[noreturn]] void throw_memory_limit(const char* what);
+// Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out,
+// detail (when not empty) what needed the memory.
+[[noreturn]] void throw_memory_limit(const char* what, const std::string& detail = std::string());
 
 }  // namespace spotsigs::pg
