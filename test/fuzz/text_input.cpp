@@ -1,25 +1,18 @@
-// libFuzzer target: parse_text on arbitrary bytes either throws Error(InvalidText or ProgramLimit), or returns
-// a valid multiset whose canonical text parses back to the same value and text.
+// libFuzzer target: parse_text on arbitrary bytes either throws Error(InvalidText or
+// ProgramLimit), or returns a valid multiset whose canonical text parses back to the same value
+// and text.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "error.hpp"
+#include "fuzz_checks.hpp"
 #include "multiset.hpp"
 #include "text_format.hpp"
 
 using namespace spotsigs;
-
-namespace {
-
-// Stops the run with a crash report when a property does not hold.
-void require(bool ok) {
-    if (!ok) std::abort();
-}
-
-}  // namespace
+using spotsigs::fuzz::require;
 
 // Parses one input and checks the round trip.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -31,13 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         require(e.kind() == ErrorKind::InvalidText || e.kind() == ErrorKind::ProgramLimit);
         return 0;
     }
-    uint64_t sum = 0;
-    for (size_t i = 0; i < m.hashes.size(); ++i) {
-        require(i == 0 || m.hashes[i - 1] < m.hashes[i]);
-        require(m.freqs[i] >= 1);
-        sum += m.freqs[i];
-    }
-    require(sum == m.length && sum <= kMaxLength);
+    spotsigs::fuzz::require_valid(m);
     std::string canonical = to_text(m.view());
     Multiset again = parse_text(canonical);
     require(equal(again.view(), m.view()));
