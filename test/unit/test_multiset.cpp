@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
+#include "binary_format.hpp"
 #include "error.hpp"
 #include "multiset.hpp"
 #include "packed.hpp"
@@ -120,14 +122,73 @@ TEST(TextFormat, Canonical) {
 }
 
 TEST(TextFormat, Errors) {
-    for (const char* bad : {"", "x", "{", "{1,}", "{1:0}", "{1:}", "{1:-2}", "{12345678901234567}",
-                            "{1:2147483648}", "{1} x", "{1 2}", "{,}", "{1:2147483647,2}"}) {
+    for (const char* bad : {"", "x", "{", "{1,}", "{1:0}", "{1:000}", "{1:}", "{1:-2}", "{12345678901234567}",
+                            "{1} x", "{1 2}", "{,}"}) {
         try {
             parse_text(bad);
             ADD_FAILURE() << "accepted " << bad;
         } catch (const Error& e) {
             EXPECT_EQ(e.kind(), ErrorKind::InvalidText) << bad;
         }
+    }
+    // Well-formed literals beyond the limits are the program limit, not a syntax error.
+    for (const char* big : {"{1:2147483648}", "{1:00000000000000000000002147483648}", "{1:2147483647,2}",
+                            "{1:2147483647,1}", "{1:99999999999999999999999999999}"}) {
+        try {
+            parse_text(big);
+            ADD_FAILURE() << "accepted " << big;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::ProgramLimit) << big;
+        }
+    }
+    // Leading zeros are allowed however many there are.
+    EXPECT_EQ(to_text(parse_text("{1:007,2:000000000000000000002147483640}").view()),
+              "{0000000000000001:7,0000000000000002:2147483640}");
+}
+
+TEST(BinaryFormat, RoundTripAndAnyOrder) {
+    Multiset m = ms({{~uint64_t(0), 3}, {1, 1}, {uint64_t(1) << 63, 2}});
+    std::string bin = to_binary(m.view());
+    size_t used = 0;
+    Multiset back = parse_binary(reinterpret_cast<const unsigned char*>(bin.data()), bin.size(), &used);
+    EXPECT_EQ(used, bin.size());
+    EXPECT_TRUE(equal(m.view(), back.view()));
+    // The same pairs in signed order (as spotsig_hashes lists them), one hash split in two,
+    // followed by bytes that belong to the caller.
+    const unsigned char signed_order[] = {0, 0, 0, 4,
+                                          0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2,
+                                          0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
+                                          9, 9};
+    back = parse_binary(signed_order, sizeof signed_order, &used);
+    EXPECT_EQ(used, sizeof signed_order - 2);
+    EXPECT_TRUE(equal(m.view(), back.view()));
+}
+
+TEST(BinaryFormat, Errors) {
+    auto kind_of = [](std::vector<unsigned char> bytes) {
+        size_t used = 0;
+        try {
+            parse_binary(bytes.data(), bytes.size(), &used);
+        } catch (const Error& e) {
+            return e.kind();
+        }
+        return ErrorKind::Internal;  // accepted
+    };
+    EXPECT_EQ(kind_of({0, 0, 0}), ErrorKind::InvalidBinary);
+    EXPECT_EQ(kind_of({0xff, 0xff, 0xff, 0xff}), ErrorKind::InvalidBinary);        // count -1
+    EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7}), ErrorKind::InvalidBinary);  // cut short
+    EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xfd}), ErrorKind::InvalidBinary);
+    EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0}), ErrorKind::InvalidBinary);
+    EXPECT_EQ(kind_of({0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0x7f, 0xff, 0xff, 0xff,
+                       0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 1}), ErrorKind::ProgramLimit);
+    try {
+        const unsigned char neg[] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xfd};
+        size_t used = 0;
+        parse_binary(neg, sizeof neg, &used);
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "invalid frequency -3 in external spotsig value");
     }
 }
 
