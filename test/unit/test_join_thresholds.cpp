@@ -34,7 +34,8 @@ std::vector<Multiset> random_docs(std::mt19937_64& rng, size_t n) {
     for (size_t i = 0; i < n; ++i) {
         std::vector<std::pair<uint64_t, uint64_t>> d;
         size_t k = rng() % 12;  // 0 gives an empty document
-        for (size_t j = 0; j < k; ++j) d.push_back({(rng() % 20) * 0x9e3779b97f4a7c15ULL, 1 + rng() % (rng() % 2 ? 3 : 300)});
+        for (size_t j = 0; j < k; ++j)
+            d.push_back({(rng() % 20) * 0x9e3779b97f4a7c15ULL, 1 + rng() % (rng() % 2 ? 3 : 300)});
         docs.push_back(Multiset::from_pairs(d));
     }
     return docs;
@@ -74,8 +75,15 @@ std::vector<double> thresholds(std::mt19937_64& rng, const std::vector<Multiset>
     std::vector<double> taus = {std::numeric_limits<double>::denorm_min(),
                                 std::numeric_limits<double>::min(),
                                 std::nextafter(std::numeric_limits<double>::min(), 0.0),
-                                1e-300, 5e-20, 1e-20, 1e-30, 1e-10, 1.0,
-                                std::nextafter(1.0, 0.0), std::nextafter(0.5, 0.0), 0.5,
+                                1e-300,
+                                5e-20,
+                                1e-20,
+                                1e-30,
+                                1e-10,
+                                1.0,
+                                std::nextafter(1.0, 0.0),
+                                std::nextafter(0.5, 0.0),
+                                0.5,
                                 std::nextafter(0.5, 1.0)};
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     for (int i = 0; i < 6; ++i) {
