@@ -180,8 +180,18 @@ SELECT jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
 -- the content measure's statistics count too: 10MB holds the plain join, not the statistics
 SET spotsigs.join_memory_limit = '10MB';
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
-SELECT regexp_replace(jerr($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
-SELECT regexp_replace(jerr($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
+-- jerr_detail(q): as jerr, with the error's detail after a slash
+CREATE FUNCTION jerr_detail(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE detail text;
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+  RETURN SQLSTATE || ': ' || SQLERRM || ' / ' || detail;
+END $$;
+SELECT regexp_replace(jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
+SELECT regexp_replace(jerr_detail($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 RESET spotsigs.join_memory_limit;
 -- past the limit the join runs in passes over lengths, with the same pairs (test/t/014_join_passes.pl)
 SET spotsigs.join_memory_limit = '16MB';

@@ -118,19 +118,18 @@ JoinOptions options_for(const JoinCall& call) {
     return opt;
 }
 
-// Runs a core join on the matcher thread; the core's memory error is reported with the limit
-// (or, with passes, left to the caller, which then joins in smaller passes).
+// Runs a core join on the matcher thread; the core's memory error is reported with the limit,
+// what needed the memory (the error's detail, or its message when it has none) in DETAIL (or,
+// with passes, left to the caller, which then joins in smaller passes).
 JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
                 const JoinOptions& opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr,
                 bool passes = false) {
     try {
         return run_on_thread(work, opt, progress, total, emit);
-    } catch (const JoinMemoryError&) {
-        if (passes) throw;
-        throw_memory_limit("matching");
     } catch (const Error& e) {
-        if (e.kind() == ErrorKind::OutOfMemory)
-            throw_memory_limit("matching", e.detail());
+        if (passes && dynamic_cast<const JoinMemoryError*>(&e) != nullptr) throw;
+        if (e.kind() == ErrorKind::OutOfMemory)  // JoinMemoryError included
+            throw_memory_limit("matching", e.detail().empty() ? std::string(e.what()) : e.detail());
         throw;
     }
 }
