@@ -180,16 +180,6 @@ SELECT jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig', 0.9)$$);
 -- the content measure's statistics count too: 10MB holds the plain join, not the statistics
 SET spotsigs.join_memory_limit = '10MB';
 SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
--- jerr_detail(q): as jerr, with the error's detail after a slash
-CREATE FUNCTION jerr_detail(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE detail text;
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-  RETURN SQLSTATE || ': ' || SQLERRM || ' / ' || detail;
-END $$;
 SELECT regexp_replace(jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 SELECT regexp_replace(jerr_detail($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 RESET spotsigs.join_memory_limit;
