@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "error.hpp"
+#include "threshold.hpp"
 
 namespace spotsigs {
 
@@ -105,8 +106,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
                                     SearchStats* stats, const uint64_t* df_estimate,
                                     std::vector<Unverified>* unverified) {
     std::vector<Match> out;
-    if (!(tau > 0.0) || tau > 1.0)
-        throw Error(ErrorKind::InvalidParameter, "similarity threshold must be in (0, 1]");
+    check_threshold(tau);
     if (q.empty()) return out;
     const uint64_t qlen = q.length;
     LengthRange range = length_range(qlen, tau);

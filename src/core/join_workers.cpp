@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "huge_pages.hpp"
 #include "join_internal.hpp"
+#include "threshold.hpp"
 
 namespace spotsigs::join_detail {
 
@@ -27,9 +28,7 @@ void block_all_signals() noexcept {
 }  // namespace
 
 void check_options(const JoinOptions& opt) {
-    if (!(opt.tau > 0.0 && opt.tau <= 1.0))
-        throw Error(ErrorKind::InvalidParameter, "similarity threshold must be in (0, 1]",
-                    "tau = " + std::to_string(opt.tau));
+    check_threshold(opt.tau);
     if (opt.threads < 1)
         throw Error(ErrorKind::InvalidParameter, "the join needs at least one thread",
                     "threads = " + std::to_string(opt.threads));

@@ -1,10 +1,16 @@
 // The extension's configuration parameters (GUCs); each feature registers its own.
 #pragma once
 
+#include "pg.hpp"
+
 namespace spotsigs::pg {
 
 // spotsigs.similarity_threshold: the threshold of the % operator.
 extern double similarity_threshold;
+
+// The threshold argument argno of a call: spotsigs.similarity_threshold when it is NULL, else
+// the value, or ERROR 22023 (threshold.hpp's message) when it is not in (0, 1].
+double threshold_arg(FunctionCallInfo fcinfo, int argno);
 
 // Registers the similarity GUCs (called from _PG_init).
 void register_similarity_gucs();

@@ -13,7 +13,6 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -72,7 +71,8 @@ bool read_measure(FunctionCallInfo fcinfo, int p, bool threshold_given) {
 
 // Reads and checks the arguments: `sources` (rel, id, sig) triples, then threshold, threads,
 // method and (self-joins) measure. Raises PostgreSQL errors directly; call before entering C++.
-JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
+// fn: the function called.
+JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     JoinCall call;
     call.sources = sources;
     // Whether this join's large blocks may come from the reserved huge pages (huge_alloc.hpp).
@@ -83,10 +83,7 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
                             errmsg("the relation and column arguments must not be NULL")));
     int p = 3 * sources;
     if (sources == 1) call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
-    call.tau = !PG_ARGISNULL(p) ? PG_GETARG_FLOAT8(p) : call.content ? kContentThreshold : similarity_threshold;
-    if (std::isnan(call.tau) || call.tau <= 0.0 || call.tau > 1.0)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be greater than 0 and at most 1, not %g", call.tau)));
+    call.tau = PG_ARGISNULL(p) && call.content ? kContentThreshold : threshold_arg(fcinfo, p);
     call.threads = PG_ARGISNULL(p + 1) ? join_max_threads : PG_GETARG_INT32(p + 1);
     if (call.threads < 1)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -103,7 +100,7 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources) {
     Oid spotsig = spotsig_type_oid(fcinfo);
     for (int k = 0; k < sources; ++k)
         call.src[k] = resolve_source(PG_GETARG_OID(3 * k), NameStr(*PG_GETARG_NAME(3 * k + 1)),
-                                     NameStr(*PG_GETARG_NAME(3 * k + 2)), spotsig);
+                                     NameStr(*PG_GETARG_NAME(3 * k + 2)), spotsig, fn);
     // Fails early (before any reading) when the caller cannot take a materialized result.
     InitMaterializedSRF(fcinfo, 0);
     return call;
@@ -421,7 +418,7 @@ const int kSwapped[2] = {1, 0};
 // spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
 //   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
 SPOTSIGS_FUNCTION(spotsigs_join) {
-    JoinCall call = read_call(fcinfo, 1);
+    JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
         reject_content_on_citus(call);
         // On the nodes holding the shards (src/sql/70_citus.sql).
@@ -508,7 +505,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
 // spotsigs_join_rs(r, r_id, r_sig, s, s_id, s_sig, threshold, threads, method)
 //   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
 SPOTSIGS_FUNCTION(spotsigs_join_rs) {
-    JoinCall call = read_call(fcinfo, 2);
+    JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
     // One side hash-distributed by Citus, the other not (a batch against an archive): the other
     // side's rows go to the nodes holding the distributed side's shards, which pair them there.
     // Both distributed: read through Citus and matched here, as for any other relation.
@@ -565,7 +562,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 //   RETURNS TABLE(id bigint, cluster bigint): every row with a signature and the smallest id of
 //   its connected component in the near-duplicate graph (a row without partners is its own cluster).
 SPOTSIGS_FUNCTION(spotsigs_clusters) {
-    JoinCall call = read_call(fcinfo, 1);
+    JoinCall call = read_call(fcinfo, 1, "spotsigs_clusters");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
         reject_content_on_citus(call);
         CitusArgs a = citus_args(fcinfo, call, kInOrder);

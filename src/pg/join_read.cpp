@@ -45,8 +45,8 @@ AttrNumber user_column(Oid relid, const char* relname, const char* column) {
     return att;
 }
 
-// Raises 42501 unless the user may SELECT the relation or both columns.
-void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNumber b) {
+// Raises 42501 unless the user may SELECT the relation or both columns; fn names the caller.
+void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNumber b, const char* fn) {
     Oid user = GetUserId();
     if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK) return;
     if (pg_attribute_aclcheck(relid, a, user, ACL_SELECT) == ACLCHECK_OK &&
@@ -54,7 +54,7 @@ void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNu
         return;
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("permission denied for table %s", relname),
-                    errdetail("spotsigs_join needs SELECT on the table or on both of its columns.")));
+                    errdetail("%s needs SELECT on the table or on both of its columns.", fn)));
 }
 
 }  // namespace
@@ -69,7 +69,8 @@ Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
     return type;
 }
 
-JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type) {
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type,
+                          const char* fn) {
     char* rel = get_rel_name(relid);
     if (rel == nullptr)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
@@ -99,7 +100,7 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
                                src.relname, format_type_be(get_atttype(relid, sig_att))),
                         errdetail("The signature column must have type spotsig.")));
 
-    check_select_privilege(relid, src.relname, id_att, sig_att);
+    check_select_privilege(relid, src.relname, id_att, sig_att, fn);
 
     // Statistics, when ANALYZE has run, let the reader allocate its arrays once.
     HeapTuple tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));

@@ -10,6 +10,7 @@ extern "C" {
 #include "boundary.hpp"
 #include "datum.hpp"
 #include "gucs.hpp"
+#include "threshold.hpp"
 
 using namespace spotsigs;
 using namespace spotsigs::pg;
@@ -18,20 +19,32 @@ namespace spotsigs::pg {
 
 double similarity_threshold = 0.2;
 
-// Rejects thresholds of 0: every pair, even of empty values, would be "similar".
-static bool check_threshold(double* newval, void**, GucSource) {
-    if (*newval <= 0.0) {
-        GUC_check_errdetail("The threshold must be greater than 0 and at most 1.");
-        return false;
+// Rejects thresholds of 0 (every pair, even of empty values, would be "similar"); the GUC's
+// range already rejects values outside [0, 1].
+static bool check_similarity_threshold(double* newval, void**, GucSource) {
+    if (valid_threshold(*newval)) return true;
+    char msg[kThresholdMessageSize];
+    threshold_message(*newval, msg, sizeof msg);
+    GUC_check_errdetail("The %s.", msg);
+    return false;
+}
+
+double threshold_arg(FunctionCallInfo fcinfo, int argno) {
+    if (PG_ARGISNULL(argno)) return similarity_threshold;
+    double tau = PG_GETARG_FLOAT8(argno);
+    if (!valid_threshold(tau)) {
+        char msg[kThresholdMessageSize];
+        threshold_message(tau, msg, sizeof msg);
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
     }
-    return true;
+    return tau;
 }
 
 void register_similarity_gucs() {
     DefineCustomRealVariable("spotsigs.similarity_threshold",
                              "Threshold of the spotsig % operator (multiset Jaccard similarity).",
                              "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].",
-                             &similarity_threshold, 0.2, 0.0, 1.0, PGC_USERSET, 0, check_threshold,
+                             &similarity_threshold, 0.2, 0.0, 1.0, PGC_USERSET, 0, check_similarity_threshold,
                              nullptr, nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
@@ -118,4 +131,11 @@ SPOTSIGS_FUNCTION(spotsig_hashes) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return Datum(0);
+}
+
+// spotsigs_threshold(threshold) -> float8: the threshold a function given this argument uses
+// (spotsigs.similarity_threshold when NULL), or ERROR 22023 when it is not in (0, 1]. For the
+// extension's SQL functions, so that they check it with the same code and message as C ones.
+SPOTSIGS_FUNCTION(spotsigs_threshold) {
+    PG_RETURN_FLOAT8(threshold_arg(fcinfo, 0));
 }

@@ -10,6 +10,11 @@ COMMENT ON FUNCTION set_similarity(spotsig, spotsig) IS 'Jaccard similarity of t
 -- STABLE: the result depends on the spotsigs.similarity_threshold setting.
 CREATE FUNCTION spotsig_similar(spotsig, spotsig) RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- The threshold rule of every function with a threshold argument, for the extension's SQL
+-- functions: the argument when in (0, 1], spotsigs.similarity_threshold when NULL, else 22023.
+CREATE FUNCTION spotsigs_threshold(threshold double precision) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION spotsigs_threshold(double precision) IS 'the threshold to use: the argument if in (0, 1], spotsigs.similarity_threshold if NULL; otherwise an error';
 CREATE FUNCTION spotsig_distance(spotsig, spotsig) RETURNS double precision
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

@@ -42,25 +42,36 @@ CREATE FUNCTION cosine_similarity(spotsig, spotsig) RETURNS double precision
 COMMENT ON FUNCTION cosine_similarity(spotsig, spotsig) IS 'cosine of the frequency vectors (plain tf; IDF-filter first to discount common signatures)';
 
 -- LSH-S: the pairs of rows of rel that share at least one band key and whose exact multiset
--- Jaccard similarity is at least threshold. Ids must be castable to bigint. (The candidate
--- pairs are materialised first so that similarity() runs on candidates only.)
+-- Jaccard similarity is at least threshold (NULL: spotsigs.similarity_threshold). Ids must be
+-- castable to bigint. (The candidate pairs are materialised first so that similarity() runs on
+-- candidates only.) It runs a query on rel as the caller (privileges and row security apply),
+-- so it is PARALLEL RESTRICTED; its search_path is pinned, and the extension's objects are
+-- named by their schema, so that no object of the caller's search_path can stand in for them.
 CREATE FUNCTION spotsigs_lsh_pairs(rel regclass, id_col name, sig_col name,
                                    threshold double precision, k integer DEFAULT 6,
                                    l integer DEFAULT 32, seed bigint DEFAULT 0)
     RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
-    LANGUAGE plpgsql STABLE PARALLEL SAFE AS $fn$
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    tau double precision := @extschema@.spotsigs_threshold(threshold);
 BEGIN
-    RETURN QUERY EXECUTE format($q$
+    IF rel IS NULL OR id_col IS NULL OR sig_col IS NULL OR k IS NULL OR l IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
+            MESSAGE = 'spotsigs_lsh_pairs: only the threshold may be NULL';
+    END IF;
+    -- k and l are checked by the key function itself, also when rel has no row to call it on.
+    PERFORM @extschema@.spotsig_lsh_keys('{}'::@extschema@.spotsig, k, l, seed);
+    RETURN QUERY EXECUTE pg_catalog.format($q$
         WITH d AS MATERIALIZED (
-            SELECT %2$I::bigint AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),
-        keys AS (SELECT id, unnest(@extschema@.spotsig_lsh_keys(sig, $1, $2, $3)) AS key FROM d),
+            SELECT %2$I::pg_catalog.int8 AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),
+        keys AS (SELECT id, pg_catalog.unnest(@extschema@.spotsig_lsh_keys(sig, $1, $2, $3)) AS key FROM d),
         cand AS (SELECT DISTINCT a.id AS i, b.id AS j FROM keys a JOIN keys b
                  ON a.key = b.key AND a.id < b.id),
         pairs AS MATERIALIZED (SELECT c.i, c.j, x.sig AS s1, y.sig AS s2
                  FROM cand c JOIN d x ON x.id = c.i JOIN d y ON y.id = c.j)
         SELECT i, j, sim FROM (SELECT i, j, @extschema@.similarity(s1, s2) AS sim FROM pairs) v
         WHERE sim >= $4$q$, rel, id_col, sig_col)
-    USING k, l, seed, threshold;
+    USING k, l, seed, tau;
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_lsh_pairs(regclass, name, name, double precision, integer, integer, bigint) IS 'LSH-S: min-hash banding candidates verified by exact similarity >= threshold';
