@@ -6,11 +6,14 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "catalog/index.h"
 #include "catalog/pg_am_d.h"
 #include "commands/defrem.h"
 #include "funcapi.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -29,6 +32,23 @@ struct RowSum {
     uint32 lists;     // number of lists it appears in
     uint32 length;    // its length as the postings record it
 };
+
+// Raises 42501 unless the user may read the table that index relid belongs to: SELECT on it, or
+// owning it (an owner may have revoked his own SELECT). The checks and the statistics describe
+// the table's rows (counts, lengths), so they need what reading them needs; the check comes
+// before the index is locked, so that a user without the right cannot queue behind or ahead of
+// others' locks. fn names the caller.
+void check_index_privilege(Oid relid, const char* fn) {
+    Oid table = IndexGetRelation(relid, true);
+    if (!OidIsValid(table)) return;  // not an index: open_spotsigs_index says so
+    Oid user = GetUserId();
+    if (pg_class_aclcheck(table, user, ACL_SELECT) == ACLCHECK_OK || pg_class_ownercheck(table, user)) return;
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("permission denied for table %s",
+                           quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
+                                                      get_rel_name(table))),
+                    errdetail("%s needs SELECT on the table of the index, or its ownership.", fn)));
+}
 
 // Opens a relation and checks that it is a spotsigs index.
 Relation open_spotsigs_index(Oid relid) {
@@ -203,6 +223,7 @@ using namespace spotsigs::pg::index;
 // spotsigs_index_check(regclass) RETURNS text: verifies the index structure; ERROR XX002 if corrupt.
 SPOTSIGS_FUNCTION(spotsigs_index_check) {
     Oid relid = PG_GETARG_OID(0);
+    check_index_privilege(relid, "spotsigs_index_check");
     Relation index = open_spotsigs_index(relid);
     Buffer mb = ReadBuffer(index, kMetaBlock);  // pinned: VACUUM cannot recycle pages under us
     LockBuffer(mb, BUFFER_LOCK_SHARE);
@@ -273,6 +294,7 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
 // -1 is the pending list.
 SPOTSIGS_FUNCTION(spotsigs_index_stats) {
     Oid relid = PG_GETARG_OID(0);
+    check_index_privilege(relid, "spotsigs_index_stats");
     Relation index = open_spotsigs_index(relid);
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
