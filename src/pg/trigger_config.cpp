@@ -9,6 +9,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -16,10 +17,11 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "threshold.hpp"
 
 namespace spotsigs::pg {
 
@@ -49,9 +51,13 @@ void ensure_cache() {
 
 // Frees what a stale entry holds.
 void release_config(TriggerConfig* c) {
+    if (c->visible_plan != nullptr) SPI_freeplan(c->visible_plan);
+    c->visible_plan = nullptr;
     if (c->cxt != nullptr) MemoryContextDelete(c->cxt);
     c->cxt = nullptr;
     c->gen_expr = nullptr;
+    c->dup_write.domain_extra = nullptr;
+    c->sim_write.domain_extra = nullptr;
 }
 
 // Raises a configuration ERROR that names the trigger and the table.
@@ -82,6 +88,18 @@ bool is_integer_type(Oid t) {
     return t == INT2OID || t == INT4OID || t == INT8OID;
 }
 
+// How values of the column's base type become the column's stored values (ColumnWrite).
+void resolve_write(TriggerData* td, AttrNumber att, ColumnWrite* w) {
+    Form_pg_attribute a = TupleDescAttr(RelationGetDescr(td->tg_relation), att - 1);
+    w->type = a->atttypid;
+    w->typmod = a->atttypmod;
+    Oid base = getBaseTypeAndTypmod(a->atttypid, &w->typmod);
+    w->typmod_fn = InvalidOid;
+    Oid fn = InvalidOid;
+    if (w->typmod >= 0 && find_typmod_coercion_function(base, &fn) == COERCION_PATH_FUNC) w->typmod_fn = fn;
+    w->domain_extra = nullptr;
+}
+
 // A column the trigger writes must be a plain column.
 void check_writable(TriggerData* td, AttrNumber att, const char* role, const char* name) {
     if (TupleDescAttr(RelationGetDescr(td->tg_relation), att - 1)->attgenerated != '\0')
@@ -90,14 +108,18 @@ void check_writable(TriggerData* td, AttrNumber att, const char* role, const cha
                         errhint("The trigger assigns this column; it must be a plain column.")));
 }
 
-// Parses tau; ERROR 22023 unless it is a number in (0, 1].
+// Parses tau; ERROR 22023 unless it is a number in (0, 1] (threshold.hpp's message).
 double parse_threshold(TriggerData* td, const char* s) {
     char* end = nullptr;
     double v = std::strtod(s, &end);
     while (end != nullptr && *end == ' ') ++end;
-    if (end == s || end == nullptr || *end != '\0' || !std::isfinite(v) || v <= 0.0 || v > 1.0)
-        CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td,
-                     "threshold \"%s\" is not a number greater than 0 and at most 1", s);
+    if (end == s || end == nullptr || *end != '\0')
+        CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td, "threshold \"%s\" is not a number", s);
+    if (!valid_threshold(v)) {
+        char msg[kThresholdMessageSize];
+        threshold_message(v, msg, sizeof msg);
+        CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td, "%s", msg);
+    }
     return v;
 }
 
@@ -174,6 +196,7 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
                         errmsg("spotsigs_flag_duplicates: duplicate column \"%s\" has type %s; it must be "
                                "smallint, integer or bigint", args[1], format_type_be(c->dup_type))));
     check_writable(td, c->dup_att, "duplicate", args[1]);
+    resolve_write(td, c->dup_att, &c->dup_write);
 
     c->sim_att = 0;
     if (args[2][0] != '\0') {
@@ -184,6 +207,7 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
                             errmsg("spotsigs_flag_duplicates: similarity column \"%s\" has type %s; it must be "
                                    "double precision, real or numeric", args[2], format_type_be(c->sim_type))));
         check_writable(td, c->sim_att, "similarity", args[2]);
+        resolve_write(td, c->sim_att, &c->sim_write);
     }
 
     c->threshold = parse_threshold(td, args[3]);

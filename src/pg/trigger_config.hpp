@@ -16,6 +16,15 @@ extern "C" {
 
 namespace spotsigs::pg {
 
+// How a value the trigger computes becomes the stored value of a column it writes: as an INSERT
+// of the value would store it, typmod applied and domain constraints checked.
+struct ColumnWrite {
+    Oid type;            // the column's declared type: a domain, or the base type itself
+    int32 typmod;        // the base type's typmod (the column's or the domain's), -1 for none
+    Oid typmod_fn;       // the length-coercion cast applying typmod (numeric(3,2)), or InvalidOid
+    void* domain_extra;  // domain_check's cache (in cxt), for a domain
+};
+
 // Everything a firing needs to know, derived once from the trigger and its table.
 struct TriggerConfig {
     Oid tgoid;              // hash key: the trigger's OID
@@ -35,8 +44,11 @@ struct TriggerConfig {
     char threshold_text[40];// tau, printed exactly, for the GUC
     bool best;              // 'best' (else 'first')
     bool locked;            // take the length-bucket advisory locks
+    ColumnWrite dup_write;  // how the duplicate column stores a value
+    ColumnWrite sim_write;  // how the similarity column does
     Oid index_oid;          // the valid, non-partial spotsigs index on the spotsig column
-    MemoryContext cxt;      // owns gen_expr
+    SPIPlanPtr visible_plan;// the row-security probe (trigger_visibility.hpp), once prepared
+    MemoryContext cxt;      // owns gen_expr and the domain_check caches
 };
 
 // Checks that the call comes from a BEFORE ROW INSERT/UPDATE trigger; ERROR naming the problem.

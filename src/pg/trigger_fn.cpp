@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 }
@@ -20,6 +21,7 @@ extern "C" {
 #include "trigger_config.hpp"
 #include "trigger_locks.hpp"
 #include "trigger_search.hpp"
+#include "trigger_visibility.hpp"
 
 using namespace spotsigs::pg;
 
@@ -64,6 +66,16 @@ Datum similarity_datum(Oid type, double s) {
     }
 }
 
+// v (ignored when isnull), of the column's base type, as the column stores it: its typmod applied
+// as the assignment cast of an INSERT would (numeric(3,2) rounds 0.8066 to 0.81), then, for a
+// domain, the domain's NOT NULL and CHECK constraints checked (ERROR 23502, 23514).
+Datum stored_value(ColumnWrite* w, MemoryContext cxt, Datum v, bool isnull) {
+    if (!isnull && OidIsValid(w->typmod_fn))
+        v = OidFunctionCall3(w->typmod_fn, v, Int32GetDatum(w->typmod), BoolGetDatum(false));
+    if (getBaseType(w->type) != w->type) domain_check(v, isnull, w->type, &w->domain_extra, cxt);
+    return v;
+}
+
 // The new row's id (the primary key) as a datum of the id type; ERROR if NULL.
 Datum row_id(const TriggerConfig* c, Relation rel, HeapTuple tuple) {
     bool isnull = false;
@@ -85,7 +97,7 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
     Relation rel = td->tg_relation;
     HeapTuple tuple = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
 
-    const TriggerConfig* c = trigger_config(fcinfo, td);
+    TriggerConfig* c = trigger_config(fcinfo, td);
     if (c->locked && XactIsoLevel != XACT_READ_COMMITTED)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("spotsigs_flag_duplicates: the 'locked' mode needs READ COMMITTED isolation"),
@@ -111,6 +123,7 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
         // An empty spotsig has similarity 0 with everything: it never matches.
         if (!q.empty()) {
             int64 self = integer_value(c->id_type, row_id(c, rel, tuple));
+            check_match_privilege(c, rel);
             if (c->locked) lock_length_buckets(c->relid, q.length, c->threshold);
             m = trigger_find_match(c, rel, q, self);
         }
@@ -125,6 +138,8 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
         values[0] = integer_datum(dup_type, m.id, "duplicate");
         if (natts == 2) values[1] = similarity_datum(sim_type, m.similarity);
     }
+    values[0] = stored_value(&c->dup_write, c->cxt, values[0], nulls[0]);
+    if (natts == 2) values[1] = stored_value(&c->sim_write, c->cxt, values[1], nulls[1]);
     HeapTuple result = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), natts, cols, values, nulls);
     return PointerGetDatum(result);
 }

@@ -25,6 +25,7 @@ extern "C" {
 #include "boundary.hpp"
 #include "datum.hpp"
 #include "index/index.hpp"
+#include "trigger_visibility.hpp"
 
 namespace spotsigs::pg {
 
@@ -79,8 +80,10 @@ double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const Multis
 
 }  // namespace
 
-TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, const MultisetView& q, int64 self) {
+TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetView& q, int64 self) {
     TriggerMatch m = {false, 0, 0.0};
+    // Where row-level security hides rows from the user, a match must pass its policies too.
+    const bool filtered = row_security_applies(c);
 
     // The snapshot first, then the search: every row it sees was indexed before the search began.
     // Like a volatile function's SPI query: a new command id, so the rows this statement wrote
@@ -122,7 +125,9 @@ TriggerMatch trigger_find_match(const TriggerConfig* c, Relation rel, const Mult
             if (m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
             double s = exact[k] ? r.sims[k] : row_similarity(c, slot, q);
             if (s < c->threshold) continue;
-            if (!m.found || s > m.similarity || (s == m.similarity && id < m.id)) m = {true, id, s};
+            if (m.found && (s < m.similarity || (s == m.similarity && id >= m.id))) continue;
+            if (filtered && !row_visible(c, d)) continue;
+            m = {true, id, s};
         }
         ExecDropSingleTupleTableSlot(slot);
         table_index_fetch_end(fetch);

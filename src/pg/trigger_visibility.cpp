@@ -1,0 +1,65 @@
+// Privilege and row-security checks of the trigger's matches (trigger_visibility.hpp).
+#include "trigger_visibility.hpp"
+
+extern "C" {
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rls.h"
+}
+
+namespace spotsigs::pg {
+
+namespace {
+
+// True when the user may SELECT column att of relid (through the table or the column).
+bool may_select(Oid relid, AttrNumber att, Oid user) {
+    return pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK ||
+           pg_attribute_aclcheck(relid, att, user, ACL_SELECT) == ACLCHECK_OK;
+}
+
+// The probe's query. Every name is quoted and the table qualified; the one operator is named
+// with its schema, so the caller's search_path has no say in what it runs.
+char* probe_query(Oid relid, AttrNumber id_att) {
+    return psprintf("SELECT 1 FROM ONLY %s WHERE %s OPERATOR(pg_catalog.=) $1",
+                    quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid)),
+                    quote_identifier(get_attname(relid, id_att, false)));
+}
+
+}  // namespace
+
+void check_match_privilege(const TriggerConfig* c, Relation rel) {
+    Oid user = GetUserId();
+    if (may_select(c->relid, c->id_att, user) && may_select(c->relid, c->sig_att, user)) return;
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("spotsigs_flag_duplicates: permission denied for table %s",
+                           RelationGetRelationName(rel)),
+                    errdetail("The trigger tells the writer the id of a matching row and its similarity, so "
+                              "the writer needs SELECT on the columns \"%s\" and \"%s\".",
+                              get_attname(c->relid, c->id_att, false), get_attname(c->relid, c->sig_att, false))));
+}
+
+bool row_security_applies(const TriggerConfig* c) {
+    return check_enable_rls(c->relid, InvalidOid, true) == RLS_ENABLED;
+}
+
+bool row_visible(TriggerConfig* c, Datum id) {
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+    if (c->visible_plan == nullptr) {
+        Oid argtype = c->id_type;
+        SPIPlanPtr plan = SPI_prepare(probe_query(c->relid, c->id_att), 1, &argtype);
+        if (plan == nullptr)
+            elog(ERROR, "spotsigs_flag_duplicates: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+        if (SPI_keepplan(plan) != 0) elog(ERROR, "spotsigs_flag_duplicates: SPI_keepplan failed");
+        c->visible_plan = plan;
+    }
+    // Read-only: the query runs under the active snapshot, the one the index search used.
+    Datum args[1] = {id};
+    int rc = SPI_execute_plan(c->visible_plan, args, nullptr, true, 1);
+    if (rc != SPI_OK_SELECT)
+        elog(ERROR, "spotsigs_flag_duplicates: row-security probe failed: %s", SPI_result_code_string(rc));
+    bool visible = SPI_processed > 0;
+    SPI_finish();
+    return visible;
+}
+
+}  // namespace spotsigs::pg
