@@ -72,6 +72,26 @@ RESET ROLE;
 SELECT id, tenant, dup, round(sim::numeric, 4) AS sim FROM ts_docs ORDER BY id;
 DROP TABLE ts_docs;
 
+-- A partition of a table with row-level security: the trigger fires on the partition, whose
+-- index knows nothing of the parent's policies, so it refuses (0A000) for users they apply to.
+CREATE TABLE ts_parts (id int, tenant name NOT NULL DEFAULT current_user, sig spotsig, dup int,
+                       PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE ts_part1 PARTITION OF ts_parts FOR VALUES FROM (0) TO (1000);
+CREATE INDEX ON ts_part1 USING spotsigs (sig);
+CREATE TRIGGER ts_part_dedup BEFORE INSERT ON ts_part1 FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', '', '0.5');
+ALTER TABLE ts_parts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ts_parts_own ON ts_parts USING (tenant = current_user);
+GRANT SELECT, INSERT ON ts_parts TO spotsigs_ts_a, spotsigs_ts_b;
+-- The owner, to whom the policies do not apply, is served.
+INSERT INTO ts_parts (id, tenant, sig) VALUES (1, 'spotsigs_ts_a', '{1,2,3,4,5,6,7,8,9,10}');
+INSERT INTO ts_parts (id, sig) VALUES (3, '{1,2,3,4,5,6,7,8,9,10}') RETURNING id, dup;
+-- Tenant b (SELECT granted on the partitioned table only, which suffices) is refused.
+SET ROLE spotsigs_ts_b;
+SELECT ts_err($$INSERT INTO ts_parts (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10}')$$);
+RESET ROLE;
+DROP TABLE ts_parts;
+
 -- Domains and typmods of the written columns apply: numeric(3,2) rounds, a domain's CHECK and
 -- NOT NULL are enforced (a row without a match writes NULL, which a NOT NULL domain refuses).
 CREATE DOMAIN ts_dup AS integer CHECK (VALUE <> 13);

@@ -83,7 +83,7 @@ double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const Multis
 TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetView& q, int64 self) {
     TriggerMatch m = {false, 0, 0.0};
     // Where row-level security hides rows from the user, a match must pass its policies too.
-    const bool filtered = row_security_applies(c);
+    const bool filtered = row_security_applies(c, rel);
 
     // The snapshot first, then the search: every row it sees was indexed before the search began.
     // Like a volatile function's SPI query: a new command id, so the rows this statement wrote

@@ -2,6 +2,7 @@
 #include "trigger_visibility.hpp"
 
 extern "C" {
+#include "catalog/partition.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
@@ -30,6 +31,21 @@ char* probe_query(Oid relid, AttrNumber id_att) {
 void check_match_privilege(const TriggerConfig* c, Relation rel) {
     Oid user = GetUserId();
     if (may_select(c->relid, c->id_att, user) && may_select(c->relid, c->sig_att, user)) return;
+    // A partition's rows are also readable through the partitioned tables above it, whose
+    // columns have the same names (not necessarily the same numbers).
+    if (rel->rd_rel->relispartition) {
+        List* ancestors = get_partition_ancestors(c->relid);
+        ListCell* lc;
+        bool granted = false;
+        foreach (lc, ancestors) {
+            Oid up = lfirst_oid(lc);
+            if (may_select(up, get_attnum(up, get_attname(c->relid, c->id_att, false)), user) &&
+                may_select(up, get_attnum(up, get_attname(c->relid, c->sig_att, false)), user))
+                granted = true;
+        }
+        list_free(ancestors);
+        if (granted) return;
+    }
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("spotsigs_flag_duplicates: permission denied for table %s",
                            RelationGetRelationName(rel)),
@@ -38,7 +54,23 @@ void check_match_privilege(const TriggerConfig* c, Relation rel) {
                               get_attname(c->relid, c->id_att, false), get_attname(c->relid, c->sig_att, false))));
 }
 
-bool row_security_applies(const TriggerConfig* c) {
+bool row_security_applies(const TriggerConfig* c, Relation rel) {
+    // The trigger fires on a partition and searches its index; the policies a query through
+    // the partitioned table would apply are the ancestors', which the probe (a query on the
+    // partition) would not apply. Refused rather than half applied.
+    if (rel->rd_rel->relispartition) {
+        List* ancestors = get_partition_ancestors(c->relid);
+        ListCell* lc;
+        foreach (lc, ancestors)
+            if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
+                ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                                errmsg("spotsigs_flag_duplicates: row-level security of \"%s\", a partitioned "
+                                       "table that \"%s\" belongs to, is not supported",
+                                       get_rel_name(lfirst_oid(lc)), RelationGetRelationName(rel)),
+                                errdetail("The trigger searches the partition, where the partitioned table's "
+                                          "policies do not apply.")));
+        list_free(ancestors);
+    }
     return check_enable_rls(c->relid, InvalidOid, true) == RLS_ENABLED;
 }
 

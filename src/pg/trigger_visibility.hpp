@@ -14,11 +14,14 @@
 
 namespace spotsigs::pg {
 
-// ERROR 42501 unless the current user may SELECT the primary key and spotsig columns of rel.
+// ERROR 42501 unless the current user may SELECT the primary key and spotsig columns of rel,
+// directly or, for a partition, through a partitioned table above it.
 void check_match_privilege(const TriggerConfig* c, Relation rel);
 
-// True when row-level security restricts which rows of the table the current user sees.
-bool row_security_applies(const TriggerConfig* c);
+// True when row-level security restricts which rows of the table the current user sees. ERROR
+// 0A000 when rel is a partition and row-level security of a partitioned table above it applies
+// to the user (the trigger would search past those policies).
+bool row_security_applies(const TriggerConfig* c, Relation rel);
 
 // True when the row whose primary key is id (a datum of c->id_type) is visible to the current
 // user through the table's row-level security policies under the active snapshot. Prepares
