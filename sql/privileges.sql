@@ -2,16 +2,7 @@
 -- inspection functions need SELECT on the index's table (or its ownership), as reading the
 -- rows would; the joins need SELECT and name themselves when it is missing.
 \set SHOW_CONTEXT never
-CREATE FUNCTION pv_err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  detail text;
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-  RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / ' || nullif(detail, ''), '');
-END $$;
+\i sql/include/sqlerr.sql
 
 CREATE TABLE pv_docs (id int PRIMARY KEY, sig spotsig);
 INSERT INTO pv_docs VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
@@ -22,12 +13,12 @@ GRANT SELECT, INSERT ON pv_docs TO spotsigs_pv_owner;
 
 -- No privilege on the table: 42501 from both inspection functions and from every join.
 SET ROLE spotsigs_pv_user;
-SELECT pv_err($$SELECT spotsigs_index_check('pv_docs_sig')$$);
-SELECT pv_err($$SELECT * FROM spotsigs_index_stats('pv_docs_sig')$$);
-SELECT pv_err($$SELECT * FROM spotsigs_join('pv_docs', 'id', 'sig', 0.5)$$);
-SELECT pv_err($$SELECT * FROM spotsigs_join_rs('pv_docs', 'id', 'sig', 'pv_docs', 'id', 'sig', 0.5)$$);
-SELECT pv_err($$SELECT * FROM spotsigs_clusters('pv_docs', 'id', 'sig', 0.5)$$);
-SELECT pv_err($$SELECT * FROM spotsigs_lsh_pairs('pv_docs', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT spotsigs_index_check('pv_docs_sig')$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_index_stats('pv_docs_sig')$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_join('pv_docs', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_join_rs('pv_docs', 'id', 'sig', 'pv_docs', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_clusters('pv_docs', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('pv_docs', 'id', 'sig', 0.5)$$);
 RESET ROLE;
 
 -- SELECT on the table is enough.

@@ -2,13 +2,7 @@
 -- search_path defines cannot stand in for the ones the extension's functions call; and the
 -- extension installed by a non-superuser into another schema works from any search_path.
 \set SHOW_CONTEXT never
-CREATE FUNCTION sp_err(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i sql/include/sqlerr.sql
 
 CREATE TABLE sp_docs (id int, sig spotsig);
 INSERT INTO sp_docs VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
@@ -24,13 +18,13 @@ CREATE FUNCTION public.unnest(bigint[]) RETURNS SETOF bigint LANGUAGE plpgsql AS
 BEGIN RAISE EXCEPTION 'public.unnest ran as %', current_user; END $$;
 RESET ROLE;
 
-SELECT sp_err($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
 SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16) ORDER BY 1, 2;
 DROP FUNCTION public.format(text, regclass, name, name);
-SELECT sp_err($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
 -- Also when the caller's search_path puts public before pg_catalog.
 SET search_path = public, pg_catalog;
-SELECT sp_err($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('sp_docs', 'id', 'sig', 0.5, 2, 16)$$);
 RESET search_path;
 DROP FUNCTION public.unnest(bigint[]);
 REVOKE CREATE ON SCHEMA public FROM spotsigs_sp_mallory;

@@ -1,13 +1,7 @@
 -- The threshold rule, one check with one message at every entry point: a number in (0, 1];
 -- the value is printed with every digit it has, so one ulp above 1 does not read as 1.
 \set SHOW_CONTEXT never
-CREATE FUNCTION th_err(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i sql/include/sqlerr.sql
 CREATE TABLE th_docs (id int PRIMARY KEY, sig spotsig);
 INSERT INTO th_docs VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
 
@@ -17,11 +11,11 @@ INSERT INTO th_values VALUES ('NaN'), (-1), (0), ('-0'), (1.0000000000000002), (
 
 -- Every function with a threshold argument, on every value: the invalid ones fail alike.
 SELECT v,
-       th_err(format($$SELECT spotsigs_threshold(%L)$$, v)) AS spotsigs_threshold,
-       th_err(format($$SELECT * FROM spotsigs_join('th_docs', 'id', 'sig', %L)$$, v)) AS join,
-       th_err(format($$SELECT * FROM spotsigs_join_rs('th_docs', 'id', 'sig', 'th_docs', 'id', 'sig', %L)$$, v)) AS join_rs,
-       th_err(format($$SELECT * FROM spotsigs_clusters('th_docs', 'id', 'sig', %L)$$, v)) AS clusters,
-       th_err(format($$SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', %L)$$, v)) AS lsh_pairs
+       sqlerr(format($$SELECT spotsigs_threshold(%L)$$, v)) AS spotsigs_threshold,
+       sqlerr(format($$SELECT * FROM spotsigs_join('th_docs', 'id', 'sig', %L)$$, v)) AS join,
+       sqlerr(format($$SELECT * FROM spotsigs_join_rs('th_docs', 'id', 'sig', 'th_docs', 'id', 'sig', %L)$$, v)) AS join_rs,
+       sqlerr(format($$SELECT * FROM spotsigs_clusters('th_docs', 'id', 'sig', %L)$$, v)) AS clusters,
+       sqlerr(format($$SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', %L)$$, v)) AS lsh_pairs
 FROM th_values \gx
 
 -- NULL takes spotsigs.similarity_threshold, in the joins and in spotsigs_lsh_pairs alike.
@@ -32,15 +26,15 @@ SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', NULL, 2, 16) ORDER BY 1
 SET spotsigs.similarity_threshold = 0.61;
 SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', NULL, 2, 16) ORDER BY 1, 2;
 RESET spotsigs.similarity_threshold;
-SELECT th_err($$SET spotsigs.similarity_threshold = 0$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 0$$);
 
 -- spotsigs_lsh_pairs checks k and l (as spotsig_lsh_keys does) also on a table without rows,
 -- and refuses NULL for everything but the threshold.
 CREATE TABLE th_empty (id int, sig spotsig);
-SELECT th_err($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 0, 4)$$);
-SELECT th_err($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 64, 65)$$);
-SELECT th_err($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, NULL, 4)$$);
-SELECT th_err($$SELECT * FROM spotsigs_lsh_pairs(NULL, 'id', 'sig', 0.5)$$);
-SELECT th_err($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 6, 32, NULL)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 0, 4)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 64, 65)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, NULL, 4)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs(NULL, 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('th_empty', 'id', 'sig', 0.5, 6, 32, NULL)$$);
 
 DROP TABLE th_docs, th_values, th_empty;

@@ -2,16 +2,7 @@
 -- similarity: it matches only rows the writer may read (SELECT privilege, row-level security),
 -- and it stores its values as an INSERT of them would (typmod, domain constraints).
 \set SHOW_CONTEXT never
-CREATE FUNCTION ts_err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  detail text;
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-  RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / ' || nullif(detail, ''), '');
-END $$;
+\i sql/include/sqlerr.sql
 
 -- Two tenants share a table; each sees only its own rows. The duplicate column is a smallint,
 -- so a matched id above 32767 would raise an error naming it.
@@ -35,7 +26,7 @@ RESET ROLE;
 -- Tenant b writes copies of tenant a's documents: no match, and no error naming id 40000.
 SET ROLE spotsigs_ts_b;
 INSERT INTO ts_docs (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10}') RETURNING id, dup, sim;
-SELECT ts_err($$INSERT INTO ts_docs (id, sig) VALUES (3, '{21,22,23,24,25,26,27,28,29,30}')$$);
+SELECT sqlerr($$INSERT INTO ts_docs (id, sig) VALUES (3, '{21,22,23,24,25,26,27,28,29,30}')$$);
 -- Its own rows still match, best first, in 'best' and 'first' mode and on UPDATE.
 INSERT INTO ts_docs (id, sig) VALUES (4, '{1,2,3,4,5,6,7,8,9,11}') RETURNING id, dup, round(sim::numeric, 4) AS sim;
 UPDATE ts_docs SET sig = '{1,2,3,4,5,6,7,8,9,12}' WHERE id = 4 RETURNING id, dup, round(sim::numeric, 4) AS sim;
@@ -56,18 +47,18 @@ INSERT INTO ts_docs (id, tenant, sig) VALUES (6, 'spotsigs_ts_b', '{1,2,3,4,5,6,
 -- With row_security off, a user subject to it is refused, as its SELECT would be.
 SET ROLE spotsigs_ts_b;
 SET row_security = off;
-SELECT ts_err($$INSERT INTO ts_docs (id, sig) VALUES (7, '{1,2,3,4,5,6,7,8,9,10}')$$);
+SELECT sqlerr($$INSERT INTO ts_docs (id, sig) VALUES (7, '{1,2,3,4,5,6,7,8,9,10}')$$);
 RESET row_security;
 RESET ROLE;
 
 -- A writer without SELECT learns nothing: 42501 for rows with a signature.
 SET ROLE spotsigs_ts_writer;
-SELECT ts_err($$INSERT INTO ts_docs (id, sig) VALUES (8, '{1,2,3,4,5,6,7,8,9,10}')$$);
+SELECT sqlerr($$INSERT INTO ts_docs (id, sig) VALUES (8, '{1,2,3,4,5,6,7,8,9,10}')$$);
 RESET ROLE;
 -- SELECT on the key and the signature columns is enough (the policies still apply).
 GRANT SELECT (id, sig, tenant) ON ts_docs TO spotsigs_ts_writer;
 SET ROLE spotsigs_ts_writer;
-SELECT ts_err($$INSERT INTO ts_docs (id, sig) VALUES (8, '{1,2,3,4,5,6,7,8,9,10}')$$);
+SELECT sqlerr($$INSERT INTO ts_docs (id, sig) VALUES (8, '{1,2,3,4,5,6,7,8,9,10}')$$);
 RESET ROLE;
 SELECT id, tenant, dup, round(sim::numeric, 4) AS sim FROM ts_docs ORDER BY id;
 DROP TABLE ts_docs;
@@ -88,7 +79,7 @@ INSERT INTO ts_parts (id, tenant, sig) VALUES (1, 'spotsigs_ts_a', '{1,2,3,4,5,6
 INSERT INTO ts_parts (id, sig) VALUES (3, '{1,2,3,4,5,6,7,8,9,10}') RETURNING id, dup;
 -- Tenant b (SELECT granted on the partitioned table only, which suffices) is refused.
 SET ROLE spotsigs_ts_b;
-SELECT ts_err($$INSERT INTO ts_parts (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10}')$$);
+SELECT sqlerr($$INSERT INTO ts_parts (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10}')$$);
 RESET ROLE;
 DROP TABLE ts_parts;
 
@@ -105,8 +96,8 @@ INSERT INTO ts_dom (id, sig) VALUES (13, '{1,2,3,4,5,6,7,8,9,10}'), (20, '{31,32
 -- 9/11 = 0.8181...: stored as numeric(4,3).
 INSERT INTO ts_dom (id, sig) VALUES (21, '{31,32,33,34,35,36,37,38,39,41}') RETURNING id, dup, sim;
 -- similarity 1 violates ts_sim's CHECK; a match with id 13 violates ts_dup's.
-SELECT ts_err($$INSERT INTO ts_dom (id, sig) VALUES (22, '{31,32,33,34,35,36,37,38,39,40}')$$);
-SELECT ts_err($$INSERT INTO ts_dom (id, sig) VALUES (23, '{1,2,3,4,5,6,7,8,9,11}')$$);
+SELECT sqlerr($$INSERT INTO ts_dom (id, sig) VALUES (22, '{31,32,33,34,35,36,37,38,39,40}')$$);
+SELECT sqlerr($$INSERT INTO ts_dom (id, sig) VALUES (23, '{1,2,3,4,5,6,7,8,9,11}')$$);
 DROP TRIGGER ts_dom1 ON ts_dom;
 CREATE TRIGGER ts_dom2 BEFORE INSERT ON ts_dom FOR EACH ROW
   EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim2', '0.5');
@@ -116,7 +107,7 @@ ALTER TABLE ts_dom ADD COLUMN sim3 ts_sim_nn DEFAULT 0;
 CREATE TRIGGER ts_dom3 BEFORE INSERT ON ts_dom FOR EACH ROW
   EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim3', '0.5');
 INSERT INTO ts_dom (id, sig) VALUES (25, '{31,32,33,34,35,36,37,38,39,43}') RETURNING id, dup, round(sim3::numeric, 4) AS sim3;
-SELECT ts_err($$INSERT INTO ts_dom (id, sig) VALUES (26, '{51,52,53}')$$);
+SELECT sqlerr($$INSERT INTO ts_dom (id, sig) VALUES (26, '{51,52,53}')$$);
 DROP TABLE ts_dom;
 DROP DOMAIN ts_dup, ts_sim, ts_sim_nn;
 DROP ROLE spotsigs_ts_a;
