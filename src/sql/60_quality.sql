@@ -8,10 +8,12 @@ COMMENT ON FUNCTION shingles(text, integer) IS 'word n-shingles of a document (H
 -- Document frequencies: spotsig_df_agg(sig) is a spotsig whose frequency of each signature is
 -- the number of aggregated rows holding it (NULL rows are skipped). Keep it with count(sig):
 --   CREATE TABLE stats AS SELECT count(sig) AS n, spotsig_df_agg(sig) AS df FROM docs;
+-- The support functions are IMMUTABLE, as core's (array_agg_transfn): their result depends on
+-- their arguments only, the state being the aggregate's own.
 CREATE FUNCTION spotsig_df_accum(internal, spotsig) RETURNS internal
-    AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION spotsig_df_final(internal) RETURNS spotsig
-    AS 'MODULE_PATHNAME' LANGUAGE C PARALLEL SAFE;
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE AGGREGATE spotsig_df_agg(spotsig) (
     SFUNC = spotsig_df_accum,
     STYPE = internal,
