@@ -94,6 +94,7 @@ void resolve_write(TriggerData* td, AttrNumber att, ColumnWrite* w) {
     w->type = a->atttypid;
     w->typmod = a->atttypmod;
     Oid base = getBaseTypeAndTypmod(a->atttypid, &w->typmod);
+    w->domain = base != a->atttypid;
     w->typmod_fn = InvalidOid;
     Oid fn = InvalidOid;
     if (w->typmod >= 0 && find_typmod_coercion_function(base, &fn) == COERCION_PATH_FUNC) w->typmod_fn = fn;

@@ -20,6 +20,7 @@ namespace spotsigs::pg {
 // of the value would store it, typmod applied and domain constraints checked.
 struct ColumnWrite {
     Oid type;            // the column's declared type: a domain, or the base type itself
+    bool domain;         // type is a domain: its constraints are checked
     int32 typmod;        // the base type's typmod (the column's or the domain's), -1 for none
     Oid typmod_fn;       // the length-coercion cast applying typmod (numeric(3,2)), or InvalidOid
     void* domain_extra;  // domain_check's cache (in cxt), for a domain

@@ -11,7 +11,6 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "utils/datum.h"
-#include "utils/lsyscache.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 }
@@ -72,7 +71,7 @@ Datum similarity_datum(Oid type, double s) {
 Datum stored_value(ColumnWrite* w, MemoryContext cxt, Datum v, bool isnull) {
     if (!isnull && OidIsValid(w->typmod_fn))
         v = OidFunctionCall3(w->typmod_fn, v, Int32GetDatum(w->typmod), BoolGetDatum(false));
-    if (getBaseType(w->type) != w->type) domain_check(v, isnull, w->type, &w->domain_extra, cxt);
+    if (w->domain) domain_check(v, isnull, w->type, &w->domain_extra, cxt);
     return v;
 }
 
