@@ -63,5 +63,5 @@ SELECT id FROM d WHERE sig OPERATOR(other.%) '{1,2,3,4}'::other.spotsig ORDER BY
 RESET enable_seqscan;
 RESET ROLE;
 \c :regdb
-DROP DATABASE spotsigs_sp_db;
+DROP DATABASE spotsigs_sp_db WITH (FORCE);  -- the session just left may not have exited yet
 DROP ROLE spotsigs_sp_owner;
