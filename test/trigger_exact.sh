@@ -6,7 +6,9 @@
 # the rows inserted before it (smaller insertion number), their similarity(), the highest one at
 # or above 0.8, ties to the smallest id. The trigger's duplicate_of and similarity must equal it
 # for every row. Mode 'first' is checked too: flagged exactly when the reference flags, with an
-# earlier row at or above tau. Exits non-zero on any difference.
+# earlier row at or above tau. Mode best under row-level security too: the same rows are inserted
+# by a role that sees only the even ids (a SELECT policy), and the reference takes the best of the
+# earlier even rows only. Exits non-zero on any difference.
 #
 # PENDING_LIST_LIMIT (kB, default 4096, the index's default) sets the index's pending_list_limit:
 # a small one (64) makes the statement merge the pending list into segments as it goes, so that
@@ -46,11 +48,22 @@ BEGIN
 END $$;
 SET trigger_exact.pending_list_limit = :limit;
 SELECT make_articles('articles_best', 'best'), make_articles('articles_first', 'first');
+SELECT make_articles('articles_rls', 'best');
+ALTER TABLE articles_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY even_ids ON articles_rls FOR SELECT USING (id % 2 = 0);
+CREATE POLICY any_insert ON articles_rls FOR INSERT WITH CHECK (true);
+DROP ROLE IF EXISTS spotsigs_exact_writer;
+CREATE ROLE spotsigs_exact_writer;
+GRANT SELECT, INSERT ON articles_rls TO spotsigs_exact_writer;
+GRANT SELECT ON pages TO spotsigs_exact_writer;
 
 \timing on
 -- One statement each, the same shuffled order (a fixed pseudo-random permutation).
 INSERT INTO articles_best (id, body) SELECT id, html FROM pages ORDER BY md5('shuffle' || id);
 INSERT INTO articles_first (id, body) SELECT id, html FROM pages ORDER BY md5('shuffle' || id);
+SET ROLE spotsigs_exact_writer;
+INSERT INTO articles_rls (id, body) SELECT id, html FROM pages ORDER BY md5('shuffle' || id);
+RESET ROLE;
 \timing off
 
 -- The reference, from similarity() over the earlier rows only.
@@ -74,6 +87,21 @@ SELECT count(*) AS rows,
          AS rows_with_tied_best
 FROM reference r;
 
+-- Under the policy: the best of the earlier rows with even ids.
+CREATE TABLE reference_rls AS
+SELECT a.id, best.id AS duplicate_of, best.sim AS similarity
+FROM articles_rls a
+LEFT JOIN LATERAL (
+  SELECT b.id, similarity(a.sig, b.sig) AS sim
+  FROM articles_rls b
+  WHERE b.ord < a.ord AND b.id % 2 = 0 AND similarity(a.sig, b.sig) >= 0.8
+  ORDER BY similarity(a.sig, b.sig) DESC, b.id
+  LIMIT 1) best ON true;
+SELECT count(duplicate_of) AS flagged_by_reference_rls,
+       (SELECT count(duplicate_of) FROM articles_rls) AS flagged_rls,
+       (SELECT count(*) FROM articles_rls WHERE duplicate_of % 2 = 1) AS matched_hidden_rows
+FROM reference_rls;
+
 CREATE TABLE differences AS
 SELECT 'best' AS mode, r.id, r.duplicate_of AS ref_dup, r.similarity AS ref_sim,
        a.duplicate_of AS got_dup, a.similarity AS got_sim
@@ -87,6 +115,10 @@ WHERE (f.duplicate_of IS NULL) <> (r.duplicate_of IS NULL)
          SELECT 1 FROM articles_first f0 JOIN articles_first e ON e.id = f.duplicate_of
          WHERE f0.id = f.id AND e.ord < f0.ord
            AND similarity(e.sig, f0.sig) >= 0.8 AND similarity(e.sig, f0.sig) = f.similarity));
+INSERT INTO differences
+SELECT 'rls', r.id, r.duplicate_of, r.similarity, a.duplicate_of, a.similarity
+FROM reference_rls r JOIN articles_rls a USING (id)
+WHERE a.duplicate_of IS DISTINCT FROM r.duplicate_of OR a.similarity IS DISTINCT FROM r.similarity;
 SELECT * FROM differences ORDER BY mode, id LIMIT 20;
 SQL
 
@@ -95,8 +127,9 @@ if [ "$n" != 0 ]; then
   echo "FAIL: $n rows differ from the reference"
   exit 1
 fi
-echo "OK: every row equals the reference (mode best), and mode first flags the same rows"
+echo "OK: every row equals the reference (mode best, also under row-level security), and mode first flags the same rows"
 psql -X -q -At -d "$db" -c "SELECT format('index %s: pending_list_limit %s kB, %s segments after the insert',
     c.relname, $limit, (SELECT count(DISTINCT segment) FROM spotsigs_index_stats(c.oid) WHERE segment >= 0))
   FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'spotsigs' ORDER BY 1"
 psql -X -q -d postgres -c "DROP DATABASE $db"
+psql -X -q -d postgres -c "DROP ROLE spotsigs_exact_writer"
