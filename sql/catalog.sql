@@ -34,3 +34,18 @@ SELECT function, language, volatile, parallel, strict, leakproof, secdef FROM ex
 ORDER BY function::text;
 
 DROP VIEW ext_functions;
+
+-- What PARALLEL RESTRICTED prevents: marked PARALLEL SAFE, spotsigs_lsh_pairs ran in a parallel
+-- worker under a forced parallel plan, which cannot read the leader's temporary tables.
+CREATE TEMP TABLE cat_tmp (id int, sig spotsig);
+INSERT INTO cat_tmp VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
+SET force_parallel_mode = on;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SELECT * FROM spotsigs_lsh_pairs('cat_tmp', 'id', 'sig', 0.5, 2, 16);
+SELECT * FROM spotsigs_join('cat_tmp', 'id', 'sig', 0.5);
+SELECT count(*) FROM spotsigs_clusters('cat_tmp', 'id', 'sig', 0.5);
+RESET force_parallel_mode;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+DROP TABLE cat_tmp;
