@@ -66,16 +66,20 @@ INSERT INTO articles_rls (id, body) SELECT id, html FROM pages ORDER BY md5('shu
 RESET ROLE;
 \timing off
 
--- The reference, from similarity() over the earlier rows only.
-CREATE TABLE reference AS
-SELECT a.id, best.id AS duplicate_of, best.sim AS similarity
-FROM articles_best a
-LEFT JOIN LATERAL (
-  SELECT b.id, similarity(a.sig, b.sig) AS sim
-  FROM articles_best b
-  WHERE b.ord < a.ord AND similarity(a.sig, b.sig) >= 0.8
-  ORDER BY similarity(a.sig, b.sig) DESC, b.id
-  LIMIT 1) best ON true;
+-- The reference, from similarity() over the earlier rows only (those for which `visible` holds).
+CREATE FUNCTION make_reference(name text, articles text, visible text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I AS
+      SELECT a.id, best.id AS duplicate_of, best.sim AS similarity
+      FROM %I a
+      LEFT JOIN LATERAL (
+        SELECT b.id, similarity(a.sig, b.sig) AS sim
+        FROM %I b
+        WHERE b.ord < a.ord AND (%s) AND similarity(a.sig, b.sig) >= 0.8
+        ORDER BY similarity(a.sig, b.sig) DESC, b.id
+        LIMIT 1) best ON true', name, articles, articles, visible);
+END $$;
+SELECT make_reference('reference', 'articles_best', 'true');
 
 SELECT count(*) AS rows,
        count(*) FILTER (WHERE duplicate_of IS NOT NULL) AS flagged_by_reference,
@@ -88,15 +92,7 @@ SELECT count(*) AS rows,
 FROM reference r;
 
 -- Under the policy: the best of the earlier rows with even ids.
-CREATE TABLE reference_rls AS
-SELECT a.id, best.id AS duplicate_of, best.sim AS similarity
-FROM articles_rls a
-LEFT JOIN LATERAL (
-  SELECT b.id, similarity(a.sig, b.sig) AS sim
-  FROM articles_rls b
-  WHERE b.ord < a.ord AND b.id % 2 = 0 AND similarity(a.sig, b.sig) >= 0.8
-  ORDER BY similarity(a.sig, b.sig) DESC, b.id
-  LIMIT 1) best ON true;
+SELECT make_reference('reference_rls', 'articles_rls', 'b.id % 2 = 0');
 SELECT count(duplicate_of) AS flagged_by_reference_rls,
        (SELECT count(duplicate_of) FROM articles_rls) AS flagged_rls,
        (SELECT count(*) FROM articles_rls WHERE duplicate_of % 2 = 1) AS matched_hidden_rows
