@@ -57,7 +57,9 @@ void check_match_privilege(const TriggerConfig* c, Relation rel) {
 bool row_security_applies(const TriggerConfig* c, Relation rel) {
     // The trigger fires on a partition and searches its index; the policies a query through
     // the partitioned table would apply are the ancestors', which the probe (a query on the
-    // partition) would not apply. Refused rather than half applied.
+    // partition) would not apply. Refused rather than half applied. The ancestors are looked up
+    // at every firing, not cached with the configuration: attaching the partitioned table to
+    // another one invalidates neither this partition's relcache entry nor its configuration.
     if (rel->rd_rel->relispartition) {
         List* ancestors = get_partition_ancestors(c->relid);
         ListCell* lc;
