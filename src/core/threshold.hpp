@@ -7,7 +7,9 @@
 namespace spotsigs {
 
 // True when tau is in (0, 1]; false for NaN, which fails both comparisons.
-inline bool valid_threshold(double tau) { return tau > 0.0 && tau <= 1.0; }
+inline bool valid_threshold(double tau) {
+    return tau > 0.0 && tau <= 1.0;
+}
 
 // Writes "threshold must be greater than 0 and at most 1, not <tau>" into out (truncated to
 // size, always terminated; kThresholdMessageSize always suffices), tau written with the shortest

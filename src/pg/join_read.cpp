@@ -52,8 +52,7 @@ void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNu
     if (pg_attribute_aclcheck(relid, a, user, ACL_SELECT) == ACLCHECK_OK &&
         pg_attribute_aclcheck(relid, b, user, ACL_SELECT) == ACLCHECK_OK)
         return;
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("permission denied for table %s", relname),
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), errmsg("permission denied for table %s", relname),
                     errdetail("%s needs SELECT on the table or on both of its columns.", fn)));
 }
 
@@ -69,8 +68,7 @@ Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
     return type;
 }
 
-JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type,
-                          const char* fn) {
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn) {
     char* rel = get_rel_name(relid);
     if (rel == nullptr)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),

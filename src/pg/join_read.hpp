@@ -28,8 +28,7 @@ struct JoinSource {
 // Looks up and checks the relation and its two columns (existence, types, SELECT privilege);
 // raises PostgreSQL errors directly, so call it outside pg_entry. spotsig_type is the type OID;
 // fn, the SQL function reading it, is named in the privilege error.
-JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type,
-                          const char* fn);
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn);
 
 // The OID of the spotsig type in the schema of the function being called (outside pg_entry).
 Oid spotsig_type_oid(FunctionCallInfo fcinfo);

@@ -41,11 +41,10 @@ double threshold_arg(FunctionCallInfo fcinfo, int argno) {
 }
 
 void register_similarity_gucs() {
-    DefineCustomRealVariable("spotsigs.similarity_threshold",
-                             "Threshold of the spotsig % operator (multiset Jaccard similarity).",
-                             "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].",
-                             &similarity_threshold, 0.2, 0.0, 1.0, PGC_USERSET, 0, check_similarity_threshold,
-                             nullptr, nullptr);
+    DefineCustomRealVariable(
+        "spotsigs.similarity_threshold", "Threshold of the spotsig % operator (multiset Jaccard similarity).",
+        "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].", &similarity_threshold, 0.2, 0.0,
+        1.0, PGC_USERSET, 0, check_similarity_threshold, nullptr, nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
 

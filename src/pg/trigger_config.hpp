@@ -48,8 +48,8 @@ struct TriggerConfig {
     ColumnWrite dup_write;  // how the duplicate column stores a value
     ColumnWrite sim_write;  // how the similarity column does
     Oid index_oid;          // the valid, non-partial spotsigs index on the spotsig column
-    SPIPlanPtr visible_plan;// the row-security probe (trigger_visibility.hpp), once prepared
-    MemoryContext cxt;      // owns gen_expr and the domain_check caches
+    SPIPlanPtr visible_plan;  // the row-security probe (trigger_visibility.hpp), once prepared
+    MemoryContext cxt;        // owns gen_expr and the domain_check caches
 };
 
 // Checks that the call comes from a BEFORE ROW INSERT/UPDATE trigger; ERROR naming the problem.

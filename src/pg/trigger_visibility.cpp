@@ -47,8 +47,7 @@ void check_match_privilege(const TriggerConfig* c, Relation rel) {
         if (granted) return;
     }
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("spotsigs_flag_duplicates: permission denied for table %s",
-                           RelationGetRelationName(rel)),
+                    errmsg("spotsigs_flag_duplicates: permission denied for table %s", RelationGetRelationName(rel)),
                     errdetail("The trigger tells the writer the id of a matching row and its similarity, so "
                               "the writer needs SELECT on the columns \"%s\" and \"%s\".",
                               get_attname(c->relid, c->id_att, false), get_attname(c->relid, c->sig_att, false))));

@@ -11,8 +11,8 @@ extern "C" {
 #include "commands/defrem.h"
 #include "funcapi.h"
 #include "storage/lmgr.h"
-#include "utils/hsearch.h"
 #include "utils/acl.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
@@ -43,11 +43,11 @@ void check_index_privilege(Oid relid, const char* fn) {
     if (!OidIsValid(table)) return;  // not an index: open_spotsigs_index says so
     Oid user = GetUserId();
     if (pg_class_aclcheck(table, user, ACL_SELECT) == ACLCHECK_OK || pg_class_ownercheck(table, user)) return;
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("permission denied for table %s",
-                           quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
-                                                      get_rel_name(table))),
-                    errdetail("%s needs SELECT on the table of the index, or its ownership.", fn)));
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("permission denied for table %s",
+                    quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)), get_rel_name(table))),
+             errdetail("%s needs SELECT on the table of the index, or its ownership.", fn)));
 }
 
 // Opens a relation and checks that it is a spotsigs index.
