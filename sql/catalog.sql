@@ -35,8 +35,8 @@ ORDER BY function::text;
 
 DROP VIEW ext_functions;
 
--- What PARALLEL RESTRICTED prevents: marked PARALLEL SAFE, spotsigs_lsh_pairs ran in a parallel
--- worker under a forced parallel plan, which cannot read the leader's temporary tables.
+-- What PARALLEL RESTRICTED ensures: under a forced parallel plan these run in the leader, which
+-- can read its temporary tables (a PARALLEL SAFE function may run in a worker, which cannot).
 CREATE TEMP TABLE cat_tmp (id int, sig spotsig);
 INSERT INTO cat_tmp VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
 SET force_parallel_mode = on;
