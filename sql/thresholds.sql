@@ -2,7 +2,7 @@
 -- the value is printed with every digit it has, so one ulp above 1 does not read as 1.
 \set SHOW_CONTEXT never
 \i sql/include/sqlerr.sql
-CREATE TABLE th_docs (id int PRIMARY KEY, sig spotsig);
+CREATE TABLE th_docs (id int PRIMARY KEY, sig spotsig, dup bigint, sim double precision);
 INSERT INTO th_docs VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
 
 CREATE TABLE th_values (v double precision);
@@ -15,7 +15,9 @@ SELECT v,
        sqlerr(format($$SELECT * FROM spotsigs_join('th_docs', 'id', 'sig', %L)$$, v)) AS join,
        sqlerr(format($$SELECT * FROM spotsigs_join_rs('th_docs', 'id', 'sig', 'th_docs', 'id', 'sig', %L)$$, v)) AS join_rs,
        sqlerr(format($$SELECT * FROM spotsigs_clusters('th_docs', 'id', 'sig', %L)$$, v)) AS clusters,
-       sqlerr(format($$SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', %L)$$, v)) AS lsh_pairs
+       sqlerr(format($$SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', %L)$$, v)) AS lsh_pairs,
+       sqlerr(format($$SELECT spotsig_query('{1}', %L)$$, v)) AS spotsig_query,
+       sqlerr(format($$SELECT spotsigs_flag_batch('th_docs', 'id', 'sig', 'dup', 'sim', %L, 1)$$, v)) AS flag_batch
 FROM th_values \gx
 
 -- NULL takes spotsigs.similarity_threshold, in the joins and in spotsigs_lsh_pairs alike.

@@ -8,21 +8,21 @@ extern "C" {
 #include "funcapi.h"
 }
 
-#include <cmath>
-
 #include "boundary.hpp"
 #include "datum.hpp"
+#include "threshold.hpp"
 
 using namespace spotsigs;
 using namespace spotsigs::pg;
 
 namespace {
 
-// Raises 22023 unless tau is a valid threshold, as the GUC and the joins require.
+// Raises 22023 unless tau is a valid threshold: the rule and message of threshold.hpp.
 void check_tau(double tau) {
-    if (std::isnan(tau) || tau <= 0.0 || tau > 1.0)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be greater than 0 and at most 1, not %g", tau)));
+    if (valid_threshold(tau)) return;
+    char msg[kThresholdMessageSize];
+    threshold_message(tau, msg, sizeof msg);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
 }
 
 }  // namespace

@@ -264,12 +264,11 @@ DECLARE
     sim_set text := '';
     sim_clear text := '';
 BEGIN
-    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL THEN
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL
+       OR threshold IS NULL THEN
         RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
     END IF;
-    IF threshold IS NULL OR threshold = 'NaN' OR threshold <= 0 OR threshold > 1 THEN
-        RAISE EXCEPTION 'threshold must be greater than 0 and at most 1, not %', threshold USING ERRCODE = '22023';
-    END IF;
+    PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
     IF similarity_column IS NOT NULL THEN
         sim_set := format(', %I = m.similarity', similarity_column);
         sim_clear := format(', %I = NULL', similarity_column);
