@@ -18,6 +18,7 @@ SELECT sqlerr($$SELECT * FROM spotsigs_index_stats('pv_docs_sig')$$);
 SELECT sqlerr($$SELECT * FROM spotsigs_join('pv_docs', 'id', 'sig', 0.5)$$);
 SELECT sqlerr($$SELECT * FROM spotsigs_join_rs('pv_docs', 'id', 'sig', 'pv_docs', 'id', 'sig', 0.5)$$);
 SELECT sqlerr($$SELECT * FROM spotsigs_clusters('pv_docs', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT spotsigs_template('pv_docs', 'id', 'sig')$$);
 SELECT sqlerr($$SELECT * FROM spotsigs_lsh_pairs('pv_docs', 'id', 'sig', 0.5)$$);
 RESET ROLE;
 

@@ -609,7 +609,7 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
                             errmsg("the relation and column arguments must not be NULL")));
     use_reserved_huge_pages(join_huge_pages);
     JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
-                                    NameStr(*PG_GETARG_NAME(2)), spotsig_type_oid(fcinfo));
+                                    NameStr(*PG_GETARG_NAME(2)), spotsig_type_oid(fcinfo), "spotsigs_template");
     int threads = join_max_threads;
     return pg_entry([&] {
         Progress progress("spotsigs_template");
