@@ -287,6 +287,8 @@ my %new_object_checks = (
 		  SELECT count(*) FROM batch f LEFT JOIN LATERAL (SELECT e.id FROM batch e
 		    WHERE e.id < f.id AND similarity(f.sig, e.sig) >= 0.6 ORDER BY similarity(f.sig, e.sig) DESC, e.id LIMIT 1) b
 		  ON true WHERE f.dup IS DISTINCT FROM b.id}, "t\n0" ],
+	'function spotsigs_threshold(double precision)' =>
+	  [ q{SELECT spotsigs_threshold(0.5), spotsigs_threshold(NULL)}, '0.5|0.2' ],
 	'function spotsig_remove(spotsig,spotsig)' =>
 	  [ q{SELECT spotsig_remove('{1:2,2:1,3:1}', '{2}')}, '{0000000000000001:2,0000000000000003}' ],
 	'function spotsigs_template(regclass,name,name)' =>
