@@ -608,8 +608,8 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("the relation and column arguments must not be NULL")));
     use_reserved_huge_pages(join_huge_pages);
-    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
-                                    NameStr(*PG_GETARG_NAME(2)), spotsig_type_oid(fcinfo), "spotsigs_template");
+    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+                                    spotsig_type_oid(fcinfo), "spotsigs_template");
     int threads = join_max_threads;
     return pg_entry([&] {
         Progress progress("spotsigs_template");
