@@ -138,13 +138,14 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
 // them in fresh memory) fills every batch buffer and then faults in the memory the filing thread
 // writes next; what is filed stays exactly what was added.
 // Whether the reader gets ahead depends on how the two threads are scheduled, so on a busy
-// machine a run may never wait: up to five runs, at least one of which must fault memory in.
+// machine many runs may never wait: up to forty runs, at least one of which must fault memory in
+// (each run also checks that what is filed is exactly what was added).
 TEST(ReadPipeline, ReaderFaultsInTheFilingThreadsMemoryWhileWaiting) {
     std::vector<Multiset> sets = random_sets(11, 30000, 300, 1000000);
     size_t sigs = 0;
     for (const Multiset& m : sets) sigs += m.hashes.size();
     size_t prefaulted = 0;
-    for (int run = 0; run < 5 && prefaulted == 0; ++run) {
+    for (int run = 0; run < 40 && prefaulted == 0; ++run) {
         ReadPipeline p(0.0, sets.size(), sigs, true);
         feed(p, sets);
         expect_filed(p.docs(), sets);
