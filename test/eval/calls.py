@@ -11,9 +11,9 @@ pages.tsv.gz.
 PLAIN_SIMILARITY = 'similarity({a}, {b})'
 PLAIN_JOIN = "spotsigs_join('{rel}', 'id', 'sig', {tau})"
 
-# The measure spotsigs_join applies when the caller names none, at an explicit threshold: the
-# Table 1 row "spotsigs_join's own measure" (the same as PLAIN_JOIN while the two agree).
-DEFAULT_MEASURE_JOIN = "spotsigs_join('{rel}', 'id', 'sig', {tau})"
+# The measure spotsigs_join applies when called without a threshold (the content measure), at an
+# explicit threshold: the Table 1 row "spotsigs_join's own measure".
+DEFAULT_MEASURE_JOIN = "spotsigs_join('{rel}', 'id', 'sig', {tau}, measure => 'content')"
 
 # The new user's path, as the README tells it (section "Deduplicate a table"): the table with a
 # generated signature column, loaded, then ANALYZE.
