@@ -1,14 +1,6 @@
 -- Extraction: the paper's example, configurations, HTML, generated columns and errors.
 \set SHOW_CONTEXT never
-CREATE OR REPLACE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE detail text;
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-  RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / ' || nullif(detail, ''), '');
-END $$;
+\i sql/include/sqlerr.sql
 
 -- The paper's section 3.2 example: antecedents {a, an, the, is}, distance 1, chain 2.
 SELECT * FROM spotsigs_terms('At a rally to kick off a weeklong campaign for the South Carolina primary, Obama tried to set the record straight from an attack circulating widely on the Internet that is designed to play into prejudices against Muslims and fears of terrorism.', ARRAY['a','an','the','is'], 1, 2);
@@ -70,25 +62,25 @@ SELECT count(*) FROM extract_articles GROUP BY sig ORDER BY 1;
 SELECT spotsigs(NULL) IS NULL AS a, spotsigs(NULL, ARRAY['the'], 1, 1) IS NULL AS b;
 
 -- errors, with their SQLSTATEs
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], 0, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], 1, 0)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], -3, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], 101, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], 1, 1000000)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the', NULL], 1, 2)$$);
-SELECT err($$SELECT spotsigs('x', NULL::text[], 1, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], NULL, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['two words'], 1, 2)$$);
-SELECT err($$SELECT spotsigs('x', ARRAY['the'], 1, 2, ARRAY['of', NULL])$$);
-SELECT err($$SELECT spotsigs('x', 'is(3,1), that(5')$$);
-SELECT err($$SELECT spotsigs('x', 'is(0,1)')$$);
-SELECT err($$SELECT spotsigs('x', NULL::text)$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a','b'], ARRAY[1])$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a'], ARRAY[0])$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a'], ARRAY[-1])$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a', NULL], ARRAY[1, 1])$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[1, NULL])$$);
-SELECT err($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[2147483647, 1])$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], 0, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], 1, 0)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], -3, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], 101, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], 1, 1000000)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the', NULL], 1, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', NULL::text[], 1, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], NULL, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['two words'], 1, 2)$$);
+SELECT sqlerr($$SELECT spotsigs('x', ARRAY['the'], 1, 2, ARRAY['of', NULL])$$);
+SELECT sqlerr($$SELECT spotsigs('x', 'is(3,1), that(5')$$);
+SELECT sqlerr($$SELECT spotsigs('x', 'is(0,1)')$$);
+SELECT sqlerr($$SELECT spotsigs('x', NULL::text)$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a','b'], ARRAY[1])$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a'], ARRAY[0])$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a'], ARRAY[-1])$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a', NULL], ARRAY[1, 1])$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[1, NULL])$$);
+SELECT sqlerr($$SELECT spotsig_from_terms(ARRAY['a', 'b'], ARRAY[2147483647, 1])$$);
 DROP TABLE extract_articles;
 -- the one-argument form remembers its last document: repeated and alternating documents
 -- still get their own signatures

@@ -1,15 +1,6 @@
 -- The spotsig type: text form, canonical values, errors, binary I/O, equality and hashing.
 \set SHOW_CONTEXT never
--- err(q): runs q and shows its SQLSTATE and message instead of failing the test.
-CREATE OR REPLACE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE detail text;
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
-  RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' / ' || nullif(detail, ''), '');
-END $$;
+\i sql/include/sqlerr.sql
 
 -- canonical text: 16 hex digits, ascending, ':freq' only when not 1, duplicates summed
 SELECT '{}'::spotsig AS empty;
@@ -23,22 +14,22 @@ SELECT s::text::spotsig = s AS roundtrip, s::text
 FROM (VALUES ('{}'::spotsig), ('{1,2:7,8000000000000000:300}'), ('{ffffffffffffffff:70000}')) v(s);
 
 -- malformed literals: 22P02 with the position
-SELECT err($$SELECT 'x'::spotsig$$);
-SELECT err($$SELECT '{'::spotsig$$);
-SELECT err($$SELECT '{1,}'::spotsig$$);
-SELECT err($$SELECT '{1:0}'::spotsig$$);
-SELECT err($$SELECT '{1:}'::spotsig$$);
-SELECT err($$SELECT '{1:-2}'::spotsig$$);
-SELECT err($$SELECT '{12345678901234567}'::spotsig$$);
-SELECT err($$SELECT '{1} x'::spotsig$$);
-SELECT err($$SELECT '{1 2}'::spotsig$$);
+SELECT sqlerr($$SELECT 'x'::spotsig$$);
+SELECT sqlerr($$SELECT '{'::spotsig$$);
+SELECT sqlerr($$SELECT '{1,}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:0}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:-2}'::spotsig$$);
+SELECT sqlerr($$SELECT '{12345678901234567}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1} x'::spotsig$$);
+SELECT sqlerr($$SELECT '{1 2}'::spotsig$$);
 -- frequencies may carry leading zeros
 SELECT '{1:007}'::spotsig AS padded, '{2:000000000000000000002147483647}'::spotsig AS padded_largest;
 -- a frequency, a summed frequency or a length beyond 2^31-1 is a program limit (54000)
-SELECT err($$SELECT '{1:2147483648}'::spotsig$$);
-SELECT err($$SELECT '{1:99999999999999999999999999999999999999999999999999}'::spotsig$$);
-SELECT err($$SELECT '{1:2147483647,1:1}'::spotsig$$);
-SELECT err($$SELECT '{1:2147483647,2:1}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:2147483648}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:99999999999999999999999999999999999999999999999999}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:2147483647,1:1}'::spotsig$$);
+SELECT sqlerr($$SELECT '{1:2147483647,2:1}'::spotsig$$);
 
 -- binary send format: count, then (int64 hash, int32 freq) in network byte order
 SELECT spotsig_send('{ff:2,1}'::spotsig);
@@ -103,8 +94,8 @@ SET spotsigs.similarity_threshold = 0.8;
 SELECT '{1:5,2:4,3:4}'::spotsig % '{1:4,2:5,3:5}' AS at_0_8, '{1:5,2:4,3:4}'::spotsig % '{1:8,2:4}' AS d1_d2;
 SET spotsigs.similarity_threshold = 0.81;
 SELECT '{1:5,2:4,3:4}'::spotsig % '{1:4,2:5,3:5}' AS at_0_81;
-SELECT err($$SET spotsigs.similarity_threshold = 0$$);
-SELECT err($$SET spotsigs.similarity_threshold = 1.5$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 0$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 1.5$$);
 RESET spotsigs.similarity_threshold;
 
 -- exported hashes: signed bigint view of the unsigned hashes
