@@ -13,9 +13,13 @@ EXTENSION = spotsigs
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" spotsigs.control)
 MODULE_big = spotsigs
 
-CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+# Sources live in one folder per part (src/core/<part>/, src/pg/ and src/pg/<part>/); every
+# include names its path from src/ ("core/join/join.hpp", "pg/boundary.hpp"). The extension's
+# objects are built out of the source tree, under build/ext/ (rule below).
+BUILD = build
+CORE_SRCS = $(sort $(wildcard src/core/*/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp src/pg/*/*.cpp))
-OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+OBJS = $(patsubst src/%.cpp,$(BUILD)/ext/%.o,$(CORE_SRCS) $(PG_SRCS))
 
 # The install script is assembled from one file per feature, in name order. The full scripts of
 # earlier releases and the upgrade scripts between releases are kept as they are in sql-versions/.
@@ -29,12 +33,13 @@ DATA = $(sort $(wildcard sql-versions/$(EXTENSION)--*.sql))
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
-PG_CPPFLAGS = -Isrc/core
-# -MMD -MP: every object records the headers it includes (src/**/*.d), so a header change
-# rebuilds every object that depends on it (a stale object would disagree on class layouts).
+PG_CPPFLAGS = -Isrc
+# -MMD -MP: every object records the headers it includes (build/**/*.d, read at the end), so a
+# header change rebuilds every object that depends on it (a stale object would disagree on class
+# layouts).
 PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer -pthread -MMD -MP
 SHLIB_LINK = -lstdc++ -pthread
-EXTRA_CLEAN = build $(OBJS:.o=.d)
+EXTRA_CLEAN = $(BUILD)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -46,7 +51,11 @@ override with_llvm = no
 
 include $(PGXS)
 
--include $(OBJS:.o=.d)
+# PGXS compiles OBJS by make's built-in rule, which wants each object beside its source; this
+# rule is that one with the object under build/ext/ instead (same compiler and flags).
+$(BUILD)/ext/%.o: src/%.cpp
+	@mkdir -p $(@D)
+	$(COMPILE.cc) $(OUTPUT_OPTION) $<
 
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) spotsigs.control
@@ -71,11 +80,10 @@ prove_installcheck:
 # build/fuzz/ and build/bench/ for the libFuzzer and Google Benchmark programs, whose code needs
 # other compiler flags (coverage and sanitizers; full optimisation without assertions).
 CORE_CXX ?= g++
-CORE_FLAGS = -std=c++17 -O2 -g -Wall -Wextra -pthread -Isrc/core
+CORE_FLAGS = -std=c++17 -O2 -g -Wall -Wextra -pthread -Isrc
 FUZZ_CXX = clang++
-FUZZ_FLAGS = -std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -Isrc/core
-BENCH_FLAGS = -std=c++17 -O3 -march=x86-64-v2 -DNDEBUG -g -pthread -Isrc/core
-BUILD = build
+FUZZ_FLAGS = -std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -Isrc
+BENCH_FLAGS = -std=c++17 -O3 -march=x86-64-v2 -DNDEBUG -g -pthread -Isrc
 
 core_objs = $(patsubst src/core/%.cpp,$(1)/core/%.o,$(CORE_SRCS))
 CORE_LIB = $(BUILD)/libspotsigs_core.a
@@ -124,10 +132,10 @@ $(BUILD)/core_%: test/bench/core_%.cpp $(BENCH_CORE_LIB)
 
 bench-core: $(BENCH_BINS)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
 
 # ---- formatting (.clang-format) ----
-FORMAT_SRCS = $(filter-out src/core/unicode_tables.hpp,$(sort $(wildcard src/*/*.[ch]pp src/pg/*/*.[ch]pp \
+FORMAT_SRCS = $(filter-out src/core/text/unicode_tables.hpp,$(sort $(wildcard src/*/*.[ch]pp src/*/*/*.[ch]pp \
 	test/unit/*.[ch]pp test/fuzz/*.cpp test/bench/*.cpp)))
 
 format:

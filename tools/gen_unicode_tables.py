@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generates the tokenizer's data headers from Python's own Unicode and HTML tables.
 
-    tools/gen_unicode_tables.py            # rewrites src/core/unicode_tables.hpp
-                                           # and src/core/html_entities.hpp
+    tools/gen_unicode_tables.py            # rewrites src/core/text/unicode_tables.hpp
+                                           # and src/core/text/html_entities.hpp
 
 unicode_tables.hpp: for every code point, whether it is a word character (general category L*
 or N*), a combining mark (Mn, Mc) or a separator, and its simple (one-to-one) lowercase
@@ -21,7 +21,7 @@ import sys
 import unicodedata
 
 BLOCK = 256
-OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "core")
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "core", "text")
 
 # Class codes, mirrored by the enum in the generated header.
 OTHER, WORD, MARK = 0, 1, 2

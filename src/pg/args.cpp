@@ -1,5 +1,5 @@
 // Argument helpers for text arrays.
-#include "args.hpp"
+#include "pg/args.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"

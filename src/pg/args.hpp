@@ -1,7 +1,7 @@
 // Reading SQL arguments (text, text[]) into plain C++ values, outside any pg_entry.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include <string>
 #include <string_view>

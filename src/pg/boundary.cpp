@@ -1,5 +1,5 @@
 // Mapping core errors to SQLSTATEs and raising them once C++ has unwound.
-#include "boundary.hpp"
+#include "pg/boundary.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -11,12 +11,12 @@
 // (and detoast) their arguments before entering pg_entry, while no C++ object is alive.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 #include <new>
 #include <utility>
 
-#include "error.hpp"
+#include "core/common/error.hpp"
 
 namespace spotsigs::pg {
 

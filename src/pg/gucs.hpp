@@ -1,7 +1,7 @@
 // The extension's configuration parameters (GUCs); each feature registers its own.
 #pragma once
 
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
 namespace spotsigs::pg {
 

@@ -1,7 +1,7 @@
 // The shared library's magic block and _PG_init, which registers every GUC.
-#include "pg.hpp"
+#include "pg/pg.hpp"
 
-#include "gucs.hpp"
+#include "pg/gucs.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;

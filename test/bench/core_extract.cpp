@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "extract.hpp"
+#include "core/extract/extract.hpp"
 
 using namespace spotsigs;
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "join.hpp"
-#include "join_internal.hpp"
+#include "core/join/join.hpp"
+#include "core/join/join_internal.hpp"
 
 using namespace spotsigs;
 

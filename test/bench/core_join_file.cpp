@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "join.hpp"
-#include "text_format.hpp"
+#include "core/join/join.hpp"
+#include "core/signature/text_format.hpp"
 
 using namespace spotsigs;
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/core/hash.hpp"
+#include "../../src/core/signature/hash.hpp"
 
 namespace {
 

@@ -537,7 +537,7 @@ def replot():
 
 
 def read_default_antecedents():
-    """The default antecedent set (mirrors default_antecedents() in src/core/stopwords.cpp;
+    """The default antecedent set (mirrors default_antecedents() in src/core/extract/stopwords.cpp;
     main() checks that spotsigs(html) equals the explicit call with it)."""
     return ['a', 'an', 'the', 'is', 'are', 'was', 'were', 'be', 'been', 'being', 'am',
             'can', 'could', 'will', 'would', 'have', 'has', 'had', 'having',

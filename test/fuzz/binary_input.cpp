@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "binary_format.hpp"
-#include "error.hpp"
+#include "core/common/error.hpp"
+#include "core/signature/binary_format.hpp"
+#include "core/signature/multiset.hpp"
+#include "core/signature/text_format.hpp"
 #include "fuzz_checks.hpp"
-#include "multiset.hpp"
-#include "text_format.hpp"
 
 using namespace spotsigs;
 using spotsigs::fuzz::require;

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
-#include "extract.hpp"
-#include "hash.hpp"
-#include "tokenize.hpp"
+#include "core/common/error.hpp"
+#include "core/extract/extract.hpp"
+#include "core/signature/hash.hpp"
+#include "core/text/tokenize.hpp"
 
 using namespace spotsigs;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "multiset.hpp"
+#include "core/signature/multiset.hpp"
 
 namespace spotsigs::fuzz {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "error.hpp"
+#include "core/common/error.hpp"
+#include "core/signature/multiset.hpp"
+#include "core/signature/text_format.hpp"
 #include "fuzz_checks.hpp"
-#include "multiset.hpp"
-#include "text_format.hpp"
 
 using namespace spotsigs;
 using spotsigs::fuzz::require;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "block_lists.hpp"
+#include "core/memory/block_lists.hpp"
 
 using spotsigs::BlockLists;
 

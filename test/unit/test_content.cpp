@@ -9,10 +9,10 @@
 #include <tuple>
 #include <vector>
 
-#include "content.hpp"
-#include "error.hpp"
-#include "hash.hpp"
-#include "join.hpp"
+#include "core/common/error.hpp"
+#include "core/join/content.hpp"
+#include "core/join/join.hpp"
+#include "core/signature/hash.hpp"
 #include "reference_jaccard.hpp"
 
 using namespace spotsigs;

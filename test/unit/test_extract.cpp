@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
-#include "extract.hpp"
-#include "hash.hpp"
-#include "tokenize.hpp"
+#include "core/common/error.hpp"
+#include "core/extract/extract.hpp"
+#include "core/signature/hash.hpp"
+#include "core/text/tokenize.hpp"
 
 using namespace spotsigs;
 using Pairs = std::vector<std::pair<std::string, uint32_t>>;

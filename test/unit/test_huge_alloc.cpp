@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "huge_alloc.hpp"
-#include "join.hpp"
+#include "core/join/join.hpp"
+#include "core/memory/huge_alloc.hpp"
 
 using namespace spotsigs;
 

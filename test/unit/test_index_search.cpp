@@ -5,11 +5,11 @@
 #include <map>
 #include <random>
 
-#include "df_cache.hpp"
-#include "error.hpp"
-#include "index_search.hpp"
-#include "memory_postings.hpp"
-#include "multiset.hpp"
+#include "core/common/error.hpp"
+#include "core/index/df_cache.hpp"
+#include "core/index/index_search.hpp"
+#include "core/index/memory_postings.hpp"
+#include "core/signature/multiset.hpp"
 
 using namespace spotsigs;
 

@@ -13,12 +13,12 @@
 #include <tuple>
 #include <vector>
 
-#include "error.hpp"
-#include "join.hpp"
-#include "join_bounds.hpp"
-#include "join_internal.hpp"
-#include "join_prefix.hpp"
-#include "pair_sink.hpp"
+#include "core/common/error.hpp"
+#include "core/join/join.hpp"
+#include "core/join/join_bounds.hpp"
+#include "core/join/join_internal.hpp"
+#include "core/join/join_prefix.hpp"
+#include "core/join/pair_sink.hpp"
 #include "reference_jaccard.hpp"
 
 using namespace spotsigs;

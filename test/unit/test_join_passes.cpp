@@ -6,10 +6,10 @@
 #include <tuple>
 #include <vector>
 
-#include "error.hpp"
-#include "join.hpp"
-#include "join_bounds.hpp"
-#include "join_passes.hpp"
+#include "core/common/error.hpp"
+#include "core/join/join.hpp"
+#include "core/join/join_bounds.hpp"
+#include "core/join/join_passes.hpp"
 
 using namespace spotsigs;
 

@@ -17,8 +17,8 @@
 #include <tuple>
 #include <vector>
 
-#include "join.hpp"
-#include "multiset.hpp"
+#include "core/join/join.hpp"
+#include "core/signature/multiset.hpp"
 
 using namespace spotsigs;
 

@@ -4,7 +4,7 @@
 #include <random>
 #include <unordered_set>
 
-#include "key_filter.hpp"
+#include "core/index/key_filter.hpp"
 
 using spotsigs::KeyFilter;
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "binary_format.hpp"
-#include "error.hpp"
-#include "multiset.hpp"
-#include "packed.hpp"
-#include "text_format.hpp"
+#include "core/common/error.hpp"
+#include "core/signature/binary_format.hpp"
+#include "core/signature/multiset.hpp"
+#include "core/signature/packed.hpp"
+#include "core/signature/text_format.hpp"
 
 using namespace spotsigs;
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "partition.hpp"
+#include "core/join/partition.hpp"
 
 using spotsigs::join_detail::next_partition_bound;
 using spotsigs::join_detail::TauPartitions;

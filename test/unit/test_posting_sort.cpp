@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "posting_sort.hpp"
+#include "core/index/posting_sort.hpp"
 
 using namespace spotsigs;
 

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <set>
 
-#include "cosine.hpp"
-#include "error.hpp"
-#include "hash.hpp"
-#include "idf_filter.hpp"
-#include "imatch.hpp"
-#include "minhash.hpp"
-#include "shingles.hpp"
+#include "core/common/error.hpp"
+#include "core/quality/cosine.hpp"
+#include "core/quality/idf_filter.hpp"
+#include "core/quality/imatch.hpp"
+#include "core/quality/minhash.hpp"
+#include "core/quality/shingles.hpp"
+#include "core/signature/hash.hpp"
 
 using namespace spotsigs;
 

@@ -9,10 +9,10 @@
 #include <tuple>
 #include <vector>
 
-#include "error.hpp"
-#include "join.hpp"
-#include "packed.hpp"
-#include "read_pipeline.hpp"
+#include "core/common/error.hpp"
+#include "core/join/join.hpp"
+#include "core/join/read_pipeline.hpp"
+#include "core/signature/packed.hpp"
 
 using namespace spotsigs;
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "repeated_id.hpp"
+#include "core/join/repeated_id.hpp"
 
 using namespace spotsigs;
 

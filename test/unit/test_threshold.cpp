@@ -5,8 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "error.hpp"
-#include "threshold.hpp"
+#include "core/common/error.hpp"
+#include "core/common/threshold.hpp"
 
 using namespace spotsigs;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenize.hpp"
+#include "core/text/tokenize.hpp"
 
 using spotsigs::tokenize;
 using Words = std::vector<std::string>;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "word_builder.hpp"
-#include "word_table.hpp"
+#include "core/extract/word_table.hpp"
+#include "core/text/word_builder.hpp"
 
 using spotsigs::WordTable;
 

@@ -1,8 +1,9 @@
 // Index build: sort postings within maintenance_work_mem, then write a segment bottom-up.
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
-#include "index.hpp"
-#include "posting_sort.hpp"
+#include "pg/index/index.hpp"
+
+#include "core/index/posting_sort.hpp"
 
 extern "C" {
 #include "access/tableam.h"
@@ -19,8 +20,8 @@ extern "C" {
 
 #include <cstring>
 
-#include "../boundary.hpp"
-#include "../datum.hpp"
+#include "pg/boundary.hpp"
+#include "pg/type/datum.hpp"
 
 namespace spotsigs::pg::index {
 

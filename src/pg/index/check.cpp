@@ -2,7 +2,7 @@
 // spotsigs_index_stats(regclass): partitions and list lengths, for debugging.
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -19,7 +19,7 @@ extern "C" {
 
 #include <cstring>
 
-#include "packed.hpp"
+#include "core/signature/packed.hpp"
 
 namespace spotsigs::pg::index {
 

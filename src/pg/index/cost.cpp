@@ -5,7 +5,7 @@
 // partitions) postings, plus one root-to-leaf descent per signature and segment, plus the whole
 // pending list. An ordered scan pays the first tier (0.9) before its first row and up to a full
 // pass over the index in total.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "access/relation.h"
@@ -18,10 +18,10 @@ extern "C" {
 
 #include <cmath>
 
-#include "../boundary.hpp"
-#include "../datum.hpp"
-#include "../gucs.hpp"
-#include "../query.hpp"
+#include "pg/boundary.hpp"
+#include "pg/gucs.hpp"
+#include "pg/type/datum.hpp"
+#include "pg/type/query.hpp"
 
 namespace spotsigs::pg::index {
 

@@ -1,5 +1,5 @@
 // The access method handler (spotsigs_handler) and the index's reloptions.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "access/reloptions.h"

@@ -16,7 +16,7 @@
 // pages only after it has held a cleanup lock on the metapage, so no reader is still inside them.
 #pragma once
 
-#include "../pg.hpp"
+#include "pg/pg.hpp"
 
 extern "C" {
 #include "access/amapi.h"
@@ -27,8 +27,8 @@ extern "C" {
 #include "utils/rel.h"
 }
 
-#include "index_search.hpp"
-#include "key_filter.hpp"
+#include "core/index/index_search.hpp"
+#include "core/index/key_filter.hpp"
 
 #include <vector>
 

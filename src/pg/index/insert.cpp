@@ -1,12 +1,12 @@
 // aminsert: append (TID, spotsig) to the pending list, WAL-logged, serialized by the metapage lock.
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 #include <cstring>
 
-#include "../boundary.hpp"
-#include "../datum.hpp"
+#include "pg/boundary.hpp"
+#include "pg/type/datum.hpp"
 
 namespace spotsigs::pg::index {
 

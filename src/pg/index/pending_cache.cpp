@@ -8,12 +8,12 @@
 // MetaData::pending_gen (and a new relfilenode after REINDEX or TRUNCATE changes the key).
 //
 // C-style code around the page reads; C++ work (the posting lists) runs inside pg_entry.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 #include <cstring>
 
-#include "../boundary.hpp"
-#include "memory_postings.hpp"
+#include "core/index/memory_postings.hpp"
+#include "pg/boundary.hpp"
 
 namespace spotsigs::pg::index {
 

@@ -3,7 +3,7 @@
 // The search itself (core threshold_search) runs inside pg_entry over a PostingSource that reads
 // page copies through pg_guard. C-style wrappers pin the metapage around each search, so VACUUM
 // cannot recycle the pages being read.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "access/relscan.h"
@@ -16,11 +16,11 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "../boundary.hpp"
-#include "../datum.hpp"
-#include "../gucs.hpp"
-#include "../query.hpp"
-#include "df_cache.hpp"
+#include "core/index/df_cache.hpp"
+#include "pg/boundary.hpp"
+#include "pg/gucs.hpp"
+#include "pg/type/datum.hpp"
+#include "pg/type/query.hpp"
 
 namespace spotsigs::pg::index {
 

@@ -14,14 +14,14 @@
 // the directory's lowest level as written: each entry of an upper level holds the first hash
 // of its child, so "the last entry whose first hash is <= h" picks the same DATA block as the
 // descent does.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 #include <vector>
 
-#include "../boundary.hpp"
+#include "pg/boundary.hpp"
 
 namespace spotsigs::pg::index {
 

@@ -12,7 +12,7 @@
 // or TRUNCATE gives new storage, hence the RelFileNode in the key). The filter is remembered
 // only after the metapage names the segment, and holds every hash with a record in it, so a
 // hash it rules out has no posting there. VACUUM rewrites a segment under a new serial.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 #include <cstring>
 

@@ -2,7 +2,7 @@
 //
 // Code in this file is plain C-style: no C++ objects with destructors are alive when a
 // PostgreSQL function may raise an ERROR, so longjmp never skips a destructor.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "storage/indexfsm.h"
@@ -11,7 +11,7 @@ extern "C" {
 
 #include <cstring>
 
-#include "packed.hpp"
+#include "core/signature/packed.hpp"
 
 namespace spotsigs::pg::index {
 

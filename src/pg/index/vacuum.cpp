@@ -2,8 +2,9 @@
 // replaced pages once no reader can still be inside them.
 //
 // C-style code: no C++ objects with destructors live across PostgreSQL calls.
-#include "index.hpp"
-#include "posting_sort.hpp"
+#include "pg/index/index.hpp"
+
+#include "core/index/posting_sort.hpp"
 
 extern "C" {
 #include "access/genam.h"

@@ -1,7 +1,7 @@
 // amvalidate: an operator class of spotsigs has % (strategy 1, search) and <-> (strategy 2,
 // ordering by float8), both over the indexed type, optionally % against a composite query with
 // its own threshold (strategy 3, spotsigs_query), and no support functions.
-#include "index.hpp"
+#include "pg/index/index.hpp"
 
 extern "C" {
 #include "access/amvalidate.h"

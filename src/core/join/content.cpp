@@ -1,0 +1,388 @@
+// The content measure's statistics: which signatures of a collection are template signatures.
+#include "core/join/content.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+
+#include "core/common/error.hpp"
+#include "core/join/join_internal.hpp"
+#include "core/signature/hash.hpp"
+
+namespace spotsigs {
+
+namespace {
+
+// Most similarities a worker remembers (content.hpp's memory bound counts them).
+constexpr size_t kMemoEntries = size_t(1) << 16;
+
+// One (signature, page) entry; pages are numbered by their rank in the fixed id order.
+struct Entry {
+    uint64_t hash;
+    uint32_t rank;
+};
+
+// The signatures held by two or more pages (ascending), each with the sample of pages it is
+// judged on. Signatures with the same sample (a story's signatures on its copies) share one
+// entry of `samples`: the sample's mean similarity is worked out once for all of them.
+struct Groups {
+    std::vector<uint64_t> hashes;
+    std::vector<uint32_t> sample_of;  // per hash: its sample
+    std::vector<size_t> start;        // per sample + 1: offsets into ranks
+    std::vector<uint32_t> ranks;      // each sample's ranks, ascending, at most kSample
+};
+
+// Every (signature, page rank) entry of docs, sorted by signature, then rank. The entries are
+// first dealt into 256 buckets by the signature's top byte (fmix64-finished, so the buckets are
+// even), then the buckets are sorted on up to `threads` threads.
+std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
+    std::vector<size_t> count(257, 0);
+    for (size_t i = 0; i < docs.size(); ++i) {
+        MultisetView v = docs.doc(i);
+        for (uint32_t k = 0; k < v.size; ++k) ++count[(v.hashes[k] >> 56) + 1];
+    }
+    for (size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
+    std::vector<Entry> e(count.back());
+    std::vector<size_t> at(count.begin(), count.end() - 1);
+    for (size_t i = 0; i < docs.size(); ++i) {
+        MultisetView v = docs.doc(i);
+        for (uint32_t k = 0; k < v.size; ++k) e[at[v.hashes[k] >> 56]++] = Entry{v.hashes[k], rank_of[i]};
+    }
+    join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
+        for (size_t b = begin; b < end; ++b)
+            std::sort(e.begin() + static_cast<std::ptrdiff_t>(count[b]), e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
+                      [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; });
+    });
+    return e;
+}
+
+// Every signature held by two or more pages, with its sample: its first kSample pages by rank.
+Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
+    std::vector<Entry> e = sorted_entries(docs, rank_of, threads);
+    // Every signature's sample, in signature order first.
+    std::vector<size_t> start{0};
+    std::vector<uint32_t> ranks;
+    Groups g;
+    for (size_t i = 0; i < e.size();) {
+        size_t j = i;
+        while (j < e.size() && e[j].hash == e[i].hash) ++j;
+        if (j - i >= 2) {
+            g.hashes.push_back(e[i].hash);
+            for (size_t k = i; k < j && k - i < kSample; ++k) ranks.push_back(e[k].rank);
+            start.push_back(ranks.size());
+        }
+        i = j;
+    }
+    e = std::vector<Entry>();
+    // Equal samples made one: the signatures ordered by sample, and a new sample where it changes.
+    const size_t n = g.hashes.size();
+    auto span_less = [&](uint32_t x, uint32_t y) {
+        return std::lexicographical_compare(ranks.begin() + start[x], ranks.begin() + start[x + 1],
+                                            ranks.begin() + start[y], ranks.begin() + start[y + 1]);
+    };
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), span_less);
+    g.sample_of.resize(n);
+    g.start.push_back(0);
+    for (size_t k = 0; k < n; ++k) {
+        uint32_t x = order[k];
+        if (k == 0 || span_less(order[k - 1], x)) {
+            g.ranks.insert(g.ranks.end(), ranks.begin() + start[x], ranks.begin() + start[x + 1]);
+            g.start.push_back(g.ranks.size());
+        }
+        g.sample_of[x] = static_cast<uint32_t>(g.start.size() - 2);
+    }
+    return g;
+}
+
+// Each page's signature sketches: bitmaps of 512 << j bits for j = 0 .. levels - 1, bit
+// (h mod bits) set for every signature hash h of the page, each with its population count; a
+// page has as many levels as it takes to reach 4 bits per distinct signature (at most
+// kMaxLevels). They bound overlaps from above: in two sketches of the same size, a bit set in a's
+// and clear in b's is set by at least one signature of a that b lacks (none of b's signatures
+// sets it), and distinct bits are set by distinct signatures, each of frequency >= 1 that adds to
+// |a| and nothing to the overlap. So with c = popcount(a & b),
+//     overlap(a, b) <= min(|a| - (pa - c), |b| - (pb - c)),
+// pa and pb the two sketches' population counts. Level j - 1 is level j folded in half (bit i
+// and bit i + bits / 2 ORed), since h mod (bits / 2) = (h mod bits) mod (bits / 2).
+constexpr uint32_t kBaseWords = 8;
+constexpr uint32_t kMaxLevels = 6;
+
+// Population count of one word without relying on a POPCNT instruction being available.
+inline uint32_t popcount64(uint64_t x) noexcept {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<uint32_t>((x * 0x0101010101010101ULL) >> 56);
+}
+
+// popcount(u[k] & v[k]) summed over k < words; with the POPCNT instruction where the processor
+// has it (chosen once, when the library loads).
+__attribute__((target_clones("popcnt", "default")))
+uint32_t and_count(const uint64_t* u, const uint64_t* v, size_t words) noexcept {
+    uint32_t c = 0;
+    for (size_t k = 0; k < words; ++k) c += static_cast<uint32_t>(__builtin_popcountll(u[k] & v[k]));
+    return c;
+}
+
+struct Sketches {
+    std::vector<uint64_t> bits;   // per rank from offset[r]: its levels, smallest first
+    std::vector<size_t> offset;   // per rank + 1
+    std::vector<uint32_t> count;  // per rank: kMaxLevels population counts
+    std::vector<uint8_t> levels;  // per rank
+
+    // The words of level j of rank r (level j holds kBaseWords << j words).
+    const uint64_t* level(uint32_t r, uint32_t j) const noexcept {
+        return bits.data() + offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+    }
+};
+
+Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank) {
+    Sketches s;
+    const size_t n = doc_of_rank.size();
+    s.offset.assign(n + 1, 0);
+    s.count.assign(n * kMaxLevels, 0);
+    s.levels.assign(n, 1);
+    for (size_t r = 0; r < n; ++r) {
+        uint64_t size = docs.doc(doc_of_rank[r]).size;
+        uint32_t j = 1;
+        while (j < kMaxLevels && (uint64_t(64 * kBaseWords) << (j - 1)) < 4 * size) ++j;
+        s.levels[r] = static_cast<uint8_t>(j);
+        s.offset[r + 1] = s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+    }
+    s.bits.assign(s.offset[n], 0);
+    for (size_t r = 0; r < n; ++r) {
+        MultisetView v = docs.doc(doc_of_rank[r]);
+        const uint32_t top = s.levels[r] - 1u;
+        uint64_t* w = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << top) - 1);
+        const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
+        for (uint32_t k = 0; k < v.size; ++k) {
+            uint64_t bit = v.hashes[k] % nbits;
+            w[bit / 64] |= uint64_t(1) << (bit % 64);
+        }
+        for (uint32_t j = top + 1; j-- > 0;) {
+            uint64_t* x = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+            const size_t words = size_t(kBaseWords) << j;
+            if (j < top)
+                for (size_t k = 0; k < words; ++k) x[k] = x[words + k] | x[2 * words + k];
+            uint32_t c = 0;
+            for (size_t k = 0; k < words; ++k) c += popcount64(x[k]);
+            s.count[r * kMaxLevels + j] = c;
+        }
+    }
+    return s;
+}
+
+// An upper bound on the computed similarity of the pages a and b of ranks x and y: the similarity
+// an overlap at the bound above (on the larger level both have) would give. The computed
+// similarity fl(o / (|a| + |b| - o)) does not decrease as o grows (the numerator grows, the
+// denominator shrinks, and rounding is monotone), so the bound's computed value is at least the
+// computed similarity.
+inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b,
+                               uint32_t x, uint32_t y) noexcept {
+    if (a.empty() || b.empty()) return 0.0;
+    const uint32_t j = std::min(s.levels[x], s.levels[y]) - 1u;
+    const uint64_t* u = s.level(x, j);
+    const uint64_t* v = s.level(y, j);
+    const uint32_t c = and_count(u, v, size_t(kBaseWords) << j);
+    uint64_t oa = a.length - (s.count[size_t(x) * kMaxLevels + j] - c);
+    uint64_t ob = b.length - (s.count[size_t(y) * kMaxLevels + j] - c);
+    uint64_t o = std::min(oa, ob);
+    return static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
+}
+
+// Marks in `keep` the samples whose pages have a mean pairwise similarity (in `docs`, whose
+// page of rank r is doc_of_rank[r]) of at least kCoherence.
+void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank,
+           std::vector<char>& keep, int threads, CancelToken* cancel) {
+    const size_t n = g.start.size() - 1;
+    keep.assign(n, 0);
+    static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
+    constexpr size_t kPairs = kSample * (kSample - 1) / 2;
+    const Sketches sk = sketch(docs, doc_of_rank);
+    // Samples in order share their first pages, so pairs recur from one sample to the next: each
+    // worker remembers the similarities of the last few thousand samples' pairs.
+    std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
+    join_detail::run_workers(threads, n, 256, [&](int w, size_t begin, size_t end) {
+        auto& memo = cache[static_cast<size_t>(w)];
+        MultisetView page[kSample];
+        double rest[kPairs + 1];  // rest[p]: the sum of the bounds of pairs p, p + 1, ... (in order)
+        for (size_t k = begin; k < end; ++k) {
+            if (cancel != nullptr && cancel->stopped()) return;
+            if (memo.size() > kMemoEntries) memo.clear();
+            const uint32_t* r = g.ranks.data() + g.start[k];
+            const size_t m = g.start[k + 1] - g.start[k];
+            for (size_t a = 0; a < m; ++a) page[a] = docs.doc(doc_of_rank[r[a]]);
+            // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
+            // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, bound], bound the sketch
+            // bound of its pair (at most 1), so the loop stops once the pairs left cannot change
+            // the answer: (a) sum >= goal: adding non-negative terms never lowers a
+            // rounded-to-nearest sum, so the full sum reaches goal too; (b) sum + rest + kSlack <
+            // goal, rest the computed sum of the bounds of the pairs left: the exact full sum is
+            // at most sum + the exact sum of those bounds, and the rounded values of the full sum,
+            // of sum and of rest each differ from their exact values by less than 2e-12 (at most
+            // 120 additions of terms <= 120 carry errors below 120 * 120 * 2^-53), so the full
+            // sum stays below goal.
+            constexpr double kSlack = 1e-9;
+            const size_t pairs = m * (m - 1) / 2;
+            const double goal = kCoherence * double(pairs);
+            {
+                size_t p = pairs;
+                rest[p] = 0;
+                for (size_t a = m; a-- > 0;)
+                    for (size_t b = m; b-- > a + 1;) {
+                        --p;
+                        rest[p] = rest[p + 1] + similarity_bound(sk, page[a], page[b], r[a], r[b]);
+                    }
+            }
+            double sum = 0;
+            size_t p = 0;
+            auto open = [&] { return sum < goal && sum + rest[p] + kSlack >= goal; };
+            for (size_t a = 0; a < m && open(); ++a)
+                for (size_t b = a + 1; b < m && open(); ++b, ++p) {
+                    uint64_t key = uint64_t(r[a]) << 32 | r[b];  // r is ascending: r[a] < r[b]
+                    auto it = memo.find(key);
+                    if (it == memo.end()) it = memo.emplace(key, similarity(page[a], page[b])).first;
+                    sum += it->second;
+                }
+            keep[k] = sum >= goal;
+        }
+    });
+    if (cancel != nullptr && cancel->stopped()) throw Error(ErrorKind::Canceled, "canceled");
+}
+
+}  // namespace
+
+size_t template_memory_bytes(const Collection& docs, int threads) {
+    // With e entries and g <= e / 2 signatures held by two or more pages (kSample >= 2 ranks
+    // kept per signature at most, so ranks <= e): while the samples are made, the entries
+    // (16 e) with the first samples' ranks (4 e), offsets (8 g) and hashes (8 g), and then
+    // those with the merged samples' ranks (4 e), offsets (8 g), sample_of and order (4 g each),
+    // at most 28 e bytes; afterwards the samples (hashes 8 g, sample_of 4 g, offsets 8 g,
+    // ranks 4 e: 14 e) with the copy of docs. Beside them: the page order (8 bytes a page),
+    // the keep flags (g bytes), the sketches (levels up to 8 size bits, so all levels at most
+    // max(16, size / 4) words, plus 6 counts, an offset and a level count: at most 161 bytes a
+    // page and 2 bytes an entry) and each
+    // worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the table).
+    size_t e = 0;
+    for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
+    size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
+    return peak + (8 + 161) * docs.size() + 2 * e + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+}
+
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {
+    if (threads < 1) threads = 1;
+    const size_t n = docs.size();
+    // The fixed page order: by fmix64 of the id (a bijection, so distinct ids never tie), then
+    // by position for the duplicate ids a caller may not have rejected.
+    std::vector<uint32_t> doc_of_rank(n);
+    std::iota(doc_of_rank.begin(), doc_of_rank.end(), 0u);
+    std::sort(doc_of_rank.begin(), doc_of_rank.end(), [&](uint32_t a, uint32_t b) {
+        uint64_t x = fmix64(static_cast<uint64_t>(docs.id(a))), y = fmix64(static_cast<uint64_t>(docs.id(b)));
+        return x != y ? x < y : a < b;
+    });
+    std::vector<uint32_t> rank_of(n);
+    for (uint32_t r = 0; r < n; ++r) rank_of[doc_of_rank[r]] = r;
+    const Groups g = shared_signatures(docs, rank_of, threads);
+
+    std::vector<uint64_t> drop;
+    std::vector<char> keep;
+    for (int round = 0; round < kRounds; ++round) {
+        if (round == 0) {
+            judge(g, docs, doc_of_rank, keep, threads, cancel);
+        } else {
+            Collection content = without_signatures(docs, drop);
+            judge(g, content, doc_of_rank, keep, threads, cancel);
+        }
+        drop.clear();
+        for (size_t k = 0; k < g.hashes.size(); ++k)
+            if (!keep[g.sample_of[k]]) drop.push_back(g.hashes[k]);  // g.hashes is ascending
+    }
+    return drop;
+}
+
+namespace {
+
+// A set of signature hashes for membership tests: open addressing with linear probing on the
+// hash's low bits (signature hashes are fmix64-finished, so the low bits are well spread); 0 is
+// kept aside as the empty slot's mark. In front of the table, a bitmap with one bit per value of
+// the hash's top bits, set for every key: a clear bit proves absence, and the bitmap (about 8 bits
+// a key) is small enough to stay in cache where the table is not.
+class HashSet {
+public:
+    explicit HashSet(const std::vector<uint64_t>& keys) {
+        size_t cap = 16;
+        while (cap < 2 * keys.size()) cap *= 2;
+        slots_.assign(cap, 0);
+        mask_ = cap - 1;
+        filter_shift_ = 64;
+        while (filter_shift_ > 6 && (uint64_t(1) << (64 - filter_shift_)) < 4 * cap) --filter_shift_;
+        filter_.assign((uint64_t(1) << (64 - filter_shift_)) / 64, 0);
+        for (uint64_t k : keys) {
+            uint64_t f = k >> filter_shift_;
+            filter_[f / 64] |= uint64_t(1) << (f % 64);
+            if (k == 0) {
+                has_zero_ = true;
+                continue;
+            }
+            size_t i = k & mask_;
+            while (slots_[i] != 0 && slots_[i] != k) i = (i + 1) & mask_;
+            slots_[i] = k;
+        }
+    }
+    bool contains(uint64_t k) const noexcept {
+        if (k == 0) return has_zero_;
+        uint64_t f = k >> filter_shift_;
+        if ((filter_[f / 64] >> (f % 64) & 1) == 0) return false;
+        for (size_t i = k & mask_;; i = (i + 1) & mask_) {
+            if (slots_[i] == k) return true;
+            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
+        }
+    }
+
+private:
+    std::vector<uint64_t> slots_;
+    std::vector<uint64_t> filter_;  // bit (k >> filter_shift_) set for every key k
+    unsigned filter_shift_ = 64;
+    size_t mask_ = 0;
+    bool has_zero_ = false;
+};
+
+// doc without the members of drop, into m (cleared first).
+void remove_into(const MultisetView& doc, const HashSet& drop, Multiset& m) {
+    m.hashes.clear();
+    m.freqs.clear();
+    m.length = 0;
+    for (uint32_t k = 0; k < doc.size; ++k) {
+        if (drop.contains(doc.hashes[k])) continue;
+        m.hashes.push_back(doc.hashes[k]);
+        m.freqs.push_back(doc.freqs[k]);
+        m.length += doc.freqs[k];
+    }
+}
+
+}  // namespace
+
+Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop) {
+    Multiset m;
+    remove_into(doc, HashSet(drop), m);
+    return m;
+}
+
+Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop) {
+    const HashSet set(drop);
+    Collection out;
+    size_t total = 0;
+    for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
+    out.reserve(docs.size(), total);
+    Multiset m;
+    for (size_t i = 0; i < docs.size(); ++i) {
+        remove_into(docs.doc(i), set, m);
+        out.add(docs.id(i), m.view());
+    }
+    return out;
+}
+
+}  // namespace spotsigs

@@ -1,0 +1,264 @@
+// The index-based matchers: NoPrune, NoPart and Partitioned are one probe loop with different
+// filters switched on (ProbeConfig). Every filter is a lemma of join_bounds.hpp.
+//
+// Orientation. A self-join examines each pair once, from the document of smaller rank (shorter,
+// or equally long with the smaller collection index) — the probe — against the larger one in
+// the index, as the paper's Algorithm 1 steps from a partition into its right neighbour. An R-S
+// join probes with every document of R into an index over S, partners of any admissible length.
+#include <algorithm>
+#include <memory>
+
+#include "core/join/join_bounds.hpp"
+#include "core/join/join_internal.hpp"
+#include "core/join/partition.hpp"
+
+namespace spotsigs::join_detail {
+
+namespace {
+
+// Documents handed to a worker at a time, and how many postings it reads between cancel checks.
+constexpr size_t kProbeChunk = 32;
+constexpr uint32_t kPostingStride = 1u << 16;
+// Result pairs a worker collects before it accounts for them against the memory limit.
+constexpr size_t kPairBatch = 4096;
+
+// The overlap of A[i..] and B[j..] (sorted ids with frequencies; ra, rb their masses), or some
+// value below t as soon as Lemma 6 shows the overlap cannot reach t.
+inline uint64_t merge_overlap(const uint32_t* sa, const uint32_t* fa, uint64_t na, uint64_t i, uint64_t ra,
+                              const uint32_t* sb, const uint32_t* fb, uint64_t nb, uint64_t j, uint64_t rb,
+                              uint64_t t) noexcept {
+    uint64_t o = 0;
+    while (i < na && j < nb) {
+        if (o + std::min(ra, rb) < t) return o;
+        uint32_t x = sa[i], y = sb[j];
+        if (x < y) {
+            ra -= fa[i++];
+        } else if (y < x) {
+            rb -= fb[j++];
+        } else {
+            o += std::min(fa[i], fb[j]);
+            ra -= fa[i++];
+            rb -= fb[j++];
+        }
+    }
+    return o;
+}
+
+// Everything one join's probes share (read-only while the workers run).
+struct ProbeJob {
+    const DocStore* probe;       // the probing documents
+    const DocStore* indexed;     // the documents in the index
+    const InvertedIndex* index;
+    const Collection* probe_docs;    // originals, for NoPrune's plain similarity()
+    const Collection* indexed_docs;
+    const TauPartitions* parts;      // null unless cfg.partitions
+    const RequiredOverlap* req;
+    ProbeConfig cfg;
+    double tau;
+    bool self;                   // self-join: partners are the larger ranks of the same store
+};
+
+// One worker's scratch: the generation-stamped "seen" marks over the indexed documents.
+struct ProbeScratch {
+    std::vector<uint32_t> seen;
+    uint32_t stamp = 0;
+
+    // Starts a new probe: every document counts as unseen again.
+    void next() {
+        if (++stamp == 0) {
+            std::fill(seen.begin(), seen.end(), 0);
+            stamp = 1;
+        }
+    }
+};
+
+// First rank in `docs` whose length is at least len (lengths ascend with rank).
+inline uint32_t first_rank_with_length(const DocStore& docs, uint64_t len) {
+    if (len > UINT32_MAX) return static_cast<uint32_t>(docs.size());
+    auto it = std::lower_bound(docs.len.begin(), docs.len.end(), static_cast<uint32_t>(len));
+    return static_cast<uint32_t>(it - docs.len.begin());
+}
+
+// Probes the index with document ra of job.probe; appends its pairs to out. Returns false if it
+// stopped early because the caller asked to cancel.
+bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard,
+               JoinPairs& out, uint32_t& countdown) {
+    const DocStore& P = *job.probe;
+    const DocStore& I = *job.indexed;
+    const ProbeConfig& cfg = job.cfg;
+    const RequiredOverlap& req = *job.req;
+    const uint64_t a = P.len[ra];
+    const uint64_t lo_a = min_partner_length(a, job.tau);
+
+    // The window of partner ranks: Lemma 3's length filter below, the partitions above.
+    uint32_t wbeg, wend = static_cast<uint32_t>(I.size());
+    if (job.self)
+        wbeg = static_cast<uint32_t>(ra + 1);
+    else
+        wbeg = cfg.prune ? first_rank_with_length(I, lo_a) : 0;
+    if (job.parts != nullptr) {
+        // Condition (A): every admissible longer partner lies in this partition or the next.
+        size_t k = job.parts->partition_of(a);
+        wend = first_rank_with_length(I, job.parts->lower(k + 2));
+    }
+    if (wbeg >= wend) return true;
+
+    // Lemma 5: the smallest requirement of any admissible partner bounds how far to read.
+    const uint64_t need = job.self ? req(2 * a) : req(a + lo_a);
+    const uint64_t begin = P.off[ra], end = P.off[ra + 1];
+    const uint32_t* sa = P.sig.data() + begin;
+    const uint32_t* fa = P.freq.data() + begin;
+    const uint64_t na = end - begin;
+    uint64_t suf = a - P.lead[ra];  // A's mass from signature i on (suf_A of Lemma 4)
+    scratch.next();
+    const uint32_t stamp = scratch.stamp;
+    uint32_t* seen = scratch.seen.data();
+
+    for (uint64_t i = 0; i < na; suf -= fa[i], ++i) {
+        if (cfg.prune && suf < need) break;
+        const Posting* first = job.index->postings.data() + job.index->start[sa[i]];
+        const Posting* last = job.index->postings.data() + job.index->start[sa[i] + 1];
+        const Posting* p = std::lower_bound(first, last, wbeg,
+                                            [](const Posting& x, uint32_t r) { return x.rank < r; });
+        for (; p != last; ++p) {
+            if (--countdown == 0) {
+                countdown = kPostingStride;
+                if (guard.stopped()) return false;
+            }
+            const uint32_t rb = p->rank;
+            if (rb >= wend) break;
+            const uint64_t b = I.len[rb];
+            uint64_t t = 0;
+            if (cfg.prune) {
+                t = req(a + b);
+                // Lemma 4 with pos_A (the corrected delta1 test): req grows along the list, so
+                // no later posting of it can pass either.
+                if (t > suf) break;
+            }
+            if (seen[rb] == stamp) continue;
+            seen[rb] = stamp;
+            double sim;
+            if (!cfg.prune) {
+                sim = similarity(job.probe_docs->doc(P.orig[ra]), job.indexed_docs->doc(I.orig[rb]));
+                if (!(sim >= job.tau)) continue;
+            } else {
+                // Lemma 4 with pos_B: B's mass before this signature cannot be common.
+                if (cfg.positional && t > p->suf) continue;
+                const uint64_t bb = I.off[rb];
+                uint64_t o = merge_overlap(sa, fa, na, i, suf, I.sig.data() + bb, I.freq.data() + bb,
+                                           I.off[rb + 1] - bb, p->pos, p->suf, t);
+                if (o < t) continue;
+                // The same expression as similarity(), so the reported value is bit-identical.
+                sim = static_cast<double>(o) / static_cast<double>(a + b - o);
+                if (!(sim >= job.tau)) continue;  // never taken: o >= req(a + b) (Lemma 1)
+            }
+            uint32_t x = P.orig[ra], y = I.orig[rb];
+            if (job.self && y < x) std::swap(x, y);
+            out.push_back(JoinPair{x, y, sim});
+        }
+    }
+    return true;
+}
+
+// Runs the probes of job over all probe documents on the worker threads.
+JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& budget) {
+    budget.charge(static_cast<size_t>(opt.threads) * job.indexed->size() * sizeof(uint32_t),
+                  "the per-thread candidate marks");
+    WorkerGuard guard(opt, budget);
+    // Empty documents take part in nothing, but they count as probed; so do, with probe_below,
+    // the documents at least that long: in a self-join each pair is probed from its shorter
+    // document, so theirs are all another pass's pairs.
+    const size_t probes = job.self && opt.probe_below != 0 ? first_rank_with_length(*job.probe, opt.probe_below)
+                                                           : job.probe->size();
+    guard.progress(job.probe_docs->size() - probes);
+    std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
+    std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
+    run_workers(opt.threads, probes, kProbeChunk, [&](int w, size_t begin, size_t end) {
+        ProbeScratch& s = scratch[static_cast<size_t>(w)];
+        if (s.seen.size() != job.indexed->size()) s.seen.assign(job.indexed->size(), 0);
+        JoinPairs& mine = out[static_cast<size_t>(w)];
+        uint32_t stride = kPostingStride;
+        size_t accounted = mine.size();
+        for (size_t r = begin; r < end; ++r) {
+            if (guard.stopped() || !probe_one(job, r, s, guard, mine, stride)) return;
+            guard.progress(1);
+            if (mine.size() - accounted >= kPairBatch) {
+                guard.add_pairs(mine.size() - accounted);
+                accounted = mine.size();
+            }
+        }
+        if (mine.size() != accounted) guard.add_pairs(mine.size() - accounted);
+    });
+    throw_if_canceled(opt.cancel);
+    return merge_sorted(out);
+}
+
+// The largest document length in docs.
+uint64_t max_length(const DocStore& docs) {
+    return docs.size() == 0 ? 0 : docs.len.back();
+}
+
+// Sets up the thresholds and partitions for documents up to longest and runs the probes.
+JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const InvertedIndex& index,
+                   const Collection& probe_docs, const Collection& indexed_docs,
+                   uint64_t longest, const JoinOptions& opt, const ProbeConfig& cfg,
+                   MemoryBudget& budget, bool self) {
+    const uint64_t table = std::min<uint64_t>(2 * longest + 2, uint64_t(1) << 20);
+    budget.charge(table * sizeof(uint32_t), "the threshold table");
+    RequiredOverlap req(opt.tau, table);
+    std::unique_ptr<TauPartitions> parts;
+    if (cfg.partitions) {
+        parts = std::make_unique<TauPartitions>(opt.tau, longest);
+        budget.charge(parts->memory_bytes(), "the length partitions");
+    }
+    ProbeJob job{&probe, &indexed, &index, &probe_docs, &indexed_docs, parts.get(), &req, cfg, opt.tau, self};
+    return run_probes(job, opt, budget);
+}
+
+}  // namespace
+
+JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
+                          const ProbeConfig& cfg) {
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
+    SignatureDictionary dict;
+    std::vector<uint32_t> ids;
+    std::vector<uint64_t> ids_off;
+    dict.build(docs, budget, opt.cancel, opt.threads, &ids, &ids_off);
+    const uint32_t num_sigs = dict.size();
+    budget.release(dict.memory_bytes());
+    dict = SignatureDictionary();
+    DocStore store;
+    store.build(docs, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
+    budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));
+    std::vector<uint32_t>().swap(ids);
+    std::vector<uint64_t>().swap(ids_off);
+    InvertedIndex index;
+    index.build(store, num_sigs, cfg.prefix_index, opt.tau, budget, opt.cancel);
+    return run_join(store, store, index, docs, docs, max_length(store), opt, cfg, budget, true);
+}
+
+JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
+                        const ProbeConfig& cfg) {
+    MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
+    // The order is S's document frequency; R's signatures absent from S come first (df 0) and
+    // are kept only as "lead" mass, since they can never be common.
+    SignatureDictionary dict;
+    std::vector<uint32_t> ids;
+    std::vector<uint64_t> ids_off;
+    dict.build(s, budget, opt.cancel, opt.threads, &ids, &ids_off);
+    DocStore ss, rs;
+    ss.build(s, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
+    budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));
+    std::vector<uint32_t>().swap(ids);
+    std::vector<uint64_t>().swap(ids_off);
+    rs.build(r, dict, nullptr, nullptr, opt.threads, budget, opt.cancel);
+    const uint32_t num_sigs = dict.size();
+    budget.release(dict.memory_bytes());
+    dict = SignatureDictionary();
+    InvertedIndex index;
+    index.build(ss, num_sigs, cfg.prefix_index, opt.tau, budget, opt.cancel);
+    const uint64_t longest = std::max(max_length(ss), max_length(rs));
+    return run_join(rs, ss, index, r, s, longest, opt, cfg, budget, false);
+}
+
+}  // namespace spotsigs::join_detail

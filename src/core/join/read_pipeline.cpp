@@ -1,0 +1,283 @@
+// The read pipeline: batch buffers handed from the reading thread to the filing thread.
+#include "core/join/read_pipeline.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/common/error.hpp"
+#include "core/join/join_internal.hpp"
+#include "core/join/join_prefix.hpp"
+#include "core/memory/huge_alloc.hpp"
+#include "core/memory/huge_pages.hpp"
+#include "core/signature/packed.hpp"
+
+namespace spotsigs {
+
+namespace {
+// Batch buffers: four of 2 MB less HugeAllocator's 64-byte header (about 2,700 rows of 86
+// signatures each), so that each takes exactly one page of the reserved pool when allowed; 8 MB
+// in all. More would rarely let the reader wait, and the reader faults in the filing thread's next
+// memory only while it waits for a free buffer.
+constexpr size_t kBatchBytes = (size_t(2) << 20) - 64;
+constexpr size_t kBatches = 4;
+// Prefixes are listed once this many documents are filed: the frequent signatures come from an
+// evenly spaced sample of them (smaller inputs are listed when the pipeline closes).
+constexpr size_t kSampleWindow = 65536;
+// The reader faults in the filing thread's next memory this much at a time (one huge page).
+constexpr size_t kPrefaultWindow = size_t(2) << 20;
+}  // namespace
+
+struct ReadPipeline::Batch {
+    HugeVector<unsigned char> bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
+    size_t used = 0;
+    std::vector<int64_t> ids;
+    std::vector<uint64_t> offsets;
+    std::vector<uint32_t> lengths;
+};
+
+ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background,
+                           size_t defer_backlog)
+    : list_tau_(list_tau), background_(background), defer_backlog_(defer_backlog), expected_docs_(reserve_docs) {
+    if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
+    if (list_tau_ > 0) {
+        listed_ = std::make_unique<join_detail::ListedPrefixes>();
+        listed_->tau = list_tau_;
+    }
+    // Without a filing thread one batch is filled and filed in turn.
+    for (size_t k = 0; k < (background_ ? kBatches : 1); ++k) {
+        pool_.push_back(std::make_unique<Batch>());
+        pool_.back()->bytes.resize(kBatchBytes);
+        free_.push_back(pool_.back().get());
+        batch_bytes_ += kBatchBytes;
+    }
+    if (!background_) return;
+    // The thread starts with every signal blocked, so that none is ever delivered to it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        thread_ = std::thread([this] { file_loop(); });
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+ReadPipeline::~ReadPipeline() { stop(); }
+
+void ReadPipeline::stop() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_.store(true);
+    }
+    cv_.notify_all();
+    try {
+        if (thread_.joinable()) thread_.join();
+    } catch (...) {
+    }
+}
+
+bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait) {
+    // Where the payload goes: 4 bytes past an 8-byte boundary, so that its hashes (12 bytes in)
+    // are 8-byte aligned.
+    auto place = [](size_t used) { return ((used + 3) & ~size_t(7)) + 4; };
+    if (current_ != nullptr && place(current_->used) + len > current_->bytes.size() && !current_->ids.empty()) {
+        if (!background_) {
+            file(*current_);  // the same batch is filled again
+            return add(id, payload, len, wait);
+        }
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            full_.push_back(current_);
+            backlog_.store(full_.size(), std::memory_order_relaxed);
+        }
+        cv_.notify_all();
+        current_ = nullptr;
+    }
+    if (current_ == nullptr) {
+        std::unique_lock<std::mutex> lock(mu_);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto deadline = t0 + wait;
+        // The filing thread is behind: fault in the memory it writes next, a window at a time,
+        // while no batch is free; then wait for one.
+        while (free_.empty() && error_ == nullptr && populate_ok_) {
+            const Collection::Room w = next_window();
+            if (w.begin == nullptr) break;
+            lock.unlock();
+            const Populate done = populate_pages(w.begin, static_cast<size_t>(w.end - w.begin));
+            lock.lock();
+            if (done == Populate::Done) prefaulted_ += static_cast<size_t>(w.end - w.begin);
+            else if (done == Populate::Unsupported) populate_ok_ = false;
+            else break;  // a signal: the caller serves it (the window is left to the filing thread)
+            if (std::chrono::steady_clock::now() >= deadline) break;
+        }
+        cv_.wait_until(lock, deadline, [&] { return !free_.empty() || error_ != nullptr; });
+        waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (error_) std::rethrow_exception(error_);
+        if (free_.empty()) return false;
+        current_ = free_.back();
+        free_.pop_back();
+    }
+    Batch& b = *current_;
+    const size_t at = place(b.used);
+    if (at + len > b.bytes.size()) {  // a value larger than a batch: this batch grows for it
+        batch_bytes_ += at + len - b.bytes.size();
+        b.bytes.resize(at + len);
+    }
+    std::memcpy(b.bytes.data() + at, payload, len);
+    b.used = at + len;
+    b.ids.push_back(id);
+    b.offsets.push_back(at);
+    b.lengths.push_back(static_cast<uint32_t>(len));
+    ++rows_;
+    return true;
+}
+
+Collection::Room ReadPipeline::next_window() noexcept {
+    for (int k = 0; k < 2; ++k) {
+        const Collection::Room r = room_[k];
+        if (r.begin == nullptr) continue;
+        // A cursor outside the room is from an earlier chunk: start at the room's beginning (a
+        // cursor at its end means it is all faulted in).
+        unsigned char* from = faulted_[k];
+        const uintptr_t f = reinterpret_cast<uintptr_t>(from);
+        if (from == nullptr || f < reinterpret_cast<uintptr_t>(r.begin) || f > reinterpret_cast<uintptr_t>(r.end))
+            from = r.begin;
+        if (from >= r.end) continue;
+        const size_t n = std::min(kPrefaultWindow, static_cast<size_t>(r.end - from));
+        faulted_[k] = from + n;
+        return Collection::Room{from, from + n};
+    }
+    return Collection::Room();
+}
+
+void ReadPipeline::close() {
+    if (!background_) {
+        if (current_ != nullptr) {
+            if (!current_->ids.empty()) file(*current_);
+            free_.push_back(current_);
+            current_ = nullptr;
+        }
+        closed_ = true;
+        finish_filing();
+        done_ = !stop_.load();
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (current_ != nullptr && !current_->ids.empty()) full_.push_back(current_);
+        else if (current_ != nullptr) free_.push_back(current_);
+        backlog_.store(full_.size(), std::memory_order_relaxed);
+        current_ = nullptr;
+        closed_ = true;
+    }
+    cv_.notify_all();
+}
+
+bool ReadPipeline::wait_filed(std::chrono::milliseconds wait) {
+    if (!background_) {
+        if (!done_) throw Error(ErrorKind::Canceled, "the join's input was stopped before it was filed");
+        return true;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, wait, [&] { return done_ || error_ != nullptr; });
+    if (error_) std::rethrow_exception(error_);
+    return done_;
+}
+
+void ReadPipeline::file_loop() {
+    try {
+        for (;;) {
+            Batch* b = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [&] { return stop_.load() || !full_.empty() || closed_; });
+                if (stop_.load()) return;
+                if (full_.empty()) break;  // closed and everything filed
+                b = full_.front();
+                full_.pop_front();
+                backlog_.store(full_.size(), std::memory_order_relaxed);
+            }
+            file(*b);
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                free_.push_back(b);
+                docs_.room(room_[0], room_[1]);
+            }
+            cv_.notify_all();
+        }
+        finish_filing();
+        if (stop_.load()) return;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            done_ = true;
+        }
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        error_ = std::current_exception();
+    }
+    cv_.notify_all();
+}
+
+void ReadPipeline::file(Batch& b) {
+    // Behind the reader: this batch's prefixes are left to the matcher's workers.
+    const bool defer = background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_;
+    for (size_t k = 0; k < b.ids.size(); ++k) {
+        const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
+        const uint32_t d = docs_.add(b.ids[k], v);
+        if (!listed_) continue;
+        if (lister_) {
+            if (defer) {
+                listed_->defer(d);
+                ++deferred_;
+            } else {
+                lister_->list(d, v, listed_->lists);
+            }
+        } else if (docs_.size() == kSampleWindow) {
+            start_listing();
+        }
+    }
+    // A batch that grew for a large value goes back to the usual size.
+    if (b.bytes.size() > kBatchBytes) {
+        batch_bytes_.fetch_sub(b.bytes.size() - kBatchBytes);
+        HugeVector<unsigned char>(kBatchBytes).swap(b.bytes);
+    }
+    b.used = 0;
+    b.ids.clear();
+    b.offsets.clear();
+    b.lengths.clear();
+    publish_bytes();
+}
+
+void ReadPipeline::finish_filing() {
+    if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
+    if (listed_) listed_->lists.seal();        // on the thread that listed (block_lists.hpp)
+    publish_bytes();
+}
+
+void ReadPipeline::publish_bytes() noexcept {
+    filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0),
+                       std::memory_order_relaxed);
+}
+
+void ReadPipeline::start_listing() {
+    // The sample's size follows the collection's (join_internal.hpp): known when every document
+    // is in (fewer than the window), else the caller's estimate; unknown counts as the largest.
+    const size_t n = docs_.size() < kSampleWindow ? docs_.size()
+                     : expected_docs_ > 0         ? std::max(docs_.size(), expected_docs_)
+                                                  : SIZE_MAX;
+    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
+                                                                         join_detail::kFrequentMinCount);
+    lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
+    for (size_t d = 0; d < docs_.size(); ++d) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+    }
+}
+
+}  // namespace spotsigs

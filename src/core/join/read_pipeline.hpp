@@ -1,0 +1,138 @@
+// Reading a join's input on the caller's thread while a background filing thread does the rest.
+//
+// The caller (the backend's main thread, which alone may touch PostgreSQL) only copies each
+// stored value's bytes into a batch buffer, which stays in the cache and is reused. A filing
+// thread, started with every signal blocked, takes the full batches in order: it checks each
+// value, stores it in the Collection (the page-faulting copy into fresh memory) and, for a
+// self-join by the default method, lists its prefix for the prefix-group matcher. So reading,
+// storing and listing overlap; on 1M rows the reader alone would take most of the join.
+// Most of the filing thread's time is the first touch of the memory it copies into (the kernel
+// zeroing fresh pages), so while the caller waits for a free batch it faults that memory in
+// ahead of the filing thread (MADV_POPULATE_WRITE, which never changes a page already there).
+// When the filing thread falls behind (full batches wait), it leaves the prefixes of the batch at
+// hand unlisted: the matcher's workers list them in parallel (ListedPrefixes::unlisted).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/join/join.hpp"
+
+namespace spotsigs {
+
+namespace join_detail {
+struct ListedPrefixes;
+class PrefixLister;
+}
+
+class ReadPipeline {
+public:
+    // Starts the filing thread, or with background false files each full batch on the caller's
+    // thread inside add() and close() (a call limited to one thread). list_tau in (0, 1]: also
+    // list prefixes for that threshold; 0: only store. The reserve hints presize the collection
+    // (documents, signatures). The filing thread leaves a batch's prefixes unlisted when at least
+    // defer_backlog full batches wait (0: always, for tests).
+    ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background = true,
+                 size_t defer_backlog = kDeferBacklog);
+    // Two full batches waiting: the filing thread is behind the reader.
+    static constexpr size_t kDeferBacklog = 2;
+    // Stops and joins the filing thread.
+    ~ReadPipeline();
+    ReadPipeline(const ReadPipeline&) = delete;
+    ReadPipeline& operator=(const ReadPipeline&) = delete;
+
+    // Copies one packed spotsig payload of len bytes (packed.hpp) for filing under id. Returns
+    // false without taking it when no batch buffer became free within wait (the caller serves
+    // its interrupts and calls again). Rethrows the filing thread's error, if it had one.
+    bool add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait);
+    // Hands over the last batch (without a filing thread: files it, and throws what filing
+    // throws); add() must not be called after it.
+    void close();
+    // Waits up to wait for the filing of everything closed; true once done. Rethrows the filing
+    // thread's error.
+    bool wait_filed(std::chrono::milliseconds wait);
+    // Stops the filing thread (it drops what it has not filed) and joins it. Idempotent.
+    void stop() noexcept;
+
+    // Rows taken by add().
+    size_t rows() const noexcept { return rows_; }
+    // Bytes of the filing thread's next memory that add() faulted in while it waited (the
+    // caller's thread).
+    size_t prefaulted_bytes() const noexcept { return prefaulted_; }
+    // Seconds add() spent without a free batch (faulting memory in or waiting).
+    double waited_seconds() const noexcept { return waited_; }
+    // Documents whose prefixes the filing thread left to the matcher (after wait_filed() returned true).
+    size_t deferred_docs() const noexcept { return deferred_; }
+    // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
+    size_t memory_bytes() const noexcept {
+        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
+    }
+    // The documents, in the order they were added (after wait_filed() returned true).
+    Collection& docs() noexcept { return docs_; }
+    // The listed prefixes (after wait_filed() returned true), or null when none were listed.
+    join_detail::ListedPrefixes* prefixes() noexcept { return listed_.get(); }
+
+private:
+    struct Batch;
+    // The filing thread's loop.
+    void file_loop();
+    // Files one batch.
+    void file(Batch& b);
+    // Makes the filed bytes visible to memory_bytes().
+    void publish_bytes() noexcept;
+    // Under mu_, on the caller's thread: the next window of the filing thread's unwritten memory
+    // not faulted in yet (an empty span when there is none).
+    Collection::Room next_window() noexcept;
+    // Builds the frequent signatures from the documents filed so far and lists all of them.
+    void start_listing();
+    // What the filing thread does once everything is filed: lists a small input, publishes.
+    void finish_filing();
+
+    double list_tau_;
+    bool background_;
+    size_t defer_backlog_;
+    size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
+    size_t deferred_ = 0;  // written by the filing thread
+    Collection docs_;
+    std::unique_ptr<join_detail::ListedPrefixes> listed_;
+    std::unique_ptr<join_detail::PrefixLister> lister_;
+
+    std::vector<std::unique_ptr<Batch>> pool_;
+    Batch* current_ = nullptr;   // owned by the caller's thread while being filled
+    size_t rows_ = 0;
+    // The filing thread's unwritten memory (its collection's room: hashes, frequency bytes),
+    // published under mu_ after each batch; how far the caller's thread has faulted it in.
+    Collection::Room room_[2];
+    unsigned char* faulted_[2] = {nullptr, nullptr};
+    size_t prefaulted_ = 0;
+    double waited_ = 0;
+    bool populate_ok_ = true;  // false once the kernel refused MADV_POPULATE_WRITE
+    std::atomic<size_t> batch_bytes_{0};
+    std::atomic<size_t> filed_bytes_{0};
+
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Batch*> full_;    // handed over, in order
+    std::atomic<size_t> backlog_{0};  // full_.size(), for the filing thread's look without the lock
+    std::vector<Batch*> free_;
+    bool closed_ = false;
+    bool done_ = false;
+    std::atomic<bool> stop_{false};
+    std::exception_ptr error_;
+    std::thread thread_;
+};
+
+// The self-join of everything a pipeline filed (after wait_filed() returned true): the default
+// method uses the prefixes listed while reading, when they were listed for opt.tau.
+JoinPairs self_join(ReadPipeline& input, const JoinOptions& opt);
+
+}  // namespace spotsigs

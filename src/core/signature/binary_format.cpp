@@ -1,0 +1,61 @@
+// Writing and parsing the binary form of a spotsig.
+#include "core/signature/binary_format.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/signature/packed.hpp"
+
+namespace spotsigs {
+
+namespace {
+
+// Appends the big-endian bytes of the low `bytes` bytes of v.
+void put(std::string& out, uint64_t v, int bytes) {
+    for (int s = 8 * (bytes - 1); s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+}
+
+// The big-endian unsigned value of `bytes` bytes at p.
+uint64_t get(const unsigned char* p, int bytes) {
+    uint64_t v = 0;
+    for (int k = 0; k < bytes; ++k) v = (v << 8) | p[k];
+    return v;
+}
+
+[[noreturn]] void malformed(const std::string& what) {
+    throw Error(ErrorKind::InvalidBinary, what);
+}
+
+}  // namespace
+
+std::string to_binary(const MultisetView& m) {
+    std::string out;
+    out.reserve(4 + size_t(m.size) * 12);
+    put(out, m.size, 4);
+    for (uint32_t i = 0; i < m.size; ++i) {
+        put(out, m.hashes[i], 8);
+        put(out, m.freqs[i], 4);
+    }
+    return out;
+}
+
+Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) {
+    if (size < 4) malformed("external spotsig value is too short");
+    const auto n = static_cast<int32_t>(static_cast<uint32_t>(get(data, 4)));
+    if (n < 0 || static_cast<uint32_t>(n) > kMaxDistinct || static_cast<size_t>(n) > (size - 4) / 12)
+        malformed("invalid number of signatures in external spotsig value: " + std::to_string(n));
+    std::vector<std::pair<uint64_t, uint64_t>> pairs(static_cast<size_t>(n));
+    const unsigned char* p = data + 4;
+    for (auto& [hash, freq] : pairs) {
+        hash = get(p, 8);
+        const auto f = static_cast<int32_t>(static_cast<uint32_t>(get(p + 8, 4)));
+        if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
+        freq = static_cast<uint64_t>(f);
+        p += 12;
+    }
+    *consumed = 4 + size_t(n) * 12;
+    return Multiset::from_pairs(std::move(pairs));
+}
+
+}  // namespace spotsigs

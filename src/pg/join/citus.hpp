@@ -1,0 +1,28 @@
+// The joins of Citus-distributed tables, run on the nodes holding their shards (the SQL half is
+// src/sql/70_citus.sql). Citus is found at run time only: without it, citus_distributed() is
+// false after one catalog lookup, and spotsigs neither links against nor needs Citus.
+#pragma once
+
+#include "pg/pg.hpp"
+
+namespace spotsigs::pg {
+
+// Whether relid is a hash-distributed Citus table (false when Citus is not installed).
+// PostgreSQL code: call outside pg_entry.
+bool citus_distributed(FunctionCallInfo fcinfo, Oid relid);
+
+// Appends to the call's materialized result (InitMaterializedSRF done) the rows of
+// SELECT * FROM <this extension's schema>.fn($1, ..., $nargs), a set of (bigint, bigint, float8).
+// nulls as for SPI ('n' for NULL); swap puts each row's two ids the other way round.
+// Cancellable between batches. Call outside pg_entry.
+void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values, const char* nulls,
+                bool swap = false);
+
+// spotsigs_clusters over the distributed relation relname (qualified and quoted): the ids of
+// its rows with an id and a signature, each with the smallest id of its connected component in
+// the graph of the pairs of spotsigs_citus_join(args), appended to the call's result. args: the
+// six arguments of spotsigs_citus_join. Raises 22023 for a repeated id. Call outside pg_entry.
+void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
+                    Oid* types, Datum* args, const char* nulls);
+
+}  // namespace spotsigs::pg

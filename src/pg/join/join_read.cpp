@@ -1,0 +1,359 @@
+// Catalog checks and the SPI cursor that copies a relation's signatures into a Collection.
+#include "pg/join/join_read.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "tcop/dest.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+}
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "core/join/repeated_id.hpp"
+#include "core/signature/packed.hpp"
+#include "pg/boundary.hpp"
+#include "pg/join/join_run.hpp"
+#include "pg/join/toast_scan.hpp"
+#include "pg/type/datum.hpp"
+
+namespace spotsigs::pg {
+
+namespace {
+
+// The attribute number of a user column, or an ERROR (42703) naming the column.
+AttrNumber user_column(Oid relid, const char* relname, const char* column) {
+    AttrNumber att = get_attnum(relid, column);
+    if (att == InvalidAttrNumber)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                        errmsg("column \"%s\" of relation %s does not exist", column, relname)));
+    if (att < 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                        errmsg("column \"%s\" of relation %s is a system column", column, relname),
+                        errhint("Use a user column of the relation.")));
+    return att;
+}
+
+// Raises 42501 unless the user may SELECT the relation or both columns; fn names the caller.
+void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNumber b, const char* fn) {
+    Oid user = GetUserId();
+    if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK) return;
+    if (pg_attribute_aclcheck(relid, a, user, ACL_SELECT) == ACLCHECK_OK &&
+        pg_attribute_aclcheck(relid, b, user, ACL_SELECT) == ACLCHECK_OK)
+        return;
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), errmsg("permission denied for table %s", relname),
+                    errdetail("%s needs SELECT on the table or on both of its columns.", fn)));
+}
+
+}  // namespace
+
+Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
+    Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+    Oid type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("spotsig"),
+                               ObjectIdGetDatum(nsp));
+    if (!OidIsValid(type))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("type spotsig not found in the schema of the spotsigs extension")));
+    return type;
+}
+
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn) {
+    char* rel = get_rel_name(relid);
+    if (rel == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                        errmsg("relation with OID %u does not exist", relid)));
+    char kind = get_rel_relkind(relid);
+    if (kind != RELKIND_RELATION && kind != RELKIND_MATVIEW && kind != RELKIND_VIEW &&
+        kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_FOREIGN_TABLE)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is not a table, view or materialized view", rel)));
+    char* nsp = get_namespace_name(get_rel_namespace(relid));
+    JoinSource src;
+    src.relid = relid;
+    src.relname = quote_qualified_identifier(nsp, rel);
+
+    AttrNumber id_att = user_column(relid, src.relname, id_column);
+    AttrNumber sig_att = user_column(relid, src.relname, sig_column);
+
+    Oid id_type = getBaseType(get_atttype(relid, id_att));
+    if (id_type != INT2OID && id_type != INT4OID && id_type != INT8OID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("id column \"%s\" of relation %s has type %s", id_column, src.relname,
+                               format_type_be(get_atttype(relid, id_att))),
+                        errdetail("The id column must be smallint, integer or bigint.")));
+    if (getBaseType(get_atttype(relid, sig_att)) != spotsig_type)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("signature column \"%s\" of relation %s has type %s", sig_column,
+                               src.relname, format_type_be(get_atttype(relid, sig_att))),
+                        errdetail("The signature column must have type spotsig.")));
+
+    check_select_privilege(relid, src.relname, id_att, sig_att, fn);
+
+    // Statistics, when ANALYZE has run, let the reader allocate its arrays once.
+    HeapTuple tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (HeapTupleIsValid(tp)) {
+        src.est_rows = std::max(0.0, static_cast<double>(((Form_pg_class) GETSTRUCT(tp))->reltuples));
+        ReleaseSysCache(tp);
+    }
+    int32 width = get_attavgwidth(relid, sig_att);
+    // A stored value: 16 header bytes, then 8 bytes per hash and 0-4 per frequency.
+    if (width > 16) src.est_entries = src.est_rows * (width - 16) / 9.0;
+
+    // Every identifier is quoted; the values never become SQL text.
+    const char* id_q = quote_identifier(id_column);
+    const char* sig_q = quote_identifier(sig_column);
+    src.query = psprintf("SELECT %s::bigint, %s FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL",
+                         id_q, sig_q, src.relname, id_q, sig_q);
+    return src;
+}
+
+namespace {
+
+// How often (rows) the reader checks the memory limit, reports progress and serves interrupts.
+constexpr uint64 kReadStride = 2000;
+// How long the reader waits for a free batch buffer before it serves interrupts again.
+constexpr auto kBatchWait = std::chrono::milliseconds(10);
+
+// A DestReceiver that hands every row of the reader's query to a ReadPipeline as the executor
+// produces it: no tuple is copied into an SPI tuple table, and values stored inline are read in
+// place, compressed ones are detoasted (each copy freed at once), and uncompressed out-of-line
+// ones are noted and read after the rows (toast_scan.hpp). The pipeline copies the bytes; its
+// filing thread does the rest. C-style: it is called from the executor, and its C++ work runs in
+// pg_entry.
+struct CollectReceiver {
+    DestReceiver pub;  // first member: the executor sees a DestReceiver*
+    ReadPipeline* out;
+    DeferredToast* deferred;  // out-of-line values are noted here and read after the rows
+    size_t memory_limit;
+    Progress* progress;
+    const char* relname;
+    MemoryContext scratch;
+    uint64 rows;
+    RowFilter* filter;  // null: keep every row, and raise the error past the memory limit
+};
+
+// Throws the memory-limit error once the rows read so far, and the notes on rows whose values
+// come later, hold more than the limit.
+void check_read_memory(const CollectReceiver* r) {
+    const size_t ids = r->filter != nullptr && r->filter->ids != nullptr ? r->filter->ids->capacity() * sizeof(int64_t) : 0;
+    if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
+        if (r->filter != nullptr) {
+            r->filter->overflowed = true;  // the caller reads again in passes
+            return;
+        }
+        throw_memory_limit(("reading " + std::string(r->relname)).c_str());
+    }
+}
+
+// Whether a row's value (payload of len bytes, packed.hpp layout) is to be kept, counting it in
+// the filter's tally; values too short for a header are kept (the pipeline rejects them).
+bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
+    RowFilter* f = r->filter;
+    if (f == nullptr) return true;
+    if (len < kPackedHeaderSize) return !f->overflowed;
+    uint32_t distinct, length;
+    std::memcpy(&distinct, data + 4, 4);
+    std::memcpy(&length, data + 8, 4);
+    if (f->tally != nullptr) {
+        const unsigned char w = static_cast<unsigned char>(data[1]);
+        f->tally->add(length, distinct, w <= 4 ? w : 4);
+        if (f->ids != nullptr) f->ids->push_back(id);
+    }
+    return !f->overflowed && length >= f->lo && length <= f->hi;
+}
+
+// Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
+// serving interrupts; every kReadStride rows checks the memory limit and reports progress.
+// PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
+void hand_over(void* ctx, int64 id, const char* data, size_t len) {
+    CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
+    bool keep = true;
+    pg_entry([&] {
+        keep = keep_row(r, id, data, len);
+        return Datum(0);
+    });
+    if (!keep) {
+        if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+        return;
+    }
+    bool stride = ++r->rows % kReadStride == 0;
+    if (stride) CHECK_FOR_INTERRUPTS();
+    for (;;) {
+        bool taken = false;
+        pg_entry([&] {
+            taken = r->out->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
+            if (taken && stride) {
+                check_read_memory(r);
+                r->progress->reading(r->out->rows());
+            }
+            return Datum(0);
+        });
+        if (taken) break;
+        CHECK_FOR_INTERRUPTS();  // the filing thread is behind: serve interrupts while waiting
+    }
+}
+
+// True when a pass's filter restricts lengths and sig, stored out of line or compressed, lies
+// outside them: only its header is fetched or decompressed, not the whole value (later passes
+// skip most of the relation's rows this way).
+bool outside_range(CollectReceiver* r, Datum sig) {
+    const RowFilter* f = r->filter;
+    if (f == nullptr || (f->lo <= 1 && f->hi == UINT64_MAX)) return false;
+    struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
+    if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* head = PG_DETOAST_DATUM_SLICE(sig, 0, kPackedHeaderSize);
+    MemoryContextSwitchTo(old);
+    bool outside = false;
+    if (VARSIZE_ANY_EXHDR(head) >= kPackedHeaderSize) {
+        uint32_t length;
+        std::memcpy(&length, VARDATA_ANY(head) + 8, 4);
+        outside = length < f->lo || length > f->hi;
+    }
+    pfree(head);
+    if (outside && ++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+    return outside;
+}
+
+// Adds one row (id, sig) to the pipeline, or notes it for DeferredToast.
+bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
+    CollectReceiver* r = reinterpret_cast<CollectReceiver*>(self);
+    bool id_null, sig_null;
+    Datum id = slot_getattr(slot, 1, &id_null);
+    Datum sig = slot_getattr(slot, 2, &sig_null);
+    if (id_null || sig_null) return true;  // the query already excludes them
+    if (outside_range(r, sig)) return true;
+    if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig))) {
+        bool noted = false;
+        pg_entry([&] {
+            noted = r->deferred->defer(DatumGetInt64(id), sig);
+            return Datum(0);
+        });
+        if (noted) {
+            if (r->deferred->size() % kReadStride == 0) {
+                CHECK_FOR_INTERRUPTS();
+                pg_entry([&] {
+                    check_read_memory(r);
+                    return Datum(0);
+                });
+            }
+            return true;
+        }
+    }
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* v = PG_DETOAST_DATUM_PACKED(sig);
+    MemoryContextSwitchTo(old);
+    const bool copied = reinterpret_cast<Pointer>(v) != DatumGetPointer(sig);
+    hand_over(r, DatumGetInt64(id), VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+    if (copied) pfree(v);
+    return true;
+}
+
+// Receiver start-up and shut-down: nothing to do.
+void collect_startup(DestReceiver*, int, TupleDesc) {}
+void collect_shutdown(DestReceiver*) {}
+void collect_destroy(DestReceiver*) {}
+
+}  // namespace
+
+namespace {
+// Reads src's rows into out; with a filter, as read_source_filtered describes.
+void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress, RowFilter* filter);
+}  // namespace
+
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
+                                            bool background) {
+    double est_bytes = src.est_rows * 32 + src.est_entries * 12;
+    bool presize = src.est_rows > 0 && est_bytes < static_cast<double>(memory_limit) / 2;
+    return std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(src.est_rows) : 0,
+                                          presize ? static_cast<size_t>(src.est_entries) : 0, background);
+}
+
+void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress) {
+    read_rows(src, out, memory_limit, progress, nullptr);
+}
+
+void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
+                          RowFilter& filter) {
+    read_rows(src, out, memory_limit, progress, &filter);
+}
+
+namespace {
+
+void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress, RowFilter* filter) {
+    // No C++ object with a destructor lives in the frames the executor runs in (recv is palloc'd);
+    // the pipeline and the notes it points to live here, above pg_guard, which turns an error
+    // into a C++ exception that unwinds them.
+    CollectReceiver* recv = nullptr;
+    DeferredToast deferred;
+    pg_guard([&] {
+        recv = static_cast<CollectReceiver*>(palloc0(sizeof(CollectReceiver)));
+        recv->pub.receiveSlot = collect_slot;
+        recv->pub.rStartup = collect_startup;
+        recv->pub.rShutdown = collect_shutdown;
+        recv->pub.rDestroy = collect_destroy;
+        recv->pub.mydest = DestNone;
+        recv->out = &out;
+        recv->deferred = &deferred;
+        recv->memory_limit = memory_limit;
+        recv->progress = &progress;
+        recv->relname = src.relname;
+        recv->filter = filter;
+        recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        SPIExecuteOptions opts;
+        memset(&opts, 0, sizeof opts);
+        opts.read_only = true;
+        opts.dest = &recv->pub;
+        int rc = SPI_execute_extended(src.query, &opts);
+        if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
+        SPI_finish();
+    });
+    const size_t noted = deferred.size();
+    const size_t scanned = deferred.fetch(hand_over, recv);
+    pg_guard([&] {
+        if (noted > 0)
+            elog(DEBUG1,
+                 "reading %s: %zu out-of-line values read after the rows, %zu of them by one scan of their "
+                 "toast relation (holding at most %llu kB of incomplete values)",
+                 src.relname, noted, scanned, static_cast<unsigned long long>(deferred.peak_open_bytes() >> 10));
+    });
+    // The last rows since the last stride's look (a relation of fewer rows gets no other).
+    check_read_memory(recv);
+    pg_guard([&] {
+        MemoryContextDelete(recv->scratch);
+        pfree(recv);
+    });
+    out.close();
+}
+
+}  // namespace
+
+bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
+    while (!pipe.wait_filed(kBatchWait))
+        if (cancel != nullptr && cancel->stopped()) return false;
+    return true;
+}
+
+void throw_repeated_id(const char* relname, int64_t id) {
+    throw Error(ErrorKind::InvalidParameter, "id column of relation " + std::string(relname) + " is not unique",
+                "The id " + std::to_string(id) + " occurs more than once.");
+}
+
+void check_unique_ids(const Collection& docs, const char* relname) {
+    std::optional<int64_t> dup = repeated_id(docs);
+    if (dup) throw_repeated_id(relname, *dup);
+}
+
+}  // namespace spotsigs::pg

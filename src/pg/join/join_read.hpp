@@ -1,0 +1,69 @@
+// Resolving a (relation, id column, signature column) argument triple and reading its rows into
+// a core Collection, for spotsigs_join(), spotsigs_join_rs() and spotsigs_clusters().
+#pragma once
+
+#include "pg/pg.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "core/join/join.hpp"
+#include "core/join/join_passes.hpp"
+#include "core/join/read_pipeline.hpp"
+
+namespace spotsigs::pg {
+
+class Progress;
+
+// A checked join input: everything needed to read it, in palloc'd / plain storage only.
+struct JoinSource {
+    Oid relid = InvalidOid;
+    const char* relname = nullptr;  // qualified and quoted, for messages and the query
+    const char* query = nullptr;    // SELECT id::bigint, sig FROM rel WHERE both are NOT NULL
+    double est_rows = 0;            // planner statistics, 0 when unknown: used to presize
+    double est_entries = 0;         // estimated distinct signatures over all rows
+};
+
+// Looks up and checks the relation and its two columns (existence, types, SELECT privilege);
+// raises PostgreSQL errors directly, so call it outside pg_entry. spotsig_type is the type OID;
+// fn, the SQL function reading it, is named in the privilege error.
+JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn);
+
+// The OID of the spotsig type in the schema of the function being called (outside pg_entry).
+Oid spotsig_type_oid(FunctionCallInfo fcinfo);
+
+// A pipeline for reading src (presized from its statistics when they fit memory_limit), listing
+// prefixes for list_tau (0: none), with a filing thread when background is true (else the
+// backend's thread files as it reads). Inside pg_entry.
+std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
+                                            bool background);
+// Reads every row with a non-NULL id and signature into out and closes it (inside pg_entry;
+// PostgreSQL is reached through pg_guard). Throws Error(OutOfMemory) once out exceeds
+// memory_limit bytes, and the filing thread's errors.
+void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress);
+
+// What read_source_filtered keeps of the rows: those with lengths in [lo, hi]; past the memory
+// limit it stops keeping rows and sets overflowed instead of raising an error; every row read
+// (whatever its length, and after an overflow too) is counted in tally when it is given.
+struct RowFilter {
+    uint64_t lo = 1;
+    uint64_t hi = UINT64_MAX;
+    bool overflowed = false;
+    LengthTally* tally = nullptr;
+    std::vector<int64_t>* ids = nullptr;  // when given, every row's id (with the tally)
+};
+// read_source with a RowFilter (join passes, join_passes.hpp).
+void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
+                          RowFilter& filter);
+// Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
+// cancel was set first. Rethrows the filing thread's errors.
+bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
+
+// Throws Error(InvalidParameter) naming the relation and the id that two rows share.
+[[noreturn]] void throw_repeated_id(const char* relname, int64_t id);
+
+// Throws Error(InvalidParameter) naming the relation if two documents share an id.
+void check_unique_ids(const Collection& docs, const char* relname);
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,70 @@
+// Running a core join on a background thread while the backend's main thread keeps serving
+// interrupts, and showing the join's progress in pg_stat_activity.
+#pragma once
+
+#include "pg/pg.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/join/join.hpp"
+#include "core/join/read_pipeline.hpp"
+
+namespace spotsigs::pg {
+
+// Progress shown in pg_stat_activity.query of the joining backend, updated about once a second
+// once the call has run for a second, as "<fn>: reading N rows | <query>" and
+// "<fn>: matching D of N documents (P%) | <query>". Main thread only.
+class Progress {
+public:
+    explicit Progress(const char* fn_name);
+    // Called while rows are read.
+    void reading(size_t rows);
+    // Called while matching; done counts probe documents finished.
+    void matching(uint64_t done, uint64_t total);
+    // Puts the original query text back (call on success; an error resets it anyway).
+    void finish();
+
+private:
+    // True when a second has passed since the last report.
+    bool due();
+    // Publishes text followed by the original query.
+    void publish(const char* text);
+
+    const char* fn_;
+    int64_t start_us_;
+    int64_t last_us_;
+    bool changed_ = false;
+};
+
+// Runs work(opt) on a new thread with every signal blocked (its own workers inherit that mask).
+// The calling (main) thread polls CHECK_FOR_INTERRUPTS every 10 ms; on a cancel, timeout or any
+// other interrupt it sets the cancel token, joins the thread and rethrows the PostgreSQL error.
+// Exceptions of work are rethrown on the main thread.
+// With emit, work's options carry a PairSink, and the main thread passes every run of pairs put
+// there to emit (with the sink's bound on the pairs to come) while it waits, between its polls;
+// the return value holds the pairs that did not go through the sink.
+using EmitFn = std::function<void(JoinPairs& run, uint64_t bound)>;
+JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
+                        JoinOptions opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr);
+
+// While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
+// pipeline's filing thread, as it stops the matcher thread. Main thread only.
+class ExitStop {
+public:
+    explicit ExitStop(ReadPipeline& pipe);
+    ~ExitStop();
+    ExitStop(const ExitStop&) = delete;
+    ExitStop& operator=(const ExitStop&) = delete;
+
+private:
+    ReadPipeline* pipe_;
+};
+
+// Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out,
+// detail (when not empty) what needed the memory.
+[[noreturn]] void throw_memory_limit(const char* what, const std::string& detail = std::string());
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,19 @@
+// Converting between spotsig datums (varlena) and core multiset views.
+#pragma once
+
+#include "pg/pg.hpp"
+
+#include "core/signature/multiset.hpp"
+
+namespace spotsigs::pg {
+
+// Detoasts a spotsig datum; call outside pg_entry (it may raise PostgreSQL errors).
+inline struct varlena* fetch_spotsig(Datum d) { return PG_DETOAST_DATUM(d); }
+
+// A view of a detoasted spotsig (header checks only); throws Error(DataCorrupted).
+MultisetView view_of(const struct varlena* v);
+
+// Builds a palloc'd spotsig datum from a multiset (PostgreSQL errors become PgError).
+Datum make_spotsig(const MultisetView& m);
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,72 @@
+// The spotsigs_query composite: its constructor spotsig_query(sig, threshold) and the operator
+// function of `spotsig % spotsigs_query` (see query.hpp).
+#include "pg/type/query.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+}
+
+#include "core/common/threshold.hpp"
+#include "pg/boundary.hpp"
+#include "pg/type/datum.hpp"
+
+using namespace spotsigs;
+using namespace spotsigs::pg;
+
+namespace {
+
+// Raises 22023 unless tau is a valid threshold: the rule and message of threshold.hpp.
+void check_tau(double tau) {
+    if (valid_threshold(tau)) return;
+    char msg[kThresholdMessageSize];
+    threshold_message(tau, msg, sizeof msg);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
+}
+
+}  // namespace
+
+namespace spotsigs::pg {
+
+bool read_query(Datum query, struct varlena** sig, double* tau) {
+    HeapTupleHeader t = DatumGetHeapTupleHeader(query);
+    bool sig_null = false, tau_null = false;
+    Datum s = GetAttributeByNum(t, 1, &sig_null);
+    Datum th = GetAttributeByNum(t, 2, &tau_null);
+    if (sig_null || tau_null) return false;
+    *tau = DatumGetFloat8(th);
+    check_tau(*tau);
+    *sig = fetch_spotsig(s);
+    return true;
+}
+
+}  // namespace spotsigs::pg
+
+// spotsig_query(sig, threshold) RETURNS spotsigs_query.
+SPOTSIGS_FUNCTION(spotsig_query) {
+    double tau = PG_GETARG_FLOAT8(1);
+    check_tau(tau);
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("spotsig_query must return the composite type spotsigs_query")));
+    desc = BlessTupleDesc(desc);
+    Datum values[2] = {PG_GETARG_DATUM(0), Float8GetDatum(tau)};
+    bool nulls[2] = {false, false};
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+// a % spotsig_query(q, tau): similarity(a, q) >= tau; NULL when a field of the query is NULL.
+SPOTSIGS_FUNCTION(spotsig_similar_query) {
+    struct varlena* q;
+    double tau;
+    if (!read_query(PG_GETARG_DATUM(1), &q, &tau)) PG_RETURN_NULL();
+    struct varlena* a = fetch_spotsig(PG_GETARG_DATUM(0));
+    double sim = 0;
+    pg_entry([&] {
+        sim = similarity(view_of(a), view_of(q));
+        return Datum(0);
+    });
+    PG_RETURN_BOOL(sim >= tau);
+}
