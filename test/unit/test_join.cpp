@@ -280,6 +280,39 @@ TEST(Join, RandomRsJoins) {
     }
 }
 
+// The candidates a join reports: brute force verifies every pair of documents (none empty here:
+// each compared with every document after it, or every s of an R-S join); the filtered methods verify
+// every pair they return and no more than brute force does, and filter some out on random data.
+TEST(Join, CountsVerifiedCandidates) {
+    auto docs = random_docs(7, 90, 12, 200, 6);
+    docs.erase(std::remove_if(docs.begin(), docs.end(), [](const Doc& d) { return d.empty(); }), docs.end());
+    std::vector<Doc> r(docs.begin(), docs.begin() + 30), s(docs.begin() + 30, docs.end());
+    Collection c = make(docs), cr = make(r), cs = make(s);
+    for (int threads : {1, 2})
+        for (JoinMethod m : kMethods) {
+            std::atomic<uint64_t> self{0}, rs{0};
+            JoinOptions opt;
+            opt.tau = 0.6;
+            opt.method = m;
+            opt.threads = threads;
+            opt.candidates = &self;
+            size_t self_pairs = self_join(c, opt).size();
+            opt.candidates = &rs;
+            size_t rs_pairs = rs_join(cr, cs, opt).size();
+            const uint64_t all_self = docs.size() * (docs.size() - 1) / 2, all_rs = r.size() * s.size();
+            if (m == JoinMethod::BruteForce) {
+                EXPECT_EQ(self.load(), all_self) << threads;
+                EXPECT_EQ(rs.load(), all_rs) << threads;
+            } else {
+                EXPECT_GE(self.load(), self_pairs) << name(m) << " " << threads;
+                EXPECT_LT(self.load(), all_self) << name(m) << " " << threads;
+                EXPECT_GE(rs.load(), rs_pairs) << name(m) << " " << threads;
+                EXPECT_LT(rs.load(), all_rs) << name(m) << " " << threads;
+            }
+            EXPECT_GT(self_pairs, 0u);
+        }
+}
+
 TEST(Join, EmptyDocumentsNeverPair) {
     std::vector<Doc> docs = {{}, {}, {{1, 1}}, {}, {{1, 1}}};
     for (double tau : {1e-9, 0.5, 1.0}) {

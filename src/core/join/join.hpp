@@ -4,6 +4,7 @@
 // similarity(a, b) >= tau, the same set as the brute-force method, for every method.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -93,6 +94,10 @@ struct JoinOptions {
     // When set, receives the most bytes the matcher's structures were charged at once
     // (MemoryBudget's peak, result pairs included), for comparing the accounting with real use.
     size_t* accounted_peak = nullptr;
+    // When set, the matcher adds to it the candidate pairs it verified (computed the overlap or
+    // similarity of) once its workers are done: the work its filters left, for diagnostics and
+    // the per-node balance of a distributed join. Atomic: a matcher thread writes it.
+    std::atomic<uint64_t>* candidates = nullptr;
 };
 
 // The error of a join that would exceed JoinOptions::memory_limit (ErrorKind::OutOfMemory):

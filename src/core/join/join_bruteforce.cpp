@@ -20,6 +20,12 @@ JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOption
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     run_workers(opt.threads, rows.size(), kRowChunk, [&](int w, size_t begin, size_t end) {
         JoinPairs& mine = out[static_cast<size_t>(w)];
+        uint64_t verified = 0;
+        struct Report {  // the chunk's count, however its loop ends
+            WorkerGuard& g;
+            uint64_t& n;
+            ~Report() { g.add_verified(n); }
+        } report{guard, verified};
         for (size_t i = begin; i < end; ++i) {
             if (guard.stopped()) return;
             MultisetView x = rows.doc(i);
@@ -30,6 +36,7 @@ JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOption
                     // probe_below (self-joins): the pair's shorter document decides its pass.
                     if (opt.probe_below != 0 && std::min(x.length, cols.doc(j).length) >= opt.probe_below) continue;
                     double sim = similarity(x, cols.doc(j));
+                    ++verified;
                     if (sim >= opt.tau)
                         mine.push_back(JoinPair{static_cast<uint32_t>(i), static_cast<uint32_t>(j), sim});
                 }

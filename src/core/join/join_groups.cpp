@@ -684,6 +684,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             // lines, and the partners of one document alone are too few to fetch ahead across.
             JoinPairs& out = found[p];
             const size_t todo = admitted.size();
+            guard.add_verified(todo);
             auto fetch = [&](size_t k) {
                 Verify& v = window[k % kAhead];
                 v.da = job.orig[static_cast<uint32_t>(admitted[k])];

@@ -267,7 +267,10 @@ public:
     bool candidates_fit(size_t n) const noexcept {
         return limit_ == 0 || base_ + candidate_bytes_.load(std::memory_order_relaxed) + n <= limit_;
     }
-    // Reports the structures plus the pairs and candidates counted so far as the budget's peak.
+    // Counts n more verified candidate pairs (reported to JoinOptions::candidates at the end).
+    void add_verified(uint64_t n) noexcept { verified_.fetch_add(n, std::memory_order_relaxed); }
+    // Reports the structures plus the pairs and candidates counted so far as the budget's peak,
+    // and the verified pairs to JoinOptions::candidates.
     ~WorkerGuard();
 
 private:
@@ -277,6 +280,8 @@ private:
     size_t limit_;       // 0 = unlimited
     size_t base_;        // bytes already charged for structures
     std::atomic<size_t> pairs_{0};
+    std::atomic<uint64_t> verified_{0};
+    std::atomic<uint64_t>* verified_out_;
 };
 
 // The pairs of all workers, concatenated and sorted by (a, b).

@@ -79,10 +79,11 @@ inline uint32_t first_rank_with_length(const DocStore& docs, uint64_t len) {
     return static_cast<uint32_t>(it - docs.len.begin());
 }
 
-// Probes the index with document ra of job.probe; appends its pairs to out. Returns false if it
-// stopped early because the caller asked to cancel.
+// Probes the index with document ra of job.probe; appends its pairs to out and counts the
+// candidates it verified in verified. Returns false if it stopped early because the caller
+// asked to cancel.
 bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard,
-               JoinPairs& out, uint32_t& countdown) {
+               JoinPairs& out, uint32_t& countdown, uint64_t& verified) {
     const DocStore& P = *job.probe;
     const DocStore& I = *job.indexed;
     const ProbeConfig& cfg = job.cfg;
@@ -139,12 +140,14 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
             seen[rb] = stamp;
             double sim;
             if (!cfg.prune) {
+                ++verified;
                 sim = similarity(job.probe_docs->doc(P.orig[ra]), job.indexed_docs->doc(I.orig[rb]));
                 if (!(sim >= job.tau)) continue;
             } else {
                 // Lemma 4 with pos_B: B's mass before this signature cannot be common.
                 if (cfg.positional && t > p->suf) continue;
                 const uint64_t bb = I.off[rb];
+                ++verified;
                 uint64_t o = merge_overlap(sa, fa, na, i, suf, I.sig.data() + bb, I.freq.data() + bb,
                                            I.off[rb + 1] - bb, p->pos, p->suf, t);
                 if (o < t) continue;
@@ -179,14 +182,19 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
         JoinPairs& mine = out[static_cast<size_t>(w)];
         uint32_t stride = kPostingStride;
         size_t accounted = mine.size();
+        uint64_t verified = 0;
         for (size_t r = begin; r < end; ++r) {
-            if (guard.stopped() || !probe_one(job, r, s, guard, mine, stride)) return;
+            if (guard.stopped() || !probe_one(job, r, s, guard, mine, stride, verified)) {
+                guard.add_verified(verified);
+                return;
+            }
             guard.progress(1);
             if (mine.size() - accounted >= kPairBatch) {
                 guard.add_pairs(mine.size() - accounted);
                 accounted = mine.size();
             }
         }
+        guard.add_verified(verified);
         if (mine.size() != accounted) guard.add_pairs(mine.size() - accounted);
     });
     throw_if_canceled(opt.cancel);

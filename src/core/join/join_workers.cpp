@@ -99,10 +99,15 @@ void run_workers(int threads, size_t total, size_t chunk,
 }
 
 WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget)
-    : budget_(budget), cancel_(opt.cancel), limit_(opt.memory_limit), base_(budget.used()) {}
+    : budget_(budget),
+      cancel_(opt.cancel),
+      limit_(opt.memory_limit),
+      base_(budget.used()),
+      verified_out_(opt.candidates) {}
 
 WorkerGuard::~WorkerGuard() {
     budget_.note_peak(base_ + candidate_bytes_.load() + 2 * pairs_.load() * sizeof(JoinPair));
+    if (verified_out_ != nullptr) verified_out_->fetch_add(verified_.load(), std::memory_order_relaxed);
 }
 
 void WorkerGuard::add_pairs(size_t n) {
