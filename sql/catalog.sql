@@ -5,8 +5,8 @@
 -- Functions of the extension in a language other than C (an aggregate counts as 'internal') that do not pin their search_path: they
 -- would resolve names through the caller's. Must be none. C functions are exempt: C code looks
 -- nothing up by name through the search_path, except where it runs SQL (spotsigs_join,
--- spotsigs_join_rs, spotsigs_clusters, and the trigger's row-security probe), whose queries are
--- built from quoted, schema-qualified names and schema-qualified operators only. A pinned
+-- spotsigs_join_rs, spotsigs_clusters, spotsigs_citus_pack, and the trigger's row-security
+-- probe), whose queries are built from quoted, schema-qualified names and schema-qualified operators only. A pinned
 -- search_path on a C function would also make every call save and restore the setting.
 CREATE VIEW ext_functions AS
   SELECT p.oid, p.oid::regprocedure AS function, l.lanname AS language, p.provolatile AS volatile,

@@ -9,16 +9,35 @@
 -- (v's self-join) or on two nodes v and w, of which exactly one takes the other. Only the fetched
 -- rows and the pairs cross the network.
 
+-- The rows of rel with an id and a signature, read as the caller and packed for another node
+-- (the signatures in their binary form, base64 text): how a task fetches another node's shard,
+-- and how a batch travels to the nodes. spotsigs_citus_unpack reads them back.
+CREATE FUNCTION spotsigs_citus_pack(rel regclass, id_column name, sig_column name) RETURNS text
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pack' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION spotsigs_citus_pack(regclass, name, name) IS
+    'internal: the rows of a table packed for another node (signatures in binary form)';
+
+CREATE FUNCTION spotsigs_citus_unpack(data text) RETURNS TABLE(id bigint, sig spotsig)
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_unpack' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsigs_citus_unpack(text) IS 'internal: the rows spotsigs_citus_pack packed';
+
+-- The candidate pairs (pairs left by the join's filters and verified) of the joins this session
+-- ran on this node: a task's difference across its joins is its share of the matching work.
+CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'spotsigs_join_candidates' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION spotsigs_join_candidates() IS
+    'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
+
 -- One node's share of a distributed join, run on that node. local_shards: the shards here;
 -- remotes: [{"host": h, "port": p, "shards": [name, ...]}, ...], the shards to fetch and pair with
--- the local rows; batch: rows [[id, spotsig text], ...] sent along, paired with the local rows
--- like fetched ones; self_join: whether to pair the local rows with each other too. Returns
--- {"rows", "fetched", "bytes", "self": [[id1, id2, sim], ...], "cross": [[local id, other id,
--- sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0: similarities
--- travel as shortest exact decimals, so the coordinator reads back the very doubles.
+-- the local rows (with "id" and "sig" when their columns are named otherwise than the local ones); batch: rows packed by spotsigs_citus_pack, sent along and paired with the local
+-- rows like fetched ones; self_join: whether to pair the local rows with each other too. Returns
+-- {"rows", "fetched", "bytes", "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id,
+-- other id, sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0:
+-- similarities travel as shortest exact decimals, so the coordinator reads back the very doubles.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
-                                    remotes jsonb, self_join boolean, batch jsonb DEFAULT NULL)
+                                    remotes jsonb, self_join boolean, batch text DEFAULT NULL)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
 DECLARE
@@ -36,6 +55,7 @@ DECLARE
     self_pairs jsonb := '[]';
     cross_pairs jsonb := '[]';
     result jsonb;
+    candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
     fetch_started timestamptz;
     fetch_s float8 := 0;
@@ -66,25 +86,24 @@ BEGIN
         TRUNCATE pg_temp.spotsigs_task_remote;
         fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
-            INSERT INTO pg_temp.spotsigs_task_remote
-              SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM jsonb_array_elements(batch) e;
+            INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(batch);
             GET DIAGNOSTICS group_rows = ROW_COUNT;
-            nbytes := nbytes + octet_length(batch::text);
+            nbytes := nbytes + octet_length(batch);
         ELSE
             group_rows := 0;
             FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
                 SELECT w.success, w.result INTO ok, res
                   FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
-                    ARRAY[format('SELECT coalesce(json_agg(json_build_array(%I, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL',
-                                 id_column, sig_column, shard, sig_column)], false) w;
+                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L, %L, %L)', shard,
+                                 coalesce(node ->> 'id', id_column), coalesce(node ->> 'sig', sig_column))],
+                    false) w;
                 IF NOT ok THEN
                     RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
                         USING ERRCODE = 'XX000', DETAIL = res;
                 END IF;
                 nbytes := nbytes + octet_length(res);
                 nshards := nshards + 1;
-                INSERT INTO pg_temp.spotsigs_task_remote
-                  SELECT (e ->> 0)::bigint, (e ->> 1)::@extschema@.spotsig FROM json_array_elements(res::json) e;
+                INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(res);
                 GET DIAGNOSTICS n = ROW_COUNT;
                 group_rows := group_rows + n;
             END LOOP;
@@ -100,16 +119,17 @@ BEGIN
     END LOOP;
     DROP VIEW pg_temp.spotsigs_task_local;
     DROP TABLE pg_temp.spotsigs_task_remote;
-    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes,
+    candidates := @extschema@.spotsigs_join_candidates() - candidates;
+    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);
-    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % pairs (% bytes returned); % s, % s of them fetching',
-        nrows, cardinality(local_shards), fetched, nbytes, nshards,
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching',
+        nrows, cardinality(local_shards), fetched, nbytes, nshards, candidates,
         jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
     RETURN result;
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, jsonb) IS
+COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, text) IS
     'internal: one node''s share of a distributed spotsigs_join or spotsigs_join_rs (called by the coordinator)';
 
 -- Whether rel is a hash-distributed Citus table (false without Citus).
@@ -214,9 +234,11 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text) IS
     'internal: spotsigs_join of a hash-distributed table, run on the nodes holding its shards';
 
--- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive: the
--- batch's rows are read here once and sent to every node holding shards of the archive, which
--- pairs them with its own rows. Returns (batch id, archive id, similarity).
+-- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
+-- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is
+-- not distributed is read here once and sent to every such node; a distributed one is fetched by
+-- each node from the nodes holding its shards, one node's at a time. When both are distributed,
+-- the smaller (citus_table_size) is the one that travels. Returns (batch id, archive id, similarity).
 CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
                                        archive regclass, archive_id name, archive_sig name,
                                        threshold double precision, threads integer, method text)
@@ -227,17 +249,27 @@ DECLARE
     hosts text[];
     ports integer[];
     cmds text[];
-    batch_rows jsonb;
+    batch_rows text;
 BEGIN
-    EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_array(%I::bigint, %I::text)), ''[]'') FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
-                   batch_id, batch_sig, batch, batch_id, batch_sig) INTO batch_rows;
+    IF @extschema@.spotsigs_citus_distributed(batch) THEN
+        IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
+            RETURN QUERY SELECT j.s_id, j.r_id, j.similarity
+              FROM @extschema@.spotsigs_citus_join_rs_fetched(archive, archive_id, archive_sig,
+                                                              batch, batch_id, batch_sig, threshold, threads, method) j;
+        ELSE
+            RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_join_rs_fetched(batch, batch_id, batch_sig,
+                                                              archive, archive_id, archive_sig, threshold, threads, method);
+        END IF;
+        RETURN;
+    END IF;
+    batch_rows := @extschema@.spotsigs_citus_pack(batch, batch_id, batch_sig);
     SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, ''[]'', false, %L::jsonb)',
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, ''[]'', false, %L)',
                             ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
                             threshold, threads, method, batch_rows))
       INTO hosts, ports, cmds
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
-    IF hosts IS NULL OR jsonb_array_length(batch_rows) = 0 THEN
+    IF hosts IS NULL OR octet_length(batch_rows) <= 8 THEN  -- the packed format's tag alone: no rows
         RETURN;
     END IF;
     RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
@@ -245,6 +277,39 @@ END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
     'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
+
+-- spotsigs_citus_join_rs of two distributed tables: every node holding archive shards fetches
+-- the batch's shards from the nodes holding them (its own included, through the same path) and
+-- pairs them with its archive rows. Returns (batch id, archive id, similarity).
+CREATE FUNCTION spotsigs_citus_join_rs_fetched(batch regclass, batch_id name, batch_sig name,
+                                               archive regclass, archive_id name, archive_sig name,
+                                               threshold double precision, threads integer, method text)
+    RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hosts text[];
+    ports integer[];
+    cmds text[];
+    remotes jsonb;
+BEGIN
+    SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
+                                                 'id', batch_id, 'sig', batch_sig)), '[]')
+      INTO remotes FROM @extschema@.spotsigs_citus_nodes(batch) n;
+    SELECT array_agg(n.host), array_agg(n.port),
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false)',
+                            ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
+                            threshold, threads, method, remotes))
+      INTO hosts, ports, cmds
+      FROM @extschema@.spotsigs_citus_nodes(archive) n;
+    IF hosts IS NULL OR jsonb_array_length(remotes) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_join_rs_fetched(regclass, name, name, regclass, name, name, double precision, integer, text) IS
+    'internal: spotsigs_join_rs of two hash-distributed tables, the batch''s shards fetched by the nodes holding the archive''s';
 
 -- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
 -- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each

@@ -1,7 +1,10 @@
 # spotsigs on Citus: a coordinator and three workers on localhost, newsframes-dev distributed by
 # id over six shards next to a plain local copy of the same rows on the coordinator. Every
 # distributed answer must equal the single-node answer over the local copy: % at three
-# thresholds (spotsig_query, and SET LOCAL propagated by Citus), the top 10 by <->.
+# thresholds (spotsig_query, and SET LOCAL propagated by Citus), the top 10 by <->, the join,
+# the clusters and the batch-against-archive join (a local batch, and a distributed one) at tau
+# 0.3, 0.5 and 0.9, each worker's share of the matching in its own log, the ingest path against
+# the single-node trigger, and privileges and row-level security as on one node.
 # Skips, saying why, when Citus is not installed (test/citus/build-citus installs it; test/run-all
 # calls it) or the data set is missing.
 use strict;
@@ -81,6 +84,26 @@ sub both {
 	return (join("\n", @dist), join("\n", @local));
 }
 
+# The tasks each worker logged while $sql ran on the coordinator (its output returned first):
+# per worker, a list of {rows, shards, fetched, bytes, remote_shards, candidates, pairs}.
+my $task_re = qr/spotsigs_citus_task: (\d+) local rows in (\d+) shards, (\d+) rows \((\d+) bytes\) fetched from (\d+) remote shards, (\d+) candidates, (\d+) pairs \((\d+) bytes returned\)/;
+sub worker_tasks {
+	my ($sql) = @_;
+	my @marks = map { -s $_->logfile } @workers;
+	my $out = $coord->safe_psql('postgres', $sql);
+	my @per_worker;
+	for my $i (0 .. $#workers) {
+		my $log = substr(slurp_file($workers[$i]->logfile), $marks[$i]);
+		my @tasks;
+		while ($log =~ /$task_re/g) {
+			push @tasks, { rows => $1, shards => $2, fetched => $3, bytes => $4, remote_shards => $5,
+				candidates => $6, pairs => $7 };
+		}
+		push @per_worker, \@tasks;
+	}
+	return ($out, @per_worker);
+}
+
 # ---- % at three thresholds
 for my $tau (qw(0.3 0.5 0.9)) {
 	my ($d, $l) = both("SELECT count(*) || ' ' || coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM TABLE "
@@ -119,8 +142,12 @@ isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; 
 # ---- the joins, on the workers
 # A batch of new pages for the batch-against-archive join: copies of every 7th page under new ids
 # (each pairs with its original and with the original's near duplicates), a plain local table.
-$coord->safe_psql('postgres',
-	'CREATE TABLE batch AS SELECT id + 100000 AS id, sig FROM pages_local WHERE id % 7 = 0');
+$coord->safe_psql('postgres', q{
+CREATE TABLE batch AS SELECT id + 100000 AS id, sig FROM pages_local WHERE id % 7 = 0;
+CREATE TABLE batch_dist (bid bigint PRIMARY KEY, bsig spotsig);
+SELECT create_distributed_table('batch_dist', 'bid');
+INSERT INTO batch_dist SELECT id, sig FROM batch;
+});
 my $pairs = q{SELECT count(*) || ' ' || md5(coalesce(string_agg(a || ',' || b || ',' || s, ';' ORDER BY a, b), ''))};
 for my $tau (qw(0.3 0.5 0.9)) {
 	my $one = sub {
@@ -137,6 +164,43 @@ for my $tau (qw(0.3 0.5 0.9)) {
 	is($d, $l, "spotsigs_join_rs(batch, archive) at $tau: distributed = single node ($l)");
 	($d, $l) = $one->("$pairs FROM spotsigs_join_rs('TABLE', 'id', 'sig', 'batch', 'id', 'sig', $tau) j(a, b, s)");
 	is($d, $l, "spotsigs_join_rs(archive, batch) at $tau: distributed = single node");
+	# Both sides distributed: the smaller side (the batch) travels to the nodes holding the other,
+	# whichever argument it is.
+	my $want = $l;
+	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join_rs('batch_dist', 'bid', 'bsig', 'pages', 'id', 'sig', $tau) j(b, a, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join_rs('batch', 'id', 'sig', 'pages_local', 'id', 'sig', $tau) j(b, a, s)"),
+		"spotsigs_join_rs(distributed batch, archive) at $tau: distributed = single node");
+	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join_rs('pages', 'id', 'sig', 'batch_dist', 'bid', 'bsig', $tau) j(a, b, s)"),
+		$want, "spotsigs_join_rs(archive, distributed batch) at $tau: distributed = single node");
+}
+
+# Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
+# one task per worker, which paired the rows of its two shards and found pairs among candidates
+# it verified; the workers' rows add up to the table and their pairs to the single-node join's.
+{
+	my ($out, @tasks) = worker_tasks("SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', 0.5)");
+	my $single = $coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages_local', 'id', 'sig', 0.5)");
+	my ($rows, $pairs) = (0, 0);
+	for my $i (0 .. 2) {
+		my $w = 'worker ' . ($i + 1);
+		is(scalar(@{ $tasks[$i] }), 1, "$w ran one task for the join");
+		my $t = $tasks[$i][0];
+		is($t->{shards}, 2, "$w paired the rows of its two shards");
+		cmp_ok($t->{pairs}, '>', 0, "$w found pairs ($t->{pairs})");
+		cmp_ok($t->{candidates}, '>=', $t->{pairs}, "$w verified $t->{candidates} candidates for them");
+		$rows += $t->{rows};
+		$pairs += $t->{pairs};
+	}
+	is($rows, 1353, "the workers' own rows are the table's");
+	is($pairs, $out, "the workers' pairs add up to the join's ($out)");
+	is($out, $single, 'which are the single-node pairs');
+	my ($rs_out, @rs_tasks) = worker_tasks("SELECT count(*) FROM spotsigs_join_rs('batch', 'id', 'sig', 'pages', 'id', 'sig', 0.5)");
+	is(join(' ', map { scalar(@$_) } @rs_tasks), '1 1 1', 'spotsigs_join_rs ran one task on each worker');
+	my $rs_pairs = 0;
+	$rs_pairs += $_->[0]{pairs} for @rs_tasks;
+	is($rs_pairs, $rs_out, "their pairs add up to the batch join's ($rs_out)");
+	my $batch_rows = $coord->safe_psql('postgres', 'SELECT count(*) FROM batch');
+	is($_->[0]{fetched}, $batch_rows, "each task received the batch ($batch_rows rows)") for @rs_tasks;
 }
 
 # The content measure needs the whole table's statistics: refused on the distributed table
@@ -173,6 +237,69 @@ is(join(' ', split /\n/, $flagged), join(' ', split /\n/, $coord->safe_psql('pos
 	'SELECT count(duplicate_of) FILTER (WHERE id <= 900), count(duplicate_of) FILTER (WHERE id > 900) FROM ingest_local') =~ s/\|/ /r),
 	'spotsigs_flag_batch returns the rows it flagged per batch');
 
+# ---- privileges and row-level security, as on one node
+# A role without SELECT on the table gets 42501 from every join, distributed or not; with SELECT
+# it gets the owner's answers; with a row-level security policy on both copies of the table, it
+# gets the single-node answers over the rows the policy shows it (the policy reaches the shards,
+# whose rows the tasks read as the caller), not the whole table's.
+{
+	$coord->safe_psql('postgres', q{
+CREATE ROLE reader LOGIN;
+GRANT SELECT ON batch, batch_dist TO reader;
+});
+	my $as_reader = sub {
+		my ($sql) = @_;
+		my ($ret, $out, $err) = $coord->psql('postgres', "SET ROLE reader; $sql",
+			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+		return $ret == 0 ? $out : ($err =~ /(ERROR:  \w+: [^\n]*)/)[0] // $err;
+	};
+	my @calls = (
+		[ 'spotsigs_join', "$pairs FROM spotsigs_join('TABLE', 'id', 'sig', 0.5) j(a, b, s)" ],
+		[ 'spotsigs_clusters', "SELECT count(*) || ' ' || md5(string_agg(i || ',' || c, ';' ORDER BY i)) FROM spotsigs_clusters('TABLE', 'id', 'sig', 0.5) k(i, c)" ],
+		[ 'spotsigs_join_rs', "$pairs FROM spotsigs_join_rs('batch', 'id', 'sig', 'TABLE', 'id', 'sig', 0.5) j(a, b, s)" ],
+		[ 'spotsigs_join_rs', "$pairs FROM spotsigs_join_rs('batch_dist', 'bid', 'bsig', 'TABLE', 'id', 'sig', 0.5) j(a, b, s)", 'both distributed' ]);
+	for my $c (@calls) {
+		my ($fn, $sql, $what) = @$c;
+		$what = $what ? "$fn ($what)" : $fn;
+		for my $table (qw(pages pages_local)) {
+			is($as_reader->($sql =~ s/TABLE/$table/gr),
+				"ERROR:  42501: permission denied for table public.$table",
+				"$what on $table without SELECT: 42501");
+		}
+	}
+	$coord->safe_psql('postgres', 'GRANT SELECT ON pages, pages_local TO reader');
+	my %owner;
+	for my $c (@calls) {
+		my ($fn, $sql, $what) = @$c;
+		$what = $what ? "$fn ($what)" : $fn;
+		my $d = $as_reader->($sql =~ s/TABLE/pages/gr);
+		is($d, $as_reader->($sql =~ s/TABLE/pages_local/gr), "$what by a role with SELECT: distributed = single node");
+		is($d, $coord->safe_psql('postgres', $sql =~ s/TABLE/pages/gr), "$what by a role with SELECT: the owner's answer");
+		$owner{$sql} = $d;
+	}
+	$coord->safe_psql('postgres', q{
+CREATE POLICY some_rows ON pages FOR SELECT TO reader USING (id % 3 <> 0);
+ALTER TABLE pages ENABLE ROW LEVEL SECURITY;
+CREATE POLICY some_rows ON pages_local FOR SELECT TO reader USING (id % 3 <> 0);
+ALTER TABLE pages_local ENABLE ROW LEVEL SECURITY;
+});
+	is($as_reader->('SELECT count(*) FROM pages'), $as_reader->('SELECT count(*) FROM pages_local'), 'the policy shows the same rows of both copies');
+	for my $c (@calls) {
+		my ($fn, $sql, $what) = @$c;
+		$what = $what ? "$fn ($what)" : $fn;
+		my $d = $as_reader->($sql =~ s/TABLE/pages/gr);
+		like($d, qr/^\d+ [0-9a-f]{32}$/, "$what under row-level security: an answer");
+		is($d, $as_reader->($sql =~ s/TABLE/pages_local/gr), "$what under row-level security: distributed = single node");
+		isnt($d, $owner{$sql}, "$what under row-level security: not the whole table's answer");
+	}
+	$coord->safe_psql('postgres', q{
+ALTER TABLE pages DISABLE ROW LEVEL SECURITY;
+DROP POLICY some_rows ON pages;
+ALTER TABLE pages_local DISABLE ROW LEVEL SECURITY;
+DROP POLICY some_rows ON pages_local;
+});
+}
+
 # ---- cancellation: with a task blocked on worker 1 (one of its shards locked), the
 # coordinator's statement timeout ends the join, and the blocked statements on the worker end too
 {
@@ -192,12 +319,10 @@ is(join(' ', split /\n/, $flagged), join(' ', split /\n/, $coord->safe_psql('pos
 	$locker->quit;
 }
 
-# Each worker did its share: the tasks' counts in its own log (rows of its shards, pairs found).
+# Every join above ran on the workers: each logged its tasks (the coordinator none).
 for my $i (0 .. 2) {
-	my $log = slurp_file($workers[$i]->logfile);
-	my @tasks = $log =~ /spotsigs_citus_task: (\d+) local rows in (\d+) shards, (\d+) rows \((\d+) bytes\) fetched from (\d+) remote shards, (\d+) pairs \((\d+) bytes returned\)/g;
-	cmp_ok(scalar(@tasks) / 7, '>=', 12, 'worker ' . ($i + 1) . ' ran its join tasks');
-	ok($tasks[0] > 300 && $tasks[1] == 2, 'worker ' . ($i + 1) . " paired the rows of its two shards ($tasks[0] rows)");
+	my @tasks = slurp_file($workers[$i]->logfile) =~ /$task_re/g;
+	cmp_ok(scalar(@tasks) / 8, '>=', 12, 'worker ' . ($i + 1) . ' ran its join tasks');
 }
 unlike(slurp_file($coord->logfile), qr/spotsigs_citus_task/, 'the coordinator ran no join task');
 

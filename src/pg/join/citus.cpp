@@ -5,10 +5,14 @@
 extern "C" {
 #include "catalog/pg_type_d.h"
 #include "commands/extension.h"
+#include "common/base64.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 }
 
@@ -82,6 +86,18 @@ uint32 root_of(uint32* parent, uint32 x) {
     return x;
 }
 
+// The packed rows of spotsigs_citus_pack: this tag (its format's version), then per row a
+// big-endian int64 id, int32 n and the n bytes of the signature's binary form (spotsig_send).
+constexpr char kPackTag[4] = {'S', 'S', 'R', '1'};
+// The most packed bytes whose base64 text still fits one text value (4 characters per 3 bytes).
+constexpr Size kMaxPacked = (MaxAllocSize - VARHDRSZ - 16) / 4 * 3;
+
+[[noreturn]] void malformed_pack(const char* what) {
+    ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+                    errmsg("malformed spotsigs row data: %s", what)));
+    pg_unreachable();
+}
+
 }  // namespace
 
 bool citus_distributed(FunctionCallInfo fcinfo, Oid relid) {
@@ -149,3 +165,121 @@ void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id
 }
 
 }  // namespace spotsigs::pg
+
+using namespace spotsigs::pg;
+
+// spotsigs_citus_pack(rel regclass, id_column name, sig_column name) -> text: the rows of rel
+// with an id and a signature, read as the caller (privileges and row security apply, as to any
+// query), packed (kPackTag) and base64-encoded: what a Citus task fetches from another node's
+// shard in one text value. The signatures travel in their binary form and are checked by the
+// receive function on arrival (spotsigs_citus_unpack), so no text is formatted or parsed.
+SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the arguments must not be NULL")));
+    Oid relid = PG_GETARG_OID(0);
+    char* rel = get_rel_name(relid);
+    if (rel == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
+    char* relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), rel);
+    const char* id_q = quote_identifier(NameStr(*PG_GETARG_NAME(1)));
+    const char* sig_q = quote_identifier(NameStr(*PG_GETARG_NAME(2)));
+    char* query = psprintf("SELECT %s::bigint, %s FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL", id_q, sig_q,
+                           relname, id_q, sig_q);
+    StringInfoData out;
+    initStringInfo(&out);
+    appendBinaryStringInfo(&out, kPackTag, sizeof kPackTag);
+    MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_citus_pack", ALLOCSET_SMALL_SIZES);
+    FmgrInfo send;
+    bool have_send = false;
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+    Portal portal = SPI_cursor_open_with_args(nullptr, query, 0, nullptr, nullptr, nullptr, true, 0);
+    for (;;) {
+        SPI_cursor_fetch(portal, true, kBatch);
+        if (SPI_processed == 0) break;
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        if (!have_send) {
+            Oid fn;
+            bool varlena;
+            getTypeBinaryOutputInfo(SPI_gettypeid(desc, 2), &fn, &varlena);
+            fmgr_info(fn, &send);
+            have_send = true;
+        }
+        for (uint64 i = 0; i < SPI_processed; ++i) {
+            bool null_id, null_sig;
+            Datum id = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &null_id);
+            Datum sig = SPI_getbinval(SPI_tuptable->vals[i], desc, 2, &null_sig);
+            if (null_id || null_sig) continue;  // not returned by the query; kept out all the same
+            MemoryContext old = MemoryContextSwitchTo(row_cxt);
+            bytea* b = SendFunctionCall(&send, sig);
+            MemoryContextSwitchTo(old);
+            Size n = VARSIZE(b) - VARHDRSZ;
+            if (out.len + 12 + n > kMaxPacked)
+                ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                                errmsg("the signatures of %s exceed what one transfer holds (%zu bytes)", relname,
+                                       (size_t)kMaxPacked),
+                                errhint("Distribute the table over more shards (citus.shard_count).")));
+            uint64 id_be = pg_hton64((uint64)DatumGetInt64(id));
+            uint32 n_be = pg_hton32((uint32)n);
+            appendBinaryStringInfo(&out, (const char*)&id_be, 8);
+            appendBinaryStringInfo(&out, (const char*)&n_be, 4);
+            appendBinaryStringInfo(&out, VARDATA(b), (int)n);
+            MemoryContextReset(row_cxt);
+        }
+        SPI_freetuptable(SPI_tuptable);
+        CHECK_FOR_INTERRUPTS();
+    }
+    SPI_cursor_close(portal);
+    SPI_finish();
+    MemoryContextDelete(row_cxt);
+    int len = pg_b64_enc_len(out.len);
+    text* t = (text*)palloc(VARHDRSZ + len);
+    int written = pg_b64_encode(out.data, out.len, VARDATA(t), len);
+    if (written < 0) elog(ERROR, "spotsigs_citus_pack: base64 encoding failed");
+    SET_VARSIZE(t, VARHDRSZ + written);
+    PG_RETURN_TEXT_P(t);
+}
+
+// spotsigs_citus_unpack(data text) -> TABLE(id bigint, sig spotsig): the rows spotsigs_citus_pack
+// packed, each signature read by the type's receive function (which checks it). Malformed data
+// raises 22P03.
+SPOTSIGS_FUNCTION(spotsigs_citus_unpack) {
+    if (PG_ARGISNULL(0)) ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("data must not be NULL")));
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
+    text* in = PG_GETARG_TEXT_PP(0);
+    int in_len = VARSIZE_ANY_EXHDR(in);
+    char* data = (char*)palloc(pg_b64_dec_len(in_len) + 1);
+    int len = pg_b64_decode(VARDATA_ANY(in), in_len, data, pg_b64_dec_len(in_len));
+    if (len < 0) malformed_pack("not base64");
+    if (len < (int)sizeof kPackTag || memcmp(data, kPackTag, sizeof kPackTag) != 0)
+        malformed_pack("unknown format (the nodes' spotsigs versions differ?)");
+    Oid recv_fn, ioparam;
+    getTypeBinaryInputInfo(TupleDescAttr(rsinfo->setDesc, 1)->atttypid, &recv_fn, &ioparam);
+    FmgrInfo recv;
+    fmgr_info(recv_fn, &recv);
+    MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_citus_unpack", ALLOCSET_SMALL_SIZES);
+    StringInfoData buf;
+    initStringInfo(&buf);
+    uint64 rows = 0;
+    for (int at = sizeof kPackTag; at < len;) {
+        if (len - at < 12) malformed_pack("truncated row header");
+        uint64 id_be;
+        uint32 n_be;
+        memcpy(&id_be, data + at, 8);
+        memcpy(&n_be, data + at + 8, 4);
+        uint32 n = pg_ntoh32(n_be);
+        at += 12;
+        if (n > (uint32)(len - at)) malformed_pack("truncated signature");
+        resetStringInfo(&buf);
+        appendBinaryStringInfo(&buf, data + at, (int)n);
+        at += (int)n;
+        MemoryContext old = MemoryContextSwitchTo(row_cxt);
+        Datum v[2] = {Int64GetDatum((int64)pg_ntoh64(id_be)), ReceiveFunctionCall(&recv, &buf, ioparam, -1)};
+        bool nulls[2] = {false, false};
+        MemoryContextSwitchTo(old);
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        MemoryContextReset(row_cxt);
+        if ((++rows & 0x3FF) == 0) CHECK_FOR_INTERRUPTS();
+    }
+    return Datum(0);
+}

@@ -12,6 +12,7 @@ extern "C" {
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <limits>
@@ -106,9 +107,14 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     return call;
 }
 
+// The candidate pairs the joins of this session verified (JoinOptions::candidates), read by
+// spotsigs_join_candidates(). Atomic: a matcher thread adds to it.
+std::atomic<uint64_t> session_candidates{0};
+
 // Options for the core from the call (the memory budget is set by with_budget once the input is filed).
 JoinOptions options_for(const JoinCall& call) {
     JoinOptions opt;
+    opt.candidates = &session_candidates;
     opt.tau = call.tau;
     opt.threads = call.threads;
     opt.method = call.method;
@@ -506,14 +512,14 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
 //   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
 SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
-    // One side hash-distributed by Citus, the other not (a batch against an archive): the other
-    // side's rows go to the nodes holding the distributed side's shards, which pair them there.
-    // Both distributed: read through Citus and matched here, as for any other relation.
+    // A side hash-distributed by Citus: the nodes holding its shards pair their rows with the
+    // other side's, which goes to them (read here when it is not distributed, from the nodes
+    // holding its shards when it is: then the smaller side travels, src/sql/70_citus.sql).
     bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
     bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
-    if (r_dist != s_dist) {
+    if (r_dist || s_dist) {
         CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
-        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, r_dist);
+        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
         return Datum(0);
     }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
@@ -597,6 +603,13 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
         progress.finish();
         return Datum(0);
     });
+}
+
+// spotsigs_join_candidates() -> bigint: the candidate pairs (pairs that passed the filters and
+// were verified) of every spotsigs_join, spotsigs_join_rs and spotsigs_clusters this session ran
+// here; the difference across calls is their work (a distributed join's tasks report it so).
+SPOTSIGS_FUNCTION(spotsigs_join_candidates) {
+    PG_RETURN_INT64(static_cast<int64>(session_candidates.load()));
 }
 
 // spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content

@@ -1,0 +1,35 @@
+-- The rows a distributed join's task fetches from another node (spotsigs_citus_pack, packed with
+-- the signatures in binary form) come back unchanged through spotsigs_citus_unpack, which checks
+-- what it reads; and spotsigs_join_candidates counts the pairs the joins verified. Both work
+-- without Citus.
+CREATE TABLE cp (id int, sig spotsig);
+INSERT INTO cp VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{}'), (-7, '{ffffffffffffffff:3,9}'),
+                      (4, NULL), (NULL, '{1}');
+-- Every row with an id and a signature, exactly (a NULL on either side is left out).
+SELECT u.id, u.sig, u.sig = c.sig AS same
+  FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp', 'id', 'sig')) u LEFT JOIN cp c ON c.id = u.id
+ ORDER BY u.id;
+-- An empty table packs to the format's tag alone.
+CREATE TABLE cp_empty (id bigint, sig spotsig);
+SELECT spotsigs_citus_pack('cp_empty', 'id', 'sig') AS packed, count(*)
+  FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp_empty', 'id', 'sig'));
+-- Malformed input: 22P03, never a crash.
+\set VERBOSITY sqlstate
+SELECT * FROM spotsigs_citus_unpack('not base64!');
+SELECT * FROM spotsigs_citus_unpack(encode('XXXX', 'base64'));
+SELECT * FROM spotsigs_citus_unpack(left(spotsigs_citus_pack('cp', 'id', 'sig'), 40));
+-- A signature whose binary form lies about its count: the receive function refuses it.
+SELECT * FROM spotsigs_citus_unpack(encode('SSR1'::bytea || '\x0000000000000001'::bytea || '\x00000010'::bytea
+                                           || '\x00000009'::bytea || '\x000000000000000100000001'::bytea, 'base64'));
+-- The caller's privileges apply to the read.
+CREATE ROLE cp_nobody;
+SET ROLE cp_nobody;
+SELECT spotsigs_citus_pack('cp', 'id', 'sig');
+RESET ROLE;
+\set VERBOSITY default
+-- The candidates verified by this session's joins grow by at least each join's pairs.
+CREATE TEMP TABLE cp_before AS SELECT spotsigs_join_candidates() AS n;
+SELECT count(*) AS pairs FROM spotsigs_join('cp', 'id', 'sig', 0.5);
+SELECT spotsigs_join_candidates() - n >= 1 AS counted FROM cp_before;
+DROP ROLE cp_nobody;
+DROP TABLE cp, cp_empty, cp_before;
