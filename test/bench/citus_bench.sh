@@ -4,9 +4,11 @@
 # (default 3) workers on this machine, distributed by id over SHARDS (default 12) shards, next to
 # a plain local copy on the coordinator. For each tau in TAUS (default "0.9 0.6") it runs
 # spotsigs_join on the local copy and on the distributed table and reports: whether the pairs
-# are the same; each worker's rows, fetched rows, pairs and bytes (from its log); the bytes moved
-# between nodes against the table's size; both times (on one machine, so no speed-up is
-# expected: the workers share its cores).
+# are the same; each worker's rows, fetched rows, candidates, pairs and bytes (from its log) and
+# their balance (most/least over the workers); the bytes moved between nodes against the table's
+# size; both times (on one machine, so no speed-up is expected: the workers share its cores).
+# Before the joins it times one shard fetched by one worker from another both ways, side by
+# side: as the tasks fetch it (packed, the signatures in binary form) and as JSON text.
 #
 #   test/bench/citus_bench.sh [path/to/textcorpus]     (default: ../shared/data/textcorpus)
 #
@@ -89,13 +91,31 @@ log "table: $(q 0 -c "SELECT count(*) FROM scaled") rows, $((size >> 20)) MB on 
 log "rows per worker: $(q 0 -c "SELECT string_agg(n::text, ' ' ORDER BY p) FROM (SELECT nodeport p, sum(result::bigint) n FROM run_command_on_placements('scaled', 'SELECT count(*) FROM %s') GROUP BY nodeport) c")"
 
 # Seconds of one statement (server-side, psql's \timing) and its last output line.
-timed() {
-  local out
-  out=$(q 0 -c '\timing on' -c "$1")
+timed_on() {
+  local n=$1 out
+  shift
+  out=$(q "$n" -c '\timing on' "$@")
   ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)
   s=$(awk "BEGIN{printf \"%.2f\", $ms/1000}")
   val=$(grep -v '^Time:' <<<"$out" | tail -1 || true)
 }
+timed() { timed_on 0 -c "$1"; }
+
+# One shard of worker 2 fetched by worker 1 into a temporary table, both ways.
+shard=$(q 0 -c "SELECT shard_name('scaled', shardid, false) FROM citus_shards WHERE table_name = 'scaled'::regclass AND nodeport = $((base_port + 2)) ORDER BY shardid LIMIT 1")
+fetch_into() {  # $1: the remote command (a literal), $2: how to read its result w.result
+  timed_on 1 -c "SET citus.enable_ddl_propagation = off" -c "CREATE TEMP TABLE f (id bigint, sig spotsig)" \
+    -c "WITH w AS (SELECT result FROM master_run_on_worker(ARRAY['localhost'], ARRAY[$((base_port + 2))], ARRAY[$1], false)),
+             ins AS (INSERT INTO f SELECT x.* FROM w, $2 RETURNING 1)
+        SELECT (SELECT count(*) FROM ins) || ' rows, ' || (SELECT octet_length(result) FROM w) || ' bytes'"
+}
+fetch_into "format('SELECT spotsigs_citus_pack(%L, %L, %L)', '$shard', 'id', 'sig')" "spotsigs_citus_unpack(w.result) x"
+packed_s=$s packed=$val
+fetch_into "format('SELECT coalesce(json_agg(json_build_array(id, sig::text)), ''[]'') FROM %s WHERE sig IS NOT NULL', '$shard')" \
+  "LATERAL (SELECT (e ->> 0)::bigint, (e ->> 1)::spotsig FROM json_array_elements(w.result::json) e) x"
+json_s=$s json=$val
+log "one shard ($shard) fetched by worker 1 from worker 2: packed binary $packed in $packed_s s; JSON text $json in $json_s s ($(awk "BEGIN{printf \"%.1f\", $json_s/$packed_s}")x the time)"
+
 sum="SELECT count(*) || ' ' || md5(coalesce(string_agg(id1 || ',' || id2 || ',' || similarity, ';' ORDER BY id1, id2), ''))"
 for tau in $TAUS; do
   log ""
@@ -106,17 +126,19 @@ for tau in $TAUS; do
   timed "$sum FROM spotsigs_join('scaled', 'id', 'sig', $tau)"; dist_s=$s; dist=$val
   log "one node: $one_s s; distributed: $dist_s s; pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT)"
   moved=0
-  pairs_min=0 pairs_max=0
+  : > "$dir/tasks"
   for ((i = 1; i < nodes; i++)); do
     line=$(tail -n +$(($(cat "$dir/mark$i") + 1)) "$dir/n$i.log" | grep -o 'spotsigs_citus_task: .*' | tail -1)
     log "worker $i: ${line#spotsigs_citus_task: }"
-    fetched=$(sed -n 's/.*rows (\([0-9]*\) bytes) fetched.*/\1/p' <<<"$line")
-    returned=$(sed -n 's/.*pairs (\([0-9]*\) bytes returned).*/\1/p' <<<"$line")
-    moved=$((moved + fetched + returned))
-    p=$(sed -n 's/.* \([0-9]*\) pairs (.*/\1/p' <<<"$line")
-    ((pairs_min == 0 || p < pairs_min)) && pairs_min=$p
-    ((p > pairs_max)) && pairs_max=$p
+    # local rows, fetched rows, fetched bytes, candidates, pairs, returned bytes
+    sed -n 's/^spotsigs_citus_task: \([0-9]*\) local rows .*, \([0-9]*\) rows (\([0-9]*\) bytes) fetched .*, \([0-9]*\) candidates, \([0-9]*\) pairs (\([0-9]*\) bytes returned).*/\1 \2 \3 \4 \5 \6/p' <<<"$line" >> "$dir/tasks"
   done
-  log "pairs per worker: most/least $(awk "BEGIN{printf \"%.2f\", $pairs_max/($pairs_min ? $pairs_min : 1)}")x"
+  moved=$(awk '{m += $3 + $6} END {print m}' "$dir/tasks")
+  log "per worker, most/least: $(awk '
+    function upd(k, v) { if (!(k in lo) || v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v }
+    { upd("own rows", $1); upd("rows handled (own + fetched)", $1 + $2); upd("candidates", $4); upd("pairs", $5) }
+    END { printf "own rows %.2fx, rows handled (own + fetched) %.2fx, candidates %.2fx, pairs %.2fx",
+          hi["own rows"] / lo["own rows"], hi["rows handled (own + fetched)"] / lo["rows handled (own + fetched)"],
+          hi["candidates"] / lo["candidates"], hi["pairs"] / lo["pairs"] }' "$dir/tasks")"
   log "moved between nodes: $((moved >> 20)) MB (rows fetched + pairs returned), $(awk "BEGIN{printf \"%.2f\", $moved/$size}")x the table's size on one node"
 done
