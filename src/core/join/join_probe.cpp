@@ -82,8 +82,8 @@ inline uint32_t first_rank_with_length(const DocStore& docs, uint64_t len) {
 // Probes the index with document ra of job.probe; appends its pairs to out and counts the
 // candidates it verified in verified. Returns false if it stopped early because the caller
 // asked to cancel.
-bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard,
-               JoinPairs& out, uint32_t& countdown, uint64_t& verified) {
+bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard, JoinPairs& out,
+               uint32_t& countdown, uint64_t& verified) {
     const DocStore& P = *job.probe;
     const DocStore& I = *job.indexed;
     const ProbeConfig& cfg = job.cfg;

@@ -93,8 +93,7 @@ constexpr char kPackTag[4] = {'S', 'S', 'R', '1'};
 constexpr Size kMaxPacked = (MaxAllocSize - VARHDRSZ - 16) / 4 * 3;
 
 [[noreturn]] void malformed_pack(const char* what) {
-    ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-                    errmsg("malformed spotsigs row data: %s", what)));
+    ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION), errmsg("malformed spotsigs row data: %s", what)));
     pg_unreachable();
 }
 
