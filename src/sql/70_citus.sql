@@ -237,8 +237,9 @@ COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, 
 -- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
 -- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is
 -- not distributed is read here once and sent to every such node; a distributed one is fetched by
--- each node from the nodes holding its shards, one node's at a time. When both are distributed,
--- the smaller (citus_table_size) is the one that travels. Returns (batch id, archive id, similarity).
+-- each node from the nodes holding its shards (its own included, through the same path), one
+-- node's at a time. When both are distributed, the smaller (citus_table_size) is the one that
+-- travels. Returns (batch id, archive id, similarity).
 CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
                                        archive regclass, archive_id name, archive_sig name,
                                        threshold double precision, threads integer, method text)
@@ -250,26 +251,32 @@ DECLARE
     ports integer[];
     cmds text[];
     batch_rows text;
+    remotes jsonb := '[]';
+    empty boolean;
 BEGIN
     IF @extschema@.spotsigs_citus_distributed(batch) THEN
         IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
+            -- the roles swapped: the other side is the smaller (equal sizes do not swap again)
             RETURN QUERY SELECT j.s_id, j.r_id, j.similarity
-              FROM @extschema@.spotsigs_citus_join_rs_fetched(archive, archive_id, archive_sig,
-                                                              batch, batch_id, batch_sig, threshold, threads, method) j;
-        ELSE
-            RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_join_rs_fetched(batch, batch_id, batch_sig,
-                                                              archive, archive_id, archive_sig, threshold, threads, method);
+              FROM @extschema@.spotsigs_citus_join_rs(archive, archive_id, archive_sig,
+                                                      batch, batch_id, batch_sig, threshold, threads, method) j;
+            RETURN;
         END IF;
-        RETURN;
+        SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
+                                                     'id', batch_id, 'sig', batch_sig)), '[]')
+          INTO remotes FROM @extschema@.spotsigs_citus_nodes(batch) n;
+        empty := jsonb_array_length(remotes) = 0;
+    ELSE
+        batch_rows := @extschema@.spotsigs_citus_pack(batch, batch_id, batch_sig);
+        empty := octet_length(batch_rows) <= 8;  -- the packed format's tag alone: no rows
     END IF;
-    batch_rows := @extschema@.spotsigs_citus_pack(batch, batch_id, batch_sig);
     SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, ''[]'', false, %L)',
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false, %L)',
                             ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
-                            threshold, threads, method, batch_rows))
+                            threshold, threads, method, remotes, batch_rows))
       INTO hosts, ports, cmds
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
-    IF hosts IS NULL OR octet_length(batch_rows) <= 8 THEN  -- the packed format's tag alone: no rows
+    IF hosts IS NULL OR empty THEN
         RETURN;
     END IF;
     RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
@@ -277,39 +284,6 @@ END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
     'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
-
--- spotsigs_citus_join_rs of two distributed tables: every node holding archive shards fetches
--- the batch's shards from the nodes holding them (its own included, through the same path) and
--- pairs them with its archive rows. Returns (batch id, archive id, similarity).
-CREATE FUNCTION spotsigs_citus_join_rs_fetched(batch regclass, batch_id name, batch_sig name,
-                                               archive regclass, archive_id name, archive_sig name,
-                                               threshold double precision, threads integer, method text)
-    RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp AS $fn$
-DECLARE
-    hosts text[];
-    ports integer[];
-    cmds text[];
-    remotes jsonb;
-BEGIN
-    SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
-                                                 'id', batch_id, 'sig', batch_sig)), '[]')
-      INTO remotes FROM @extschema@.spotsigs_citus_nodes(batch) n;
-    SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false)',
-                            ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
-                            threshold, threads, method, remotes))
-      INTO hosts, ports, cmds
-      FROM @extschema@.spotsigs_citus_nodes(archive) n;
-    IF hosts IS NULL OR jsonb_array_length(remotes) = 0 THEN
-        RETURN;
-    END IF;
-    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
-END
-$fn$;
-COMMENT ON FUNCTION spotsigs_citus_join_rs_fetched(regclass, name, name, regclass, name, name, double precision, integer, text) IS
-    'internal: spotsigs_join_rs of two hash-distributed tables, the batch''s shards fetched by the nodes holding the archive''s';
 
 -- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
 -- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each

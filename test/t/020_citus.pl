@@ -144,6 +144,7 @@ isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; 
 # (each pairs with its original and with the original's near duplicates), a plain local table.
 $coord->safe_psql('postgres', q{
 CREATE TABLE batch AS SELECT id + 100000 AS id, sig FROM pages_local WHERE id % 7 = 0;
+SET citus.shard_count = 6;
 CREATE TABLE batch_dist (bid bigint PRIMARY KEY, bsig spotsig);
 SELECT create_distributed_table('batch_dist', 'bid');
 INSERT INTO batch_dist SELECT id, sig FROM batch;
@@ -201,6 +202,16 @@ for my $tau (qw(0.3 0.5 0.9)) {
 	is($rs_pairs, $rs_out, "their pairs add up to the batch join's ($rs_out)");
 	my $batch_rows = $coord->safe_psql('postgres', 'SELECT count(*) FROM batch');
 	is($_->[0]{fetched}, $batch_rows, "each task received the batch ($batch_rows rows)") for @rs_tasks;
+	# Both distributed, in either order: each worker's task pairs its archive rows with the whole
+	# batch, fetched from the six shards of the batch.
+	for my $args ("'batch_dist', 'bid', 'bsig', 'pages', 'id', 'sig'", "'pages', 'id', 'sig', 'batch_dist', 'bid', 'bsig'") {
+		my ($n, @t) = worker_tasks("SELECT count(*) FROM spotsigs_join_rs($args, 0.5)");
+		is(join(' ', map { scalar(@$_) . ':' . $_->[0]{fetched} . ':' . $_->[0]{remote_shards} } @t),
+			join(' ', ("1:$batch_rows:6") x 3), "spotsigs_join_rs($args): each worker fetched the batch's six shards");
+		my $sum = 0;
+		$sum += $_->[0]{pairs} for @t;
+		is($sum, $rs_out, "spotsigs_join_rs($args): the workers' pairs add up to the batch join's");
+	}
 }
 
 # The content measure needs the whole table's statistics: refused on the distributed table

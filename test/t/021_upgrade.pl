@@ -308,8 +308,17 @@ my %new_object_checks = (
 	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_run(text[],integer[],text[],boolean)' =>
 	  [ q{SELECT * FROM spotsigs_citus_run('{}', '{}', '{}', true)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,jsonb)' =>
-	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, '[]')}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text)' =>
+	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, NULL)}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_pack(regclass,name,name)' => [
+		q{SELECT count(*) > 0 AND count(*) = (SELECT count(*) FROM docs WHERE sig IS NOT NULL)
+		  FROM docs d JOIN spotsigs_citus_unpack(spotsigs_citus_pack('docs', 'id', 'sig')) u ON u.id = d.id AND u.sig = d.sig}, 't' ],
+	'function spotsigs_citus_unpack(text)' => [
+		q{SELECT count(*) = (SELECT count(*) FROM docs WHERE sig IS NOT NULL)
+		  FROM spotsigs_citus_unpack(spotsigs_citus_pack('docs', 'id', 'sig'))}, 't' ],
+	'function spotsigs_join_candidates()' => [
+		q{CREATE TEMP TABLE c0 AS SELECT spotsigs_join_candidates() AS n;
+		  SELECT (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.6)) <= spotsigs_join_candidates() - n FROM c0}, 't' ],
 );
 my @new = grep { /^(function|operator|aggregate) / && !exists $old_members->{$_} } sort keys %$new_members;
 for my $id (@new)
