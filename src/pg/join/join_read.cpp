@@ -58,16 +58,6 @@ void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNu
 
 }  // namespace
 
-Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
-    Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-    Oid type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("spotsig"),
-                               ObjectIdGetDatum(nsp));
-    if (!OidIsValid(type))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
-                        errmsg("type spotsig not found in the schema of the spotsigs extension")));
-    return type;
-}
-
 JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn) {
     char* rel = get_rel_name(relid);
     if (rel == nullptr)

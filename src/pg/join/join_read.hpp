@@ -30,9 +30,6 @@ struct JoinSource {
 // fn, the SQL function reading it, is named in the privilege error.
 JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn);
 
-// The OID of the spotsig type in the schema of the function being called (outside pg_entry).
-Oid spotsig_type_oid(FunctionCallInfo fcinfo);
-
 // A pipeline for reading src (presized from its statistics when they fit memory_limit), listing
 // prefixes for list_tau (0: none), with a filing thread when background is true (else the
 // backend's thread files as it reads). Inside pg_entry.

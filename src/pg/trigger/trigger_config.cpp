@@ -14,7 +14,6 @@ extern "C" {
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 }
 
 #include <cstdio>
@@ -22,6 +21,7 @@ extern "C" {
 #include <cstring>
 
 #include "core/common/threshold.hpp"
+#include "pg/type/datum.hpp"
 
 namespace spotsigs::pg {
 
@@ -162,13 +162,6 @@ Oid spotsigs_index_on(Relation rel, AttrNumber sig_att) {
     return found;
 }
 
-// The OID of the spotsig type in the extension's schema.
-Oid spotsig_type_in(Oid nsp) {
-    Oid t = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("spotsig"), ObjectIdGetDatum(nsp));
-    if (!OidIsValid(t)) elog(ERROR, "spotsigs_flag_duplicates: type spotsig not found in the extension's schema");
-    return t;
-}
-
 // Resolves every argument of the trigger into c (ERRORs name the problem) and finds its index.
 void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     Trigger* tg = td->tg_trigger;
@@ -180,8 +173,7 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
                         errhint("Arguments: spotsig column, duplicate column, similarity column (or ''), "
                                 "threshold, mode ('best' or 'first'), concurrency ('locked' or 'unlocked').")));
     char** args = tg->tgargs;
-    Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-    c->spotsig_type = spotsig_type_in(nsp);
+    c->spotsig_type = spotsig_type_oid(fcinfo);
 
     c->sig_att = user_column(td, args[0], "spotsig");
     if (column_type(td, c->sig_att) != c->spotsig_type)

@@ -1,11 +1,26 @@
 // Spotsig datum <-> multiset view.
 #include "pg/type/datum.hpp"
 
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+}
+
 #include "core/common/error.hpp"
 #include "core/signature/packed.hpp"
 #include "pg/boundary.hpp"
 
 namespace spotsigs::pg {
+
+Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
+    Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+    Oid type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("spotsig"), ObjectIdGetDatum(nsp));
+    if (!OidIsValid(type))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("type spotsig not found in the schema of the spotsigs extension")));
+    return type;
+}
 
 MultisetView view_of(const struct varlena* v) {
     return unpack(reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)), VARSIZE_ANY_EXHDR(v));

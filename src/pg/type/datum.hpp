@@ -7,6 +7,10 @@
 
 namespace spotsigs::pg {
 
+// The OID of the spotsig type in the schema of the function being called: the extension's schema,
+// since every SQL function of the extension lives there. Outside pg_entry (ERROR 42704 if absent).
+Oid spotsig_type_oid(FunctionCallInfo fcinfo);
+
 // Detoasts a spotsig datum; call outside pg_entry (it may raise PostgreSQL errors).
 inline struct varlena* fetch_spotsig(Datum d) { return PG_DETOAST_DATUM(d); }
 
