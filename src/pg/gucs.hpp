@@ -12,6 +12,10 @@ extern double similarity_threshold;
 // the value, or ERROR 22023 (threshold.hpp's message) when it is not in (0, 1].
 double threshold_arg(FunctionCallInfo fcinfo, int argno);
 
+// ERROR 22023 with threshold.hpp's message unless tau is in (0, 1]: the check every SQL entry
+// point that takes a threshold value makes (the trigger adds its own context, the GUC its hook).
+void check_threshold_value(double tau);
+
 // Registers the similarity GUCs (called from _PG_init).
 void register_similarity_gucs();
 

@@ -8,24 +8,12 @@ extern "C" {
 #include "funcapi.h"
 }
 
-#include "core/common/threshold.hpp"
 #include "pg/boundary.hpp"
+#include "pg/gucs.hpp"
 #include "pg/type/datum.hpp"
 
 using namespace spotsigs;
 using namespace spotsigs::pg;
-
-namespace {
-
-// Raises 22023 unless tau is a valid threshold: the rule and message of threshold.hpp.
-void check_tau(double tau) {
-    if (valid_threshold(tau)) return;
-    char msg[kThresholdMessageSize];
-    threshold_message(tau, msg, sizeof msg);
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
-}
-
-}  // namespace
 
 namespace spotsigs::pg {
 
@@ -36,7 +24,7 @@ bool read_query(Datum query, struct varlena** sig, double* tau) {
     Datum th = GetAttributeByNum(t, 2, &tau_null);
     if (sig_null || tau_null) return false;
     *tau = DatumGetFloat8(th);
-    check_tau(*tau);
+    check_threshold_value(*tau);
     *sig = fetch_spotsig(s);
     return true;
 }
@@ -46,7 +34,7 @@ bool read_query(Datum query, struct varlena** sig, double* tau) {
 // spotsig_query(sig, threshold) RETURNS spotsigs_query.
 SPOTSIGS_FUNCTION(spotsig_query) {
     double tau = PG_GETARG_FLOAT8(1);
-    check_tau(tau);
+    check_threshold_value(tau);
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

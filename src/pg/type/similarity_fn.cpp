@@ -29,14 +29,17 @@ static bool check_similarity_threshold(double* newval, void**, GucSource) {
     return false;
 }
 
+void check_threshold_value(double tau) {
+    if (valid_threshold(tau)) return;
+    char msg[kThresholdMessageSize];
+    threshold_message(tau, msg, sizeof msg);
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
+}
+
 double threshold_arg(FunctionCallInfo fcinfo, int argno) {
     if (PG_ARGISNULL(argno)) return similarity_threshold;
     double tau = PG_GETARG_FLOAT8(argno);
-    if (!valid_threshold(tau)) {
-        char msg[kThresholdMessageSize];
-        threshold_message(tau, msg, sizeof msg);
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", msg)));
-    }
+    check_threshold_value(tau);
     return tau;
 }
 
