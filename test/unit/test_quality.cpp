@@ -106,7 +106,8 @@ TEST(MinHash, IdenticalEmptyAndInvalid) {
     Multiset a = ms({{"x", 1}, {"y", 2}, {"z", 1}});
     auto ka = lsh_band_keys(a.view(), 6, 32, 0);
     EXPECT_EQ(ka.size(), 32u);
-    EXPECT_EQ(ka, lsh_band_keys(Multiset::from_view(a.view()).view(), 6, 32, 0));
+    Multiset copy = a;
+    EXPECT_EQ(ka, lsh_band_keys(copy.view(), 6, 32, 0));
     EXPECT_NE(ka, lsh_band_keys(a.view(), 6, 32, 1));
     EXPECT_TRUE(lsh_band_keys(Multiset().view(), 6, 32, 0).empty());
     EXPECT_THROW(lsh_band_keys(a.view(), 0, 4, 0), Error);

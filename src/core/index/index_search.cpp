@@ -103,7 +103,7 @@ size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& orde
 }  // namespace
 
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    SearchStats* stats, const uint64_t* df_estimate,
+                                    const uint64_t* df_estimate,
                                     std::vector<Unverified>* unverified) {
     std::vector<Match> out;
     check_threshold(tau);
@@ -182,10 +182,8 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
             df[i] = src.count(i, lo, hi);
         }
         if (df[i] > 0) {
-            if (stats) stats->lists_read++;
             const bool admit = admitting;
             src.scan(i, lo, hi, [&](const Posting& p) {
-                if (stats) stats->postings_read++;
                 if (p.length < lo || p.length > hi) return true;  // outside the range: ignore
                 uint64_t o = std::min<uint64_t>(fq, p.freq);
                 auto it = cands.find(p.id);
@@ -195,7 +193,6 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
                     uint64_t omax = std::min<uint64_t>(p.length, o + (rem - fq));
                     if (overlap_may_reach(omax, qlen, p.length, tau)) {
                         cands.emplace(p.id, Candidate{p.length, o});
-                        if (stats) stats->candidates++;
                     }
                 }
                 return true;
@@ -203,7 +200,6 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
         }
         rem -= fq;
     }
-    if (stats) stats->lists_skipped += order.size() - pos;
     for (const auto& [id, c] : cands) {
         double s = similarity_from_overlap(c.acc, qlen, c.length);
         if (s >= tau) out.push_back(Match{id, s});
@@ -218,19 +214,6 @@ constexpr double kTiers[] = {0.8, 0.5, 0.3, 0.15, 0.05, 1e-12};  // few tiers: e
 double order_tier(size_t t) noexcept { return kTiers[t]; }
 
 size_t order_tier_count() noexcept { return sizeof kTiers / sizeof kTiers[0]; }
-
-std::vector<Match> top_k(const MultisetView& q, size_t k, PostingSource& src) {
-    std::vector<Match> res;
-    for (size_t t = 0; t < order_tier_count(); ++t) {
-        res = threshold_search(q, order_tier(t), src);
-        if (res.size() >= k) break;
-    }
-    std::sort(res.begin(), res.end(), [](const Match& a, const Match& b) {
-        return a.similarity != b.similarity ? a.similarity > b.similarity : a.id < b.id;
-    });
-    if (res.size() > k) res.resize(k);
-    return res;
-}
 
 size_t put_varint(unsigned char* out, uint64_t v) noexcept {
     size_t n = 0;
@@ -306,15 +289,6 @@ void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting
                     const Posting* prev) {
     if (!decode_posting_nothrow(pos, end, out, prev))
         throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed posting");
-}
-
-std::vector<Posting> decode_run(const unsigned char* data, size_t len, uint32_t n) {
-    std::vector<Posting> out(n);
-    const unsigned char* pos = data;
-    const unsigned char* end = data + len;
-    for (uint32_t i = 0; i < n; ++i) decode_posting(pos, end, out[i], i ? &out[i - 1] : nullptr);
-    if (pos != end) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "trailing bytes after postings");
-    return out;
 }
 
 }  // namespace spotsigs

@@ -92,14 +92,6 @@ struct Match {
     double similarity;
 };
 
-// Work counters of one search (for tests, EXPLAIN-like debugging and the benchmark).
-struct SearchStats {
-    uint64_t lists_read = 0;      // posting lists opened
-    uint64_t postings_read = 0;   // postings delivered to the search
-    uint64_t candidates = 0;      // ids admitted as candidates
-    uint64_t lists_skipped = 0;   // query signatures never read thanks to the bounds
-};
-
 // A candidate a search leaves to its caller: its length and the most its similarity can be.
 struct Unverified {
     uint64_t id;
@@ -117,7 +109,6 @@ struct Unverified {
 // lists left to read, they are appended to *unverified instead of being completed. Every id with
 // similarity >= tau is then either returned or among them (with bound >= its similarity).
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    SearchStats* stats = nullptr,
                                     const uint64_t* df_estimate = nullptr,
                                     std::vector<Unverified>* unverified = nullptr);
 
@@ -126,10 +117,6 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
 double order_tier(size_t t) noexcept;
 // Number of positive tiers.
 size_t order_tier_count() noexcept;
-
-// The k most similar ids with similarity > 0 (ties broken by id), by descending tiers, stopping as
-// soon as k matches at or above the current tier are known. Reference for the AM's ordered scan.
-std::vector<Match> top_k(const MultisetView& q, size_t k, PostingSource& src);
 
 // ---- posting list coding: varints, lengths as deltas, ids as deltas within equal lengths ----
 
@@ -147,9 +134,6 @@ bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end,
 // Decodes one posting at *pos (< end) into out; throws Error(DataCorrupted) on malformed bytes.
 void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
                     const Posting* prev);
-
-// Decodes a whole run of n postings; throws Error(DataCorrupted) on malformed bytes or trailing data.
-std::vector<Posting> decode_run(const unsigned char* data, size_t len, uint32_t n);
 
 // Orders postings as lists keep them: descending length, then ascending id.
 inline bool posting_before(const Posting& a, const Posting& b) noexcept {

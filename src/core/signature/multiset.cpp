@@ -33,15 +33,6 @@ Multiset Multiset::from_pairs(std::vector<std::pair<uint64_t, uint64_t>> pairs) 
     return m;
 }
 
-Multiset Multiset::from_view(const MultisetView& v) {
-    Multiset m;
-    m.hashes.assign(v.hashes, v.hashes + v.size);
-    m.freqs.resize(v.size);
-    for (uint32_t i = 0; i < v.size; ++i) m.freqs[i] = v.freqs[i];
-    m.length = v.length;
-    return m;
-}
-
 uint64_t overlap(const MultisetView& a, const MultisetView& b) noexcept {
     uint64_t sum = 0;
     uint32_t i = 0, j = 0;

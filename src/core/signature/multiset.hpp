@@ -79,9 +79,6 @@ struct Multiset {
     // Builds a multiset from (hash, count) pairs in any order; equal hashes are summed.
     // Throws Error(ProgramLimit) if the length would exceed kMaxLength.
     static Multiset from_pairs(std::vector<std::pair<uint64_t, uint64_t>> pairs);
-
-    // Copies a view into an owning multiset.
-    static Multiset from_view(const MultisetView& v);
 };
 
 // Sum over common signatures of min(freqA, freqB).
