@@ -66,21 +66,51 @@ Relation open_spotsigs_index(Oid relid) {
     return index;
 }
 
-// Checks one segment; adds its postings to rows. Raises XX002 on the first fault it finds.
-void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, int segno, HTAB* rows) {
-    const Partitioning& parts = partitioning_for(m.growth);
-    char* page = (char*)palloc(BLCKSZ);
-    char* page2 = (char*)palloc(BLCKSZ);
-    PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
-    uint64 npostings = 0, nkeys = 0, ndata = 0;
+// Checks one posting list (ref, on DATA page blk): lengths inside its partition, frequencies
+// positive, postings in list order, one length per row; adds each posting to rows and returns
+// how many the list holds. page is a scratch page for the list's overflow pages.
+uint64 check_list(Relation index, const Partitioning& parts, PartRef* ref, BlockNumber blk, char* page, HTAB* rows) {
+    if (ref->part >= parts.count()) corrupted(index, "partition number out of range", blk);
+    uint64 lo = parts.lower(ref->part), hi = parts.upper(ref->part);
+    ListIter it;
+    list_iter_init(&it, index, ref, page);
+    Posting p, prev;
+    bool first = true;
+    uint64 n = 0;
+    while (list_iter_next(&it, &p)) {
+        if (p.length < lo || p.length > hi) corrupted(index, "posting length outside its partition", blk);
+        if (p.freq == 0) corrupted(index, "posting with frequency 0", blk);
+        if (!first && !posting_before(prev, p)) corrupted(index, "postings out of order", blk);
+        prev = p;
+        first = false;
+        bool found;
+        RowSum* r = (RowSum*)hash_search(rows, &p.id, HASH_ENTER, &found);
+        if (!found) {
+            r->sum = 0;
+            r->lists = 0;
+            r->length = p.length;
+        }
+        if (r->length != p.length) corrupted(index, "one row with two lengths", blk);
+        r->sum += p.freq;
+        r->lists++;
+        n++;
+    }
+    return n;
+}
+
+// The DATA level of a segment, left to right: hashes strictly ascending, the record samples
+// pointing at their records, every list well formed (check_list), and as many postings and lists
+// as the segment's descriptor says. page and page2 are scratch pages, refs room for a record's
+// partitions.
+void check_data_level(Relation index, const Partitioning& parts, const SegmentDesc& seg, int segno, HTAB* rows,
+                      char* page, char* page2, PartRef* refs) {
+    uint64 npostings = 0, nkeys = 0;
     bool have_prev_hash = false;
     uint64 prev_hash = 0;
-    // The DATA level, left to right: hashes strictly ascending, lists well formed.
     ChainWalk walk;
     chain_walk_init(&walk, index);
     for (BlockNumber blk = seg.first_data; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
         read_page_copy(index, blk, page, kDataPage);
-        ndata++;
         const unsigned char* pos = (const unsigned char*)page + kContentStart;
         const unsigned char* end = (const unsigned char*)page + ((PageHeader)page)->pd_lower;
         if (pos == end) corrupted(index, "empty DATA page", blk);
@@ -97,33 +127,8 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
             if (have_prev_hash && !(prev_hash < hash)) corrupted(index, "hash records out of order", blk);
             prev_hash = hash;
             have_prev_hash = true;
-            for (int k = 0; k < np; ++k) {
-                if (refs[k].part >= parts.count()) corrupted(index, "partition number out of range", blk);
-                uint64 lo = parts.lower(refs[k].part), hi = parts.upper(refs[k].part);
-                ListIter it;
-                list_iter_init(&it, index, &refs[k], page2);
-                Posting p, prev;
-                bool first = true;
-                while (list_iter_next(&it, &p)) {
-                    if (p.length < lo || p.length > hi) corrupted(index, "posting length outside its partition", blk);
-                    if (p.freq == 0) corrupted(index, "posting with frequency 0", blk);
-                    if (!first && !posting_before(prev, p)) corrupted(index, "postings out of order", blk);
-                    prev = p;
-                    first = false;
-                    bool found;
-                    RowSum* r = (RowSum*)hash_search(rows, &p.id, HASH_ENTER, &found);
-                    if (!found) {
-                        r->sum = 0;
-                        r->lists = 0;
-                        r->length = p.length;
-                    }
-                    if (r->length != p.length) corrupted(index, "one row with two lengths", blk);
-                    r->sum += p.freq;
-                    r->lists++;
-                    npostings++;
-                }
-                nkeys++;
-            }
+            for (int k = 0; k < np; ++k) npostings += check_list(index, parts, &refs[k], blk, page2, rows);
+            nkeys += np;
         }
         if (sample_count((Page)page) != (nrec + kSampleEvery - 1) / kSampleEvery)
             corrupted(index, "record sample count does not match the records", blk);
@@ -135,43 +140,52 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
                         errdetail("Segment %d holds %llu postings in %llu lists; its descriptor says %llu in %llu.", segno,
                                   (unsigned long long)npostings, (unsigned long long)nkeys,
                                   (unsigned long long)seg.npostings, (unsigned long long)seg.nkeys)));
-    // The directory: every level ascending, each entry's hash the first hash of its child.
-    if (seg.root != InvalidBlockNumber) {
-        BlockNumber left = seg.root;
-        for (uint32 lvl = seg.height; lvl > 0; --lvl) {
-            BlockNumber next_left = InvalidBlockNumber;
-            chain_walk_init(&walk, index);
-            for (BlockNumber blk = left; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
-                read_page_copy(index, blk, page, kDirPage);
-                if (opaque_of((Page)page)->level != lvl) corrupted(index, "directory level mismatch", blk);
-                uint32 n = (((PageHeader)page)->pd_lower - kContentStart) / 12;
-                if (n == 0) corrupted(index, "empty directory page", blk);
-                uint64 ph = 0;
-                for (uint32 e = 0; e < n; ++e) {
-                    uint64 h;
-                    BlockNumber child;
-                    std::memcpy(&h, page + kContentStart + 12 * e, 8);
-                    std::memcpy(&child, page + kContentStart + 12 * e + 8, 4);
-                    if (e > 0 && !(ph < h)) corrupted(index, "directory entries out of order", blk);
-                    ph = h;
-                    if (next_left == InvalidBlockNumber) next_left = child;
-                    read_page_copy(index, child, page2, lvl == 1 ? kDataPage : kDirPage);
-                    uint64 fh;
-                    std::memcpy(&fh, page2 + kContentStart, 8);
-                    if (fh != h) corrupted(index, "directory entry does not match its child's first hash", blk);
-                }
-                blk = opaque_of((Page)page)->next;
+}
+
+// The directory of a segment: every level ascending, each entry's hash the first hash of its
+// child, and the leftmost path leading to the first DATA page. page and page2 are scratch pages.
+void check_directory(Relation index, const SegmentDesc& seg, char* page, char* page2) {
+    if (seg.root == InvalidBlockNumber) return;
+    BlockNumber left = seg.root;
+    ChainWalk walk;
+    for (uint32 lvl = seg.height; lvl > 0; --lvl) {
+        BlockNumber next_left = InvalidBlockNumber;
+        chain_walk_init(&walk, index);
+        for (BlockNumber blk = left; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
+            read_page_copy(index, blk, page, kDirPage);
+            if (opaque_of((Page)page)->level != lvl) corrupted(index, "directory level mismatch", blk);
+            uint32 n = (((PageHeader)page)->pd_lower - kContentStart) / 12;
+            if (n == 0) corrupted(index, "empty directory page", blk);
+            uint64 ph = 0;
+            for (uint32 e = 0; e < n; ++e) {
+                uint64 h;
+                BlockNumber child;
+                std::memcpy(&h, page + kContentStart + 12 * e, 8);
+                std::memcpy(&child, page + kContentStart + 12 * e + 8, 4);
+                if (e > 0 && !(ph < h)) corrupted(index, "directory entries out of order", blk);
+                ph = h;
+                if (next_left == InvalidBlockNumber) next_left = child;
+                read_page_copy(index, child, page2, lvl == 1 ? kDataPage : kDirPage);
+                uint64 fh;
+                std::memcpy(&fh, page2 + kContentStart, 8);
+                if (fh != h) corrupted(index, "directory entry does not match its child's first hash", blk);
             }
-            left = next_left;
+            blk = opaque_of((Page)page)->next;
         }
-        if (left != seg.first_data) corrupted(index, "directory does not lead to the first DATA page", seg.root);
+        left = next_left;
     }
-    // The document list: every row once, lengths and distinct counts as the postings say.
+    if (left != seg.first_data) corrupted(index, "directory does not lead to the first DATA page", seg.root);
+}
+
+// The document list of a segment: every row once, in list order, as many as the descriptor says,
+// each with the length and distinct count its postings (in rows) add up to; then every row with
+// postings must have been listed. page is a scratch page.
+void check_document_list(Relation index, const SegmentDesc& seg, char* page, HTAB* rows) {
     uint64 ndocs = 0;
     if (seg.doclist_blk != InvalidBlockNumber) {
         PartRef ref{0, (uint32)seg.ndocs, true, seg.doclist_blk, seg.doclist_off, nullptr, 0};
         ListIter it;
-        list_iter_init(&it, index, &ref, page2);
+        list_iter_init(&it, index, &ref, page);
         Posting p, prev;
         bool first = true;
         while (list_iter_next(&it, &p)) {
@@ -192,12 +206,23 @@ void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, in
         }
     }
     if (ndocs != seg.ndocs) corrupted(index, "document count differs from the segment descriptor", seg.doclist_blk);
-    // Every row with postings must be listed in this segment's document list.
     HASH_SEQ_STATUS hs;
     hash_seq_init(&hs, rows);
     RowSum* r;
     while ((r = (RowSum*)hash_seq_search(&hs)) != nullptr)
         if (r->lists != UINT32_MAX) corrupted(index, "row with postings missing from the document list", seg.first_data);
+}
+
+// Checks one segment: its DATA level, its directory and its document list, in that order (the
+// document list is checked against the postings the DATA level put into rows, which must be
+// empty on entry). Raises XX002 on the first fault it finds.
+void check_segment(Relation index, const MetaData& m, const SegmentDesc& seg, int segno, HTAB* rows) {
+    char* page = (char*)palloc(BLCKSZ);
+    char* page2 = (char*)palloc(BLCKSZ);
+    PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
+    check_data_level(index, partitioning_for(m.growth), seg, segno, rows, page, page2, refs);
+    check_directory(index, seg, page, page2);
+    check_document_list(index, seg, page2, rows);
     pfree(page);
     pfree(page2);
     pfree(refs);
