@@ -80,6 +80,17 @@ private:
     // Adds other's counts (other covered documents after this one's); remap[j] receives the id
     // here of other's signature j.
     void absorb(const SignatureDictionary& other, MemoryBudget& budget, std::vector<uint32_t>& remap);
+    // Counts the document ranges [first[p], first[p + 1]) apart on the workers, each into its own
+    // table (about estimates[p] distinct signatures; distinct for all of them), the ids of range
+    // p's occurrences to entries[p] when not null, then merges the tables in range order into this
+    // one: remap[p] receives the map from range p's ids to this dictionary's, for p >= 1.
+    void count_apart(const Collection& docs, const std::vector<size_t>& first, const std::vector<size_t>& estimates,
+                     size_t distinct, MemoryBudget& budget, const CancelToken* cancel, uint32_t* const* entries,
+                     std::vector<std::vector<uint32_t>>& remap);
+    // Gives the signatures their final ids, in ascending document frequency with ties in order of
+    // first appearance, and returns the map from first-appearance order to final id. Charges
+    // *scratch bytes to budget, which the caller releases once done with the map.
+    std::vector<uint32_t> renumber_by_df(MemoryBudget& budget, size_t* scratch);
 
     std::vector<Slot> slots_;
     size_t mask_ = 0;

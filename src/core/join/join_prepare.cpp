@@ -136,32 +136,34 @@ void SignatureDictionary::absorb(const SignatureDictionary& other, MemoryBudget&
     }
 }
 
-void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
-                                int threads, std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
-    // The documents in `parts` ranges of about equal signature counts, each counted into its own
-    // table on a worker; the tables are then merged in range order. Ids (order of first
-    // appearance, then the final ids) come out the same for any number of parts.
+namespace {
+
+// off[d] = the signature occurrences of docs before document d, for d in [0, n] (charged to budget).
+void occurrence_offsets(const Collection& docs, MemoryBudget& budget, std::vector<uint64_t>& off) {
     const size_t n = docs.size();
-    std::vector<uint64_t> local_off;  // signature occurrences before each document
-    std::vector<uint64_t>* off = entry_off != nullptr ? entry_off : &local_off;
     budget.charge((n + 1) * sizeof(uint64_t), "the signature occurrences");
-    reserve_huge(*off, n + 1);
-    off->assign(n + 1, 0);
-    for (size_t d = 0; d < n; ++d) (*off)[d + 1] = (*off)[d] + docs.doc(d).size;
-    const uint64_t total = (*off)[n];
-    if (entry_ids != nullptr) {
-        budget.charge(total * sizeof(uint32_t), "the signature occurrences");
-        reserve_huge(*entry_ids, total);
-        entry_ids->resize(total);
-    }
-    size_t parts = static_cast<size_t>(std::max(1, threads));
-    if (total < (uint64_t(1) << 16)) parts = 1;  // small inputs: not worth a merge
-    std::vector<size_t> first(parts + 1, n);     // range p is documents [first[p], first[p+1])
+    reserve_huge(off, n + 1);
+    off.assign(n + 1, 0);
+    for (size_t d = 0; d < n; ++d) off[d + 1] = off[d] + docs.doc(d).size;
+}
+
+// The documents in `parts` ranges of about equal signature counts (off as occurrence_offsets
+// gives it): range p is documents [first[p], first[p + 1]).
+std::vector<size_t> split_by_occurrences(const std::vector<uint64_t>& off, size_t parts) {
+    const size_t n = off.size() - 1;
+    const uint64_t total = off[n];
+    std::vector<size_t> first(parts + 1, n);
     first[0] = 0;
     for (size_t p = 1; p < parts; ++p)
-        first[p] = static_cast<size_t>(std::lower_bound(off->begin(), off->end(), total * p / parts) - off->begin());
+        first[p] = static_cast<size_t>(std::lower_bound(off.begin(), off.end(), total * p / parts) - off.begin());
     for (size_t p = 1; p <= parts; ++p) first[p] = std::max(first[p], first[p - 1]);
-    // Sketch each range (on the workers), and the whole as their union.
+    return first;
+}
+
+// Sketches each range of documents on the workers: estimates[p] receives the distinct hashes of
+// range p; returns those of all ranges together (the union of the sketches).
+size_t estimate_distinct(const Collection& docs, const std::vector<size_t>& first, std::vector<size_t>& estimates) {
+    const size_t parts = first.size() - 1;
     std::vector<Sketch> sketch(parts);
     run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
         for (size_t p = b; p < e; ++p) sketch[p] = sketch_of(docs, first[p], first[p + 1]);
@@ -169,56 +171,67 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     Sketch all = sketch[0];
     for (size_t p = 1; p < parts; ++p)
         for (size_t k = 0; k < all.size(); ++k) all[k] = std::max(all[k], sketch[p][k]);
-    const size_t distinct = estimate_of(all);
-    // Counting ranges apart costs a table per range and the merge of every range's signatures
-    // into the first; it pays only when signatures repeat across documents. With fewer than 4
-    // occurrences per distinct signature (e.g. 75,400 textcorpus documents: 6.6M occurrences,
-    // 6.3M distinct), the merge repeats nearly all of the counting: one range.
-    if (parts > 1 && total < 4 * static_cast<uint64_t>(distinct)) {
-        parts = 1;
-        first = {0, n};
-        sketch.resize(1);
-    }
-    auto entries_of = [&](size_t p) -> uint32_t* {
-        return entry_ids != nullptr ? entry_ids->data() + (*off)[first[p]] : nullptr;
-    };
-    // remap[p] maps range p's own ids to this dictionary's (range 0 keeps its ids); the
-    // occurrences are rewritten once, at the end, through remap and the final order together.
-    std::vector<std::vector<uint32_t>> remap(parts);
-    if (parts == 1) {
-        add_range(docs, 0, n, distinct, budget, cancel, entries_of(0));
-    } else {
-        // Each part charges its own budget (a share of what is left); the sum is charged after.
-        const size_t left = budget.limit() == 0 ? 0 : (budget.limit() > budget.used() ? budget.limit() - budget.used() : 1);
-        std::vector<MemoryBudget> budgets(parts, MemoryBudget(left == 0 ? 0 : std::max<size_t>(1, left / parts)));
-        std::vector<SignatureDictionary> local(parts);
-        run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
-            for (size_t p = b; p < e; ++p)
-                local[p].add_range(docs, first[p], first[p + 1], estimate_of(sketch[p]), budgets[p], cancel,
-                                   entries_of(p));
-        });
-        size_t held = 0;
-        for (const MemoryBudget& pb : budgets) held += pb.used();
-        budget.charge(held, "the signature dictionary");
-        *this = std::move(local[0]);
-        // Room for every signature at once: at most one more allocation.
-        if (slots_for(distinct) > slots_.size()) grow(budget, slots_for(distinct));
-        for (size_t p = 1; p < parts; ++p) {
-            throw_if_canceled(cancel);
-            budget.charge(local[p].count_ * (sizeof(uint32_t) + sizeof(size_t)), "merging the signature dictionary");
-            absorb(local[p], budget, remap[p]);
-            budget.release(local[p].memory_bytes() + local[p].count_ * sizeof(size_t));
-            local[p] = SignatureDictionary();
-        }
-    }
-    if (entry_off == nullptr) budget.release((n + 1) * sizeof(uint64_t));
+    estimates.resize(parts);
+    for (size_t p = 0; p < parts; ++p) estimates[p] = estimate_of(sketch[p]);
+    return estimate_of(all);
+}
 
-    // Final ids in ascending document frequency (the global rarest-first order), ties in order
-    // of first appearance: a counting sort on df. perm maps first-appearance order to final id.
+// Rewrites every occurrence id e[0, total) once, from its range's own ids to the final ids:
+// through perm in range 0 (whose ids are this dictionary's), through remap[p] in range p >= 1.
+// In chunks on the workers; chunks may straddle ranges, so each looks its range up.
+void rewrite_occurrences(uint32_t* e, size_t total, const std::vector<size_t>& first, const std::vector<uint64_t>& off,
+                         const std::vector<uint32_t>& perm, const std::vector<std::vector<uint32_t>>& remap) {
+    const size_t parts = first.size() - 1;
+    const size_t chunk = std::max<size_t>(1, (total + 4 * parts - 1) / (4 * parts));
+    run_workers(static_cast<int>(parts), total, chunk, [&](int, size_t b, size_t end) {
+        while (b < end) {
+            // The range holding occurrence b, and where it ends.
+            size_t p = 0;
+            while (p + 1 < parts && off[first[p + 1]] <= b) ++p;
+            const size_t stop = std::min<size_t>(end, off[first[p + 1]]);
+            const uint32_t* m = p == 0 ? perm.data() : remap[p].data();
+            for (; b < stop; ++b) e[b] = m[e[b]];
+        }
+    });
+}
+
+}  // namespace
+
+void SignatureDictionary::count_apart(const Collection& docs, const std::vector<size_t>& first,
+                                      const std::vector<size_t>& estimates, size_t distinct, MemoryBudget& budget,
+                                      const CancelToken* cancel, uint32_t* const* entries,
+                                      std::vector<std::vector<uint32_t>>& remap) {
+    const size_t parts = first.size() - 1;
+    // Each part charges its own budget (a share of what is left); the sum is charged after.
+    const size_t left = budget.limit() == 0 ? 0 : (budget.limit() > budget.used() ? budget.limit() - budget.used() : 1);
+    std::vector<MemoryBudget> budgets(parts, MemoryBudget(left == 0 ? 0 : std::max<size_t>(1, left / parts)));
+    std::vector<SignatureDictionary> local(parts);
+    run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
+        for (size_t p = b; p < e; ++p)
+            local[p].add_range(docs, first[p], first[p + 1], estimates[p], budgets[p], cancel, entries[p]);
+    });
+    size_t held = 0;
+    for (const MemoryBudget& pb : budgets) held += pb.used();
+    budget.charge(held, "the signature dictionary");
+    *this = std::move(local[0]);
+    // Room for every signature at once: at most one more allocation.
+    if (slots_for(distinct) > slots_.size()) grow(budget, slots_for(distinct));
+    remap.assign(parts, {});
+    for (size_t p = 1; p < parts; ++p) {
+        throw_if_canceled(cancel);
+        budget.charge(local[p].count_ * (sizeof(uint32_t) + sizeof(size_t)), "merging the signature dictionary");
+        absorb(local[p], budget, remap[p]);
+        budget.release(local[p].memory_bytes() + local[p].count_ * sizeof(size_t));
+        local[p] = SignatureDictionary();
+    }
+}
+
+std::vector<uint32_t> SignatureDictionary::renumber_by_df(MemoryBudget& budget, size_t* scratch) {
+    // A counting sort on df: ties stay in order of first appearance.
     uint32_t max_df = 0;
     for (const Slot& s : slots_) max_df = std::max(max_df, s.df);
-    const size_t scratch = (static_cast<size_t>(max_df) + 2 + count_) * sizeof(uint32_t);
-    budget.charge(scratch, "ordering the signatures");
+    *scratch = (static_cast<size_t>(max_df) + 2 + count_) * sizeof(uint32_t);
+    budget.charge(*scratch, "ordering the signatures");
     std::vector<uint32_t> df_of, next(static_cast<size_t>(max_df) + 2, 0);
     reserve_huge(df_of, count_);
     df_of.resize(count_);
@@ -230,24 +243,55 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     for (uint32_t p = 0; p < count_; ++p) perm[p] = next[df_of[p]]++;
     for (Slot& s : slots_)
         if (s.df != 0) s.id = perm[s.id];
+    return std::move(perm);
+}
+
+void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
+                                int threads, std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
+    // The documents in `parts` ranges of about equal signature counts, each counted into its own
+    // table on a worker; the tables are then merged in range order. Ids (order of first
+    // appearance, then the final ids) come out the same for any number of parts.
+    const size_t n = docs.size();
+    std::vector<uint64_t> local_off;
+    std::vector<uint64_t>& off = entry_off != nullptr ? *entry_off : local_off;
+    occurrence_offsets(docs, budget, off);
+    const uint64_t total = off[n];
+    if (entry_ids != nullptr) {
+        budget.charge(total * sizeof(uint32_t), "the signature occurrences");
+        reserve_huge(*entry_ids, total);
+        entry_ids->resize(total);
+    }
+    size_t parts = static_cast<size_t>(std::max(1, threads));
+    if (total < (uint64_t(1) << 16)) parts = 1;  // small inputs: not worth a merge
+    std::vector<size_t> first = split_by_occurrences(off, parts);
+    std::vector<size_t> estimates;
+    const size_t distinct = estimate_distinct(docs, first, estimates);
+    // Counting ranges apart costs a table per range and the merge of every range's signatures
+    // into the first; it pays only when signatures repeat across documents: with fewer than 4
+    // occurrences per distinct signature, the merge repeats nearly all of the counting.
+    if (parts > 1 && total < 4 * static_cast<uint64_t>(distinct)) {
+        parts = 1;
+        first = {0, n};
+    }
+    // Where each range's occurrence ids go (none without entry_ids).
+    std::vector<uint32_t*> entries(parts, nullptr);
+    if (entry_ids != nullptr)
+        for (size_t p = 0; p < parts; ++p) entries[p] = entry_ids->data() + off[first[p]];
+    // remap[p] maps range p's own ids to this dictionary's (range 0 keeps its ids); the
+    // occurrences are rewritten once, at the end, through remap and the final order together.
+    std::vector<std::vector<uint32_t>> remap(parts);
+    if (parts == 1)
+        add_range(docs, 0, n, distinct, budget, cancel, entries[0]);
+    else
+        count_apart(docs, first, estimates, distinct, budget, cancel, entries.data(), remap);
+    if (entry_off == nullptr) budget.release((n + 1) * sizeof(uint64_t));
+
+    // Final ids in ascending document frequency (the global rarest-first order).
+    size_t scratch = 0;
+    const std::vector<uint32_t> perm = renumber_by_df(budget, &scratch);
     for (size_t p = 1; p < parts; ++p)
         for (uint32_t& id : remap[p]) id = perm[id];
-    if (entry_ids != nullptr) {
-        // Every occurrence once, in chunks on the workers, through its range's map: a random
-        // read per occurrence. Chunks may straddle ranges, so each looks its range up.
-        const size_t chunk = std::max<size_t>(1, (entry_ids->size() + 4 * parts - 1) / (4 * parts));
-        uint32_t* e = entry_ids->data();
-        run_workers(static_cast<int>(parts), entry_ids->size(), chunk, [&](int, size_t b, size_t end) {
-            while (b < end) {
-                // The range holding occurrence b, and where it ends.
-                size_t p = 0;
-                while (p + 1 < parts && (*off)[first[p + 1]] <= b) ++p;
-                const size_t stop = std::min<size_t>(end, (*off)[first[p + 1]]);
-                const uint32_t* m = p == 0 ? perm.data() : remap[p].data();
-                for (; b < stop; ++b) e[b] = m[e[b]];
-            }
-        });
-    }
+    if (entry_ids != nullptr) rewrite_occurrences(entry_ids->data(), entry_ids->size(), first, off, perm, remap);
     for (size_t p = 1; p < parts; ++p) budget.release(remap[p].size() * sizeof(uint32_t));
     budget.release(scratch);
 }
