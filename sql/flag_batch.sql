@@ -1,5 +1,5 @@
 -- spotsigs_flag_batch(): flags a batch of written rows as the 'best' trigger would, on plain
--- PostgreSQL (the same function serves Citus tables, see test/t/020_citus.pl); the Citus
+-- PostgreSQL (the same function serves Citus tables, see test/t/040_citus.pl); the Citus
 -- helpers are inert without Citus.
 \set SHOW_CONTEXT never
 SET extra_float_digits = 0;

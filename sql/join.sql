@@ -183,7 +183,7 @@ SELECT count(*) FROM spotsigs_join('jbig', 'id', 'sig', 0.5);
 SELECT regexp_replace(jerr_detail($$SELECT * FROM spotsigs_join('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 SELECT regexp_replace(jerr_detail($$SELECT spotsigs_template('jbig', 'id', 'sig')$$), 'need [0-9]+ kB', 'need N kB');
 RESET spotsigs.join_memory_limit;
--- past the limit the join runs in passes over lengths, with the same pairs (test/t/014_join_passes.pl)
+-- past the limit the join runs in passes over lengths, with the same pairs (test/t/012_join_passes.pl)
 SET spotsigs.join_memory_limit = '16MB';
 CREATE TABLE jlen AS
   SELECT i AS id, ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + i % 40) j) || '}')::spotsig AS sig

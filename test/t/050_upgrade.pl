@@ -269,7 +269,7 @@ ok(!@diffs, "the updated extension's objects equal a fresh $current installation
 # New functions and operators: each has a check here (SQL and its expected output, or the
 # SQLSTATE it must stop with as 'ERROR:  XXXXX'), run in the updated database. Without Citus the
 # Citus helpers stop where they look up Citus's catalogs (42P01) or functions (42883): that much
-# shows them callable after the update; test/t/020_citus.pl runs them on Citus, and the catalog
+# shows them callable after the update; test/t/040_citus.pl runs them on Citus, and the catalog
 # comparison above shows their definitions equal a fresh installation's.
 my $q5 = '(SELECT sig FROM docs WHERE id = 5)';
 my %new_object_checks = (
