@@ -1,20 +1,14 @@
 -- Quality toolkit: shingles, document frequencies and IDF filtering, I-Match, LSH keys, cosine.
 \set SHOW_CONTEXT never
-CREATE OR REPLACE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i sql/include/sqlerr.sql
 
 -- word 2-shingles are the words joined by ':' and hashed like signatures
 SELECT shingles('The cat sat; the cat ran.', 2)
      = spotsig_from_terms(ARRAY['the:cat', 'cat:sat', 'sat:the', 'cat:ran'], ARRAY[2, 1, 1, 1]) AS same;
 SELECT length(shingles('<p>Obama <b>spoke</b></p><script>var x;</script> obama', 1)) AS words_outside_script;
 SELECT shingles('two words', 3) AS too_short, shingles('', 1) AS empty;
-SELECT err($$SELECT shingles('x', 0)$$);
-SELECT err($$SELECT shingles('x', 101)$$);
+SELECT sqlerr($$SELECT shingles('x', 0)$$);
+SELECT sqlerr($$SELECT shingles('x', 101)$$);
 
 -- document frequencies: 3 documents, NULL rows are skipped
 CREATE TABLE qdocs (id int, sig spotsig);
@@ -31,8 +25,8 @@ SELECT d.id, spotsig_filter(d.sig, s.df, s.n, 0.2, 0.85) = shingles('b', 1) AS o
        length(spotsig_filter(d.sig, s.df, s.n, 0.2, 0.85)) AS kept,
        length(spotsig_filter(d.sig, s.df, s.n, 0.9, 1.0)) AS rare
 FROM qdocs d, qstats s ORDER BY d.id;
-SELECT err($$SELECT spotsig_filter('{1}', '{1}', 1, 0, 1)$$);
-SELECT err($$SELECT spotsig_idf(1, 1)$$);
+SELECT sqlerr($$SELECT spotsig_filter('{1}', '{1}', 1, 0, 1)$$);
+SELECT sqlerr($$SELECT spotsig_idf(1, 1)$$);
 
 -- I-Match: one fingerprint of the distinct signatures; frequencies and order do not matter
 SELECT imatch(shingles('x y', 1)) = imatch(shingles('y x x', 1)) AS same_set,
@@ -44,8 +38,8 @@ SELECT cardinality(spotsig_lsh_keys(shingles('a b c', 1), 6, 32)) AS l,
        spotsig_lsh_keys(shingles('a b c', 1), 3, 4) = spotsig_lsh_keys(shingles('c b a', 1), 3, 4) AS identical,
        spotsig_lsh_keys(shingles('a b c', 1), 3, 4, 1) = spotsig_lsh_keys(shingles('a b c', 1), 3, 4, 2) AS seeds_equal,
        spotsig_lsh_keys('{}', 6, 32) AS empty;
-SELECT err($$SELECT spotsig_lsh_keys('{1}', 0, 4)$$);
-SELECT err($$SELECT spotsig_lsh_keys('{1}', 64, 65)$$);
+SELECT sqlerr($$SELECT spotsig_lsh_keys('{1}', 0, 4)$$);
+SELECT sqlerr($$SELECT spotsig_lsh_keys('{1}', 64, 65)$$);
 
 -- LSH-S pairs: candidates verified exactly; equal values always meet
 INSERT INTO qdocs VALUES (5, shingles('a b c', 1)), (6, shingles('c a b', 1));
