@@ -2,14 +2,14 @@
 //
 // A signature of more than about 2 KB is stored out of line, in chunks of about 2 KB in the
 // table's toast relation. Detoasting it with its row looks its chunks up in the toast relation's
-// index: a few microseconds a value, most of the time a 1M-row read takes. When the input's
+// index, a random index descent per value, which then dominates the read. When the input's
 // out-of-line values make up most of their toast relation (a table that holds signatures rather
 // than their texts), it is cheaper to note each such row's toast pointer while the rows are read,
 // and then read the whole toast relation once in storage order, putting each value's chunks
 // together as they come, in any order. A value with a chunk the usual detoasting would not expect
 // (or one that would take the open values past a memory cap), and every value when they are a
-// small part of the relation, is detoasted the usual way afterwards; so is a value in another toast relation than the first
-// (a partitioned table), or a compressed one, which is never noted.
+// small part of the relation, is detoasted the usual way afterwards; so is a value in another
+// toast relation than the first (a partitioned table), or a compressed one, which is never noted.
 #pragma once
 
 #include "pg/pg.hpp"
