@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/index/posting_sort.hpp"
 #include "core/signature/multiset.hpp"
 
 namespace spotsigs {
@@ -135,9 +136,9 @@ bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end,
 void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
                     const Posting* prev);
 
-// Orders postings as lists keep them: descending length, then ascending id.
+// Orders postings as lists keep them (list_order_before).
 inline bool posting_before(const Posting& a, const Posting& b) noexcept {
-    return a.length != b.length ? a.length > b.length : a.id < b.id;
+    return list_order_before(a.length, a.id, b.length, b.id);
 }
 
 // Appends a varint (7 bits a byte, low first) to out; returns bytes written.

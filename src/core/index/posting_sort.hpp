@@ -29,17 +29,22 @@ struct DocRecord {
     uint32_t distinct;
 };
 
+// The order within every list of the index (a posting list, the document list): descending
+// length, then ascending id. True when (length_a, id_a) comes before (length_b, id_b).
+inline bool list_order_before(uint32_t length_a, uint64_t id_a, uint32_t length_b, uint64_t id_b) noexcept {
+    return length_a != length_b ? length_a > length_b : id_a < id_b;
+}
+
 // True when a comes before b in a segment (ids are unique within a list, so the order is total).
 inline bool posting_record_before(const PostingRecord& a, const PostingRecord& b) noexcept {
     if (a.hash != b.hash) return a.hash < b.hash;
     if (a.part != b.part) return a.part < b.part;
-    if (a.length != b.length) return a.length > b.length;
-    return a.id < b.id;
+    return list_order_before(a.length, a.id, b.length, b.id);
 }
 
 // True when a comes before b in a segment's document list.
 inline bool doc_record_before(const DocRecord& a, const DocRecord& b) noexcept {
-    return a.length != b.length ? a.length > b.length : a.id < b.id;
+    return list_order_before(a.length, a.id, b.length, b.id);
 }
 
 // Sorts in place (never throws, allocates nothing).
