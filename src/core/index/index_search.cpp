@@ -225,17 +225,6 @@ size_t put_varint(unsigned char* out, uint64_t v) noexcept {
     return n;
 }
 
-uint64_t get_varint(const unsigned char*& pos, const unsigned char* end) {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (pos >= end) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting runs past its page");
-        unsigned char b = *pos++;
-        v |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) return v;
-    }
-    throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "varint longer than 64 bits");
-}
-
 size_t encode_posting(unsigned char* out, const Posting& p, const Posting* prev) noexcept {
     size_t n = 0;
     if (prev == nullptr) {

@@ -143,7 +143,5 @@ inline bool posting_before(const Posting& a, const Posting& b) noexcept {
 
 // Appends a varint (7 bits a byte, low first) to out; returns bytes written.
 size_t put_varint(unsigned char* out, uint64_t v) noexcept;
-// Reads a varint; throws Error(DataCorrupted) when it runs past end or exceeds 64 bits.
-uint64_t get_varint(const unsigned char*& pos, const unsigned char* end);
 
 }  // namespace spotsigs
