@@ -1,6 +1,8 @@
 // Unit tests of the self-join in passes (join_passes.hpp) against the brute-force join.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <random>
 #include <string>
 #include <tuple>
@@ -47,6 +49,66 @@ Triples triples_of(const JoinPairs& pairs) {
     Triples t;
     for (const JoinPair& p : pairs) t.emplace_back(p.a, p.b, p.similarity);
     return t;
+}
+
+// Self-join of docs in passes planned for pass_bytes of documents each (0: a quarter of
+// opt.memory_limit), as the PostgreSQL layer runs them: each pass's documents copied into a
+// collection of their own and joined with opt and probe_below, each pass held to
+// opt.memory_limit (copied documents plus the matcher's structures); a pass that does not fit is
+// split, down to a single length, and JoinMemoryError is thrown when even that does not fit.
+// Returns the pairs as self_join() does (indexes into docs, sorted by (a, b)); passes, when
+// given, receives how many passes ran.
+JoinPairs self_join_in_passes(const Collection& docs, const JoinOptions& opt, uint64_t pass_bytes = 0,
+                              size_t* passes = nullptr) {
+    const std::vector<LengthCount> hist = length_histogram(docs);
+    const uint64_t limit = opt.memory_limit == 0 ? UINT64_MAX : opt.memory_limit;
+    std::deque<JoinPass> todo;
+    for (const JoinPass& p : plan_passes(hist, opt.tau, pass_bytes != 0 ? pass_bytes : limit / 4)) todo.push_back(p);
+    JoinPairs all;
+    size_t ran = 0;
+    while (!todo.empty()) {
+        const JoinPass p = todo.front();
+        todo.pop_front();
+        // The pass's documents, in collection order (so a < b stays a < b once mapped back).
+        Collection part;
+        std::vector<uint32_t> orig;
+        for (size_t d = 0; d < docs.size(); ++d) {
+            const uint64_t len = docs.length(d);
+            if (len >= p.probe_lo && len <= p.read_hi) {
+                part.add(docs.id(d), docs.doc(d));
+                orig.push_back(static_cast<uint32_t>(d));
+            }
+        }
+        const size_t held = part.memory_bytes();
+        JoinPairs pairs;
+        try {
+            if (held >= limit)
+                throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit) + " bytes",
+                                      "the documents of one pass take " + std::to_string(held) + " bytes", 0);
+            JoinOptions o = opt;
+            o.probe_below = p.probe_hi;
+            o.memory_limit = opt.memory_limit == 0 ? 0 : limit - held;
+            o.sink = nullptr;
+            pairs = self_join(part, o);
+        } catch (const JoinMemoryError& e) {
+            JoinPass a, b;
+            if (!split_pass(p, hist, opt.tau, a, b))
+                throw JoinMemoryError(e.what(),
+                                      "one pass (lengths " + std::to_string(p.probe_lo) + " to " +
+                                          std::to_string(p.read_hi) + ") needs more than " +
+                                          std::to_string(held + e.at_least()) + " bytes",
+                                      held + e.at_least());
+            todo.push_front(b);
+            todo.push_front(a);
+            continue;
+        }
+        ++ran;
+        for (const JoinPair& q : pairs) all.push_back(JoinPair{orig[q.a], orig[q.b], q.similarity});
+    }
+    if (passes != nullptr) *passes = ran;
+    std::sort(all.begin(), all.end(),
+              [](const JoinPair& x, const JoinPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+    return all;
 }
 
 // The brute-force self-join without a limit: the reference.

@@ -1,10 +1,8 @@
-// Planning and running a self-join in passes over length ranges (see join_passes.hpp).
+// Planning a self-join in passes over length ranges (see join_passes.hpp).
 #include "core/join/join_passes.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <string>
 
 #include "core/join/join_bounds.hpp"
 #include "core/join/join_internal.hpp"
@@ -14,9 +12,6 @@ namespace spotsigs {
 namespace {
 
 constexpr uint64_t kLongest = UINT32_MAX;  // no stored length is longer (packed.hpp)
-// Share of a pass's memory limit its documents may take when passes are planned (the matcher's
-// structures take the rest; a pass that still does not fit is split).
-constexpr uint64_t kRowShare = 4;
 
 // Index of the first entry of hist with length >= len.
 size_t first_at_least(const std::vector<LengthCount>& hist, uint64_t len) {
@@ -109,59 +104,6 @@ std::vector<LengthCount> length_histogram(const Collection& docs) {
         t.add(v.length, v.size, v.freqs.width);
     }
     return t.sorted();
-}
-
-JoinPairs self_join_in_passes(const Collection& docs, const JoinOptions& opt, uint64_t pass_bytes, size_t* passes) {
-    const std::vector<LengthCount> hist = length_histogram(docs);
-    const uint64_t limit = opt.memory_limit == 0 ? UINT64_MAX : opt.memory_limit;
-    std::deque<JoinPass> todo;
-    for (const JoinPass& p : plan_passes(hist, opt.tau, pass_bytes != 0 ? pass_bytes : limit / kRowShare))
-        todo.push_back(p);
-    JoinPairs all;
-    size_t ran = 0;
-    while (!todo.empty()) {
-        const JoinPass p = todo.front();
-        todo.pop_front();
-        join_detail::throw_if_canceled(opt.cancel);
-        // The pass's documents, in collection order (so a < b stays a < b once mapped back).
-        Collection part;
-        std::vector<uint32_t> orig;
-        for (size_t d = 0; d < docs.size(); ++d) {
-            const uint64_t len = docs.length(d);
-            if (len >= p.probe_lo && len <= p.read_hi) {
-                part.add(docs.id(d), docs.doc(d));
-                orig.push_back(static_cast<uint32_t>(d));
-            }
-        }
-        const size_t held = part.memory_bytes();
-        JoinPairs pairs;
-        try {
-            if (held >= limit)
-                throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit) + " bytes",
-                                      "the documents of one pass take " + std::to_string(held) + " bytes", 0);
-            JoinOptions o = opt;
-            o.probe_below = p.probe_hi;
-            o.memory_limit = opt.memory_limit == 0 ? 0 : limit - held;
-            o.sink = nullptr;
-            pairs = self_join(part, o);
-        } catch (const JoinMemoryError& e) {
-            JoinPass a, b;
-            if (!split_pass(p, hist, opt.tau, a, b))
-                throw JoinMemoryError(e.what(),
-                                      "one pass (lengths " + std::to_string(p.probe_lo) + " to " +
-                                          std::to_string(p.read_hi) + ") needs more than " +
-                                          std::to_string(held + e.at_least()) + " bytes",
-                                      held + e.at_least());
-            todo.push_front(b);
-            todo.push_front(a);
-            continue;
-        }
-        ++ran;
-        for (const JoinPair& q : pairs) all.push_back(JoinPair{orig[q.a], orig[q.b], q.similarity});
-    }
-    if (passes != nullptr) *passes = ran;
-    join_detail::sort_pairs(all);
-    return all;
 }
 
 }  // namespace spotsigs

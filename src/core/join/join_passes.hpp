@@ -103,14 +103,4 @@ private:
 // The length histogram of docs (empty documents left out).
 std::vector<LengthCount> length_histogram(const Collection& docs);
 
-// Self-join of docs in passes planned for pass_bytes of documents each (0: a quarter of
-// opt.memory_limit): each pass's documents copied into a collection of their own and joined with
-// opt and probe_below, each pass held to opt.memory_limit (copied documents plus the matcher's
-// structures); a pass that does not fit is split, down to a single length, and JoinMemoryError is
-// thrown when even that does not fit. Returns the same pairs as self_join() (indexes into docs,
-// sorted by (a, b)); passes, when given, receives how many passes ran. (The whole of docs stays in
-// memory beside the passes: this is the passes' logic on its own, for tests and tools.)
-JoinPairs self_join_in_passes(const Collection& docs, const JoinOptions& opt, uint64_t pass_bytes = 0,
-                              size_t* passes = nullptr);
-
 }  // namespace spotsigs
