@@ -280,10 +280,8 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
     // remap[p] maps range p's own ids to this dictionary's (range 0 keeps its ids); the
     // occurrences are rewritten once, at the end, through remap and the final order together.
     std::vector<std::vector<uint32_t>> remap(parts);
-    if (parts == 1)
-        add_range(docs, 0, n, distinct, budget, cancel, entries[0]);
-    else
-        count_apart(docs, first, estimates, distinct, budget, cancel, entries.data(), remap);
+    if (parts == 1) add_range(docs, 0, n, distinct, budget, cancel, entries[0]);
+    else count_apart(docs, first, estimates, distinct, budget, cancel, entries.data(), remap);
     if (entry_off == nullptr) budget.release((n + 1) * sizeof(uint64_t));
 
     // Final ids in ascending document frequency (the global rarest-first order).

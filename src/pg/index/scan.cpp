@@ -388,8 +388,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
                 est.resize(q.size);
                 for (uint32_t i = 0; i < q.size; ++i) est[i] = cache.get(q.hashes[i]);
             }
-            found = threshold_search(q, tau, src, est.empty() ? nullptr : est.data(),
-                                     nexact != nullptr ? &rest : nullptr);
+            found =
+                threshold_search(q, tau, src, est.empty() ? nullptr : est.data(), nexact != nullptr ? &rest : nullptr);
             src.remember(cache);
             cache.searches++;
         }
