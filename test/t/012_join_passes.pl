@@ -1,6 +1,7 @@
-# spotsigs_join past spotsigs.join_memory_limit: it runs in passes over ranges of document
-# lengths and returns exactly the pairs of a join without a limit (join_passes.hpp); where even
-# its smallest pass cannot fit, it fails with SQLSTATE 53200 and says what limit would be needed.
+# spotsigs_join, spotsigs_clusters and spotsigs_join_rs past spotsigs.join_memory_limit: they run
+# in passes over ranges of document lengths and return exactly the rows of a call without a limit
+# (join_passes.hpp); where even the smallest pass cannot fit, the join fails with SQLSTATE 53200
+# and says what limit would be needed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -14,7 +15,8 @@ $node->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
 
 # 40,000 rows of lengths 3 to 62; each shares a run of signatures with its neighbours, so pairs
 # exist at every threshold and straddle any length boundary. Some values are stored out of line
-# (read after the rows; their length is read from the first chunk when a pass skips them).
+# (read after the rows; their length is read from the first chunk when a pass skips them); two
+# are empty (no pairs, but each is a cluster of its own).
 $node->safe_psql('postgres', q{
 	CREATE TABLE docs AS
 	  SELECT i AS id,
@@ -26,22 +28,25 @@ $node->safe_psql('postgres', q{
 	INSERT INTO wide SELECT 100000 + i,
 	  ('{' || (SELECT string_agg(to_hex(i * 1000 + j), ',') FROM generate_series(0, 300 + i % 7) j) || '}')::spotsig
 	  FROM generate_series(1, 200) i;
+	INSERT INTO wide VALUES (200001, '{}'), (200002, '{}');
 });
 
-# Runs the join of $table at $tau with $threads threads under $limit (with DEBUG1 messages) and
-# returns the pairs it gives beyond the join without a limit, those it misses, its pair count and
-# the number of passes it reported (0 when it ran in one).
+# Runs $call (a set-returning call of spotsigs_join, spotsigs_join_rs or spotsigs_clusters) without
+# a limit and under $limit (with DEBUG1 messages) and returns the rows it gives beyond the call
+# without a limit, those it misses, its row count and the number of passes it reported (0 when
+# it ran in one).
 sub compare {
-	my ($table, $tau, $threads, $limit) = @_;
+	my ($call, $limit) = @_;
+	my ($fn) = $call =~ /^(\w+)\(/;
 	$node->safe_psql('postgres', qq{
 		DROP TABLE IF EXISTS want, got;
-		CREATE TABLE want AS SELECT * FROM spotsigs_join('$table', 'id', 'sig', $tau, $threads);
+		CREATE TABLE want AS SELECT * FROM $call;
 	});
 	my ($ret, $out, $err) = $node->psql('postgres', qq{
 		SET client_min_messages = debug1; SET spotsigs.join_memory_limit = '$limit';
-		CREATE TABLE got AS SELECT * FROM spotsigs_join('$table', 'id', 'sig', $tau, $threads);});
-	die "join failed: $err" if $ret != 0;
-	my $passes = $err =~ /spotsigs_join: (\d+) passes within/ ? $1 : 0;
+		CREATE TABLE got AS SELECT * FROM $call;});
+	die "$call failed: $err" if $ret != 0;
+	my $passes = $err =~ /$fn: (\d+) passes within/ ? $1 : 0;
 	my $res = $node->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM (TABLE got EXCEPT ALL TABLE want) d) || ' ' ||
 		       (SELECT count(*) FROM (TABLE want EXCEPT ALL TABLE got) d) || ' ' ||
@@ -49,18 +54,49 @@ sub compare {
 	return (split(/ /, $res), $passes);
 }
 
-for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '12MB' ], [ 'docs', 0.6, 2, '24MB' ],
-	[ 'docs', 0.3, 2, '48MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
-	my ($table, $tau, $threads, $limit) = @$case;
-	my ($extra, $missing, $pairs, $passes) = compare($table, $tau, $threads, $limit);
-	my $what = "$table, tau $tau, $threads threads, limit $limit";
-	is("$extra $missing", '0 0', "$what: the pairs of the join without a limit");
-	cmp_ok($pairs, '>', 1000, "$what: pairs found ($pairs)");
+# Checks $call under $limit against the call without a limit: the same rows, more than $min of
+# them, and passes (at least 2; none for a limit of 1GB).
+sub check_passes {
+	my ($call, $limit, $min) = @_;
+	my ($extra, $missing, $rows, $passes) = compare($call, $limit);
+	my $what = "$call, limit $limit";
+	is("$extra $missing", '0 0', "$what: the rows of the call without a limit");
+	cmp_ok($rows, '>', $min, "$what: rows given ($rows)");
 	if ($limit eq '1GB') {
 		is($passes, 0, "$what: one pass");
 	} else {
 		cmp_ok($passes, '>=', 2, "$what: ran in passes ($passes)");
 	}
+}
+
+for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '12MB' ], [ 'docs', 0.6, 2, '24MB' ],
+	[ 'docs', 0.3, 2, '48MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
+	my ($table, $tau, $threads, $limit) = @$case;
+	check_passes("spotsigs_join('$table', 'id', 'sig', $tau, $threads)", $limit, 1000);
+}
+
+# spotsigs_clusters past the limit: its pairs from the join in passes, its union-find over the
+# rows' ids (per row, not per signature). The rows of docs chain into long components at 0.6.
+for my $case ([ 'docs', 0.6, 2, '24MB' ], [ 'docs', 0.9, 1, '10MB' ], [ 'wide', 0.5, 2, '32MB' ]) {
+	my ($table, $tau, $threads, $limit) = @$case;
+	check_passes("spotsigs_clusters('$table', 'id', 'sig', $tau, $threads)", $limit, 39999);
+}
+my $components = $node->safe_psql('postgres', 'SELECT count(DISTINCT cluster) FROM got');
+cmp_ok($components, '<', 40000, "clusters join rows ($components clusters)");
+
+# spotsigs_join_rs past the limit, in passes over the lengths of both sides: S shares runs of
+# signatures with docs (R) at other lengths, so pairs cross every pass boundary from both sides.
+$node->safe_psql('postgres', q{
+	CREATE TABLE other AS
+	  SELECT i AS id,
+	         ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + (3 * i) % 60) j) || '}')::spotsig AS sig
+	  FROM generate_series(1, 30000) i;
+});
+# (The R-S matcher's structures take more than the self-join's: the limits are larger.)
+for my $case ([ 'docs', 'other', 0.6, 2, '64MB' ], [ 'other', 'docs', 0.8, 1, '32MB' ],
+	[ 'wide', 'other', 0.5, 3, '96MB' ], [ 'docs', 'other', 0.6, 2, '1GB' ]) {
+	my ($r, $s, $tau, $threads, $limit) = @$case;
+	check_passes("spotsigs_join_rs('$r', 'id', 'sig', '$s', 'id', 'sig', $tau, $threads)", $limit, 1000);
 }
 
 # An id repeated in rows of very different lengths (no pass reads both) is still an error.
@@ -71,6 +107,13 @@ my ($dret, $dout, $derr) = $node->psql('postgres',
 	"SET spotsigs.join_memory_limit = '12MB'; SELECT count(*) FROM spotsigs_join('dupl', 'id', 'sig', 0.9, 2)");
 like($derr, qr/ERROR:  id column of relation public.dupl is not unique\nDETAIL:  The id 5 occurs more than once\./,
 	'a repeated id fails in passes too');
+for my $case ([ "spotsigs_clusters('dupl', 'id', 'sig', 0.9, 2)", '12MB' ],
+	[ "spotsigs_join_rs('other', 'id', 'sig', 'dupl', 'id', 'sig', 0.8, 2)", '32MB' ]) {
+	my ($call, $limit) = @$case;
+	($dret, $dout, $derr) = $node->psql('postgres', "SET spotsigs.join_memory_limit = '$limit'; SELECT count(*) FROM $call");
+	like($derr, qr/ERROR:  id column of relation public.dupl is not unique\nDETAIL:  The id 5 occurs more than once\./,
+		"$call: a repeated id fails in passes too");
+}
 
 # 40,000 rows of one length: the smallest pass is the whole table.
 $node->safe_psql('postgres', q{

@@ -307,3 +307,57 @@ TEST(JoinPasses, SmallestPassThatDoesNotFitFails) {
         EXPECT_NE(e.detail().find("one pass (lengths "), std::string::npos) << e.detail();
     }
 }
+
+// The histogram of two collections together is the histogram of their union.
+TEST(JoinPasses, MergedHistogramsCountBothSides) {
+    Collection r = pass_docs(21, 700, 50), s = pass_docs(22, 500, 80), both;
+    for (const Collection* c : {&r, &s})
+        for (size_t d = 0; d < c->size(); ++d) both.add(c->id(d), c->doc(d));
+    const auto key = [](const std::vector<LengthCount>& h) {
+        std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> k;
+        for (const LengthCount& c : h) k.emplace_back(c.length, c.docs, c.bytes);
+        return k;
+    };
+    EXPECT_EQ(key(merge_histograms(length_histogram(r), length_histogram(s))), key(length_histogram(both)));
+    EXPECT_EQ(key(merge_histograms(length_histogram(r), {})), key(length_histogram(r)));
+}
+
+// An R-S join in passes as spotsigs_join_rs runs it: passes planned over both sides' lengths,
+// each reading the rows of its lengths from both sides, joined without probe_below, keeping the
+// pairs whose shorter row lies in the pass's probe range. Together: the brute-force pairs, once.
+TEST(JoinPasses, RsPassesGiveTheBruteForcePairs) {
+    Collection r = pass_docs(31, 900, 70), s = pass_docs(32, 700, 45);
+    for (double tau : {0.9, 0.6, 0.3}) {
+        JoinOptions brute_opt;
+        brute_opt.tau = tau;
+        brute_opt.method = JoinMethod::BruteForce;
+        const Triples want = triples_of(rs_join(r, s, brute_opt));
+        const std::vector<LengthCount> hist = merge_histograms(length_histogram(r), length_histogram(s));
+        for (uint64_t pass_bytes : {uint64_t(1), uint64_t(20000), uint64_t(200000)}) {
+            const std::vector<JoinPass> plan = plan_passes(hist, tau, pass_bytes);
+            Triples got;
+            for (const JoinPass& p : plan) {
+                Collection part[2];
+                std::vector<uint32_t> orig[2];
+                for (int k = 0; k < 2; ++k) {
+                    const Collection& side = k == 0 ? r : s;
+                    for (size_t d = 0; d < side.size(); ++d)
+                        if (side.length(d) >= p.probe_lo && side.length(d) <= p.read_hi) {
+                            part[k].add(side.id(d), side.doc(d));
+                            orig[k].push_back(static_cast<uint32_t>(d));
+                        }
+                }
+                JoinOptions opt;
+                opt.tau = tau;
+                for (const JoinPair& q : rs_join(part[0], part[1], opt))
+                    if (std::min(part[0].length(q.a), part[1].length(q.b)) < p.probe_hi)
+                        got.emplace_back(orig[0][q.a], orig[1][q.b], q.similarity);
+            }
+            std::sort(got.begin(), got.end());
+            EXPECT_EQ(got, want) << "tau=" << tau << " pass_bytes=" << pass_bytes << " passes=" << plan.size();
+            if (pass_bytes == 1) {
+                EXPECT_EQ(plan.size(), hist.size());
+            }
+        }
+    }
+}

@@ -97,6 +97,24 @@ std::vector<LengthCount> LengthTally::sorted() const {
     return h;
 }
 
+std::vector<LengthCount> merge_histograms(const std::vector<LengthCount>& a, const std::vector<LengthCount>& b) {
+    std::vector<LengthCount> m;
+    m.reserve(a.size() + b.size());
+    size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        if (j == b.size() || (i < a.size() && a[i].length < b[j].length)) {
+            m.push_back(a[i++]);
+        } else if (i == a.size() || b[j].length < a[i].length) {
+            m.push_back(b[j++]);
+        } else {
+            m.push_back(LengthCount{a[i].length, a[i].docs + b[j].docs, a[i].bytes + b[j].bytes});
+            ++i;
+            ++j;
+        }
+    }
+    return m;
+}
+
 std::vector<LengthCount> length_histogram(const Collection& docs) {
     LengthTally t;
     for (size_t d = 0; d < docs.size(); ++d) {

@@ -100,6 +100,10 @@ private:
     std::map<uint64_t, LengthCount> far_;   // the longer ones
 };
 
+// The histogram of the documents of a and b together (an R-S join's passes are planned over
+// both sides: a pass reads the rows of its lengths from each).
+std::vector<LengthCount> merge_histograms(const std::vector<LengthCount>& a, const std::vector<LengthCount>& b);
+
 // The length histogram of docs (empty documents left out).
 std::vector<LengthCount> length_histogram(const Collection& docs);
 

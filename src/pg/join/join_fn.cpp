@@ -18,6 +18,7 @@ extern "C" {
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ struct JoinCall {
     int threads = 1;
     JoinMethod method = JoinMethod::Partitioned;
     bool content = false;  // the content measure (content.hpp) instead of plain multiset Jaccard
+    size_t held = 0;       // bytes the call keeps beside its join's passes (clusters: every row's slot)
 };
 
 // Reads the measure argument at position p (absent in calls through the 0.1.0 definitions, which
@@ -152,9 +154,16 @@ void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double
     });
 }
 
-// Options for a join of already filed collections holding used bytes (the matcher thread).
-JoinOptions with_budget(JoinOptions opt, size_t used) {
-    size_t limit = join_memory_limit_bytes();
+// The bytes a call's join may take: spotsigs.join_memory_limit less what the call holds beside
+// the join (JoinCall::held).
+size_t call_limit(const JoinCall& call) {
+    const size_t limit = join_memory_limit_bytes();
+    return limit > call.held ? limit - call.held : 1;
+}
+
+// Options for a join of already filed collections holding used bytes within limit (the matcher
+// thread).
+JoinOptions with_budget(JoinOptions opt, size_t used, size_t limit = join_memory_limit_bytes()) {
     if (used >= limit)
         throw JoinMemoryError("the documents alone exceed the memory limit", "", used + 1);
     opt.memory_limit = limit - used;
@@ -203,10 +212,10 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
     if (filter != nullptr) {
-        read_source_filtered(call.src[0], pipe, join_memory_limit_bytes(), progress, *filter);
+        read_source_filtered(call.src[0], pipe, call_limit(call), progress, *filter);
         if (filter->overflowed) return JoinPairs();
     } else {
-        read_source(call.src[0], pipe, join_memory_limit_bytes(), progress);
+        read_source(call.src[0], pipe, call_limit(call), progress);
     }
     double read_s = seconds_since(t0);
     JoinOptions opt = options_for(call);
@@ -228,7 +237,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             filed_s = seconds_since(t1);
             check_unique_ids(pipe.docs(), call.src[0].relname);
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
-            return self_join(pipe, with_budget(o, pipe.docs().memory_bytes()));
+            return self_join(pipe, with_budget(o, pipe.docs().memory_bytes(), call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
@@ -265,7 +274,7 @@ double list_tau(const JoinCall& call) {
 // The pipeline a self-join reads its relation into: with a filing thread unless the call is
 // limited to one thread.
 std::unique_ptr<ReadPipeline> self_pipeline(const JoinCall& call) {
-    return open_pipeline(call.src[0], list_tau(call), join_memory_limit_bytes(), call.threads > 1);
+    return open_pipeline(call.src[0], list_tau(call), call_limit(call), call.threads > 1);
 }
 
 // Appends one row of two bigints and an optional float8 to the call's tuplestore.
@@ -303,71 +312,291 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
                     std::to_string(mb) + "MB.");
 }
 
-// The self-join of a relation whose rows or matcher structures did not fit the memory limit at
-// once, in passes over length ranges (join_passes.hpp: no pair is lost or reported twice): each
-// pass reads its rows again and writes its pairs to the result's tuplestore, which spills to disk
-// past work_mem. A pass that does not fit is split; a single length that does not fit is an ERROR
-// naming a limit above what it needed. Returns the number of passes run.
-size_t join_in_passes(const JoinCall& call, const std::vector<LengthCount>& hist, ReturnSetInfo* rsinfo,
-                      Progress& progress, Accounted& worst) {
-    const size_t limit = join_memory_limit_bytes();
+// What one pass did: whether its rows and structures fit the limit (if not, at_least is a lower
+// bound of the bytes it needs), and what it held at most.
+struct PassOutcome {
+    bool fits = true;
+    uint64_t at_least = 0;
+    Accounted acc;
+};
+
+// Runs a join whose rows or matcher structures did not fit the memory limit at once in passes
+// over the length ranges of hist (join_passes.hpp: no pair is lost or reported twice); run does
+// one pass: reads its rows again, matches them and hands on its pairs. A pass that does not fit
+// is split; a single length that does not fit is an ERROR naming a limit above what it needed.
+// Returns the number of passes run; worst gets the largest accounted peak of a pass.
+size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit,
+                  const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst) {
     std::deque<JoinPass> todo;
-    for (const JoinPass& p : plan_passes(hist, call.tau, limit / kPassRowShare)) todo.push_back(p);
+    for (const JoinPass& p : plan_passes(hist, tau, limit / kPassRowShare)) todo.push_back(p);
     size_t ran = 0;
     while (!todo.empty()) {
         const JoinPass p = todo.front();
         todo.pop_front();
-        RowFilter filter;
-        Accounted last;
-        filter.lo = p.probe_lo;
-        filter.hi = p.read_hi;
-        uint64_t at_least = 0;
-        bool fits = true;
-        {
-            // No presizing from the table's statistics: a pass reads a part of it.
-            ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
-            Accounted acc;
-            try {
-                JoinPairs pairs = self_pairs(call, pipe, progress, "spotsigs_join", nullptr, &filter, p.probe_hi, &acc);
-                if (filter.overflowed) {
-                    // Its documents alone were more than the limit (the tally's estimate may say more).
-                    fits = false;
-                    at_least = std::max<uint64_t>(limit + 1, pass_read_bytes(p, hist));
-                } else {
-                    pg_guard([&] { put_self_pairs(rsinfo, pipe.docs(), pairs); });
-                    if (acc.peak() > worst.peak()) worst = acc;
-                    last = acc;
-                }
-            } catch (const JoinMemoryError& e) {
-                fits = false;
-                at_least = pipe.docs().memory_bytes() + e.at_least();
-            }
-        }
+        const PassOutcome out = run(p);
         // The pass's memory goes back to the system before the next one: glibc keeps freed
         // blocks below its (raised) mmap threshold in its arenas, and without this the resident
         // memory grew pass after pass beyond what any one pass held.
         malloc_trim(0);
-        if (fits) {
+        if (out.fits) {
             ++ran;
+            if (out.acc.peak() > worst.peak()) worst = out.acc;
             // The rest replanned for what this pass needed per byte of its documents (estimated
             // from the tally), with a margin: fewer passes mean fewer reads of the relation.
             const uint64_t est = pass_read_bytes(p, hist);
-            if (!todo.empty() && est > 0 && last.peak() > 0) {
-                const double per_byte = static_cast<double>(last.peak()) / static_cast<double>(est);
+            if (!todo.empty() && est > 0 && out.acc.peak() > 0) {
+                const double per_byte = static_cast<double>(out.acc.peak()) / static_cast<double>(est);
                 const uint64_t start = todo.front().probe_lo;
                 todo.clear();
                 const auto bytes = static_cast<uint64_t>(kPassMargin * static_cast<double>(limit) / per_byte);
-                for (const JoinPass& q : plan_passes(hist, call.tau, std::max<uint64_t>(bytes, 1), start))
+                for (const JoinPass& q : plan_passes(hist, tau, std::max<uint64_t>(bytes, 1), start))
                     todo.push_back(q);
             }
             continue;
         }
         JoinPass a, b;
-        if (!split_pass(p, hist, call.tau, a, b)) throw_pass_too_large(p, hist, at_least);
+        if (!split_pass(p, hist, tau, a, b)) throw_pass_too_large(p, hist, out.at_least);
         todo.push_front(b);
         todo.push_front(a);
     }
     return ran;
+}
+
+// Where a join's pairs go: a batch of pairs with the collection their indexes refer to (all the
+// rows, or one pass's), and an upper bound of the pairs still to come, this batch included (0:
+// unknown). Called on the backend's thread.
+using PairSink = std::function<void(const Collection& docs, const JoinPairs& pairs, uint64_t bound)>;
+
+// One pass of a self-join: its rows read (and no others), matched, and their pairs given to sink.
+PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
+                      const char* fn, Progress& progress, const PairSink& sink) {
+    PassOutcome out;
+    RowFilter filter;
+    filter.lo = p.probe_lo;
+    filter.hi = p.read_hi;
+    // No presizing from the table's statistics: a pass reads a part of it.
+    ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
+    try {
+        JoinPairs pairs = self_pairs(call, pipe, progress, fn, nullptr, &filter, p.probe_hi, &out.acc);
+        if (filter.overflowed) {
+            // Its documents alone were more than the limit (the tally's estimate may say more).
+            out.fits = false;
+            out.at_least = std::max<uint64_t>(call_limit(call) + 1, pass_read_bytes(p, hist));
+        } else {
+            sink(pipe.docs(), pairs, 0);
+        }
+    } catch (const JoinMemoryError& e) {
+        out.fits = false;
+        out.at_least = pipe.docs().memory_bytes() + e.at_least();
+    }
+    return out;
+}
+
+// Logs at DEBUG1 how a call ran in passes: how many, and the accounted peaks.
+void log_passes(const char* fn, size_t passes, size_t first_read, const Accounted& worst) {
+    pg_guard([&] {
+        elog(DEBUG1,
+             "%s: %zu passes within spotsigs.join_memory_limit, accounted peak %zu MB (first read %zu MB, passes "
+             "%zu MB)",
+             fn, passes, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+    });
+}
+
+// Sorts ids and throws the error of a repeated id of relation relname if two are equal.
+void sort_unique_ids(std::vector<int64_t>& ids, const char* relname) {
+    std::sort(ids.begin(), ids.end());
+    auto dup = std::adjacent_find(ids.begin(), ids.end());
+    if (dup != ids.end()) throw_repeated_id(relname, *dup);
+}
+
+// How a self-join call ran.
+struct SelfRun {
+    bool in_passes = false;
+    size_t peak = 0;  // the accounted peak of the documents and the matcher (and the first read)
+};
+
+// Runs call's self-join under spotsigs.join_memory_limit: in one go while its rows and structures
+// fit, else in passes planned from the lengths the first read tallied (every row's, whatever
+// happens). Pairs go to sink; with stream they may go while the matcher still runs, and when
+// that attempt then runs out of memory, restart is called before the passes (which give every
+// pair again). all_ids, when given, receives every row's id, ascending and checked unique,
+// before sink is first called; in passes, its bytes and held_per_row more bytes a row (what the
+// caller keeps per row) are held against the limit. The content measure's statistics need
+// every row at once, so it has no passes: past the limit it fails as before, naming the limit.
+SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const PairSink& sink, bool stream,
+                      const std::function<void()>& restart, std::vector<int64_t>* all_ids = nullptr,
+                      size_t held_per_row = 0) {
+    LengthTally tally;
+    std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
+    RowFilter filter;
+    filter.tally = &tally;
+    filter.ids = &ids;
+    SelfRun run;
+    size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
+    {
+        std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
+        const Collection& docs = pipe->docs();
+        bool streamed = false;
+        EmitFn emit;
+        if (stream)
+            emit = [&](JoinPairs& pairs, uint64_t bound) {
+                streamed = true;
+                sink(docs, pairs, std::max<uint64_t>(bound, pairs.size()));
+            };
+        Accounted single;
+        try {
+            JoinPairs pairs = self_pairs(call, *pipe, progress, fn, emit, call.content ? nullptr : &filter, 0, &single);
+            run.in_passes = filter.overflowed;
+            first_read = pipe->memory_bytes();
+            run.peak = single.peak();
+            if (!run.in_passes) {
+                if (all_ids != nullptr) {
+                    // The filter keeps no empty rows (they pair with nothing), but it has every
+                    // row's id; without it (the content measure) docs has every row.
+                    if (call.content) {
+                        ids.resize(docs.size());
+                        for (size_t i = 0; i < docs.size(); ++i) ids[i] = docs.id(i);
+                    }
+                    sort_unique_ids(ids, call.src[0].relname);
+                    all_ids->swap(ids);
+                }
+                sink(docs, pairs, streamed ? 0 : pairs.size());
+                return run;
+            }
+        } catch (const JoinMemoryError&) {
+            run.in_passes = true;
+            first_read = pipe->memory_bytes();
+        }
+    }
+    sort_unique_ids(ids, call.src[0].relname);
+    if (all_ids != nullptr) {
+        all_ids->swap(ids);
+        call.held = all_ids->capacity() * sizeof(int64_t) + all_ids->size() * held_per_row;
+        if (call.held >= join_memory_limit_bytes())
+            throw_memory_limit("keeping every row of the join in passes",
+                               "Its " + std::to_string(all_ids->size()) + " rows need " +
+                                   std::to_string(call.held >> 10) + " kB beside the passes");
+    }
+    std::vector<int64_t>().swap(ids);
+    malloc_trim(0);  // the first read's memory (see run_passes)
+    if (restart) restart();  // rows some runs wrote before the matcher ran out
+    Accounted worst;
+    const std::vector<LengthCount> hist = tally.sorted();
+    const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
+        return self_pass(call, p, hist, fn, progress, sink);
+    }, worst);
+    log_passes(fn, passes, first_read, worst);
+    run.peak = std::max(first_read, worst.peak() + call.held);
+    return run;
+}
+
+// The two pipelines of an R-S join, each with its ExitStop (declared after them: it goes first).
+struct RsPipes {
+    std::unique_ptr<ReadPipeline> side[2];
+    std::optional<ExitStop> stop[2];
+    size_t memory_bytes() const {
+        return (side[0] ? side[0]->memory_bytes() : 0) + (side[1] ? side[1]->memory_bytes() : 0);
+    }
+};
+
+// Reads both sources of an R-S call into pipes and matches them. With filters (one per side),
+// as self_pairs: only their rows, no error past the limit (an overflow of either side returns no
+// pairs; once R overflowed, S is only tallied) and a JoinMemoryError of the matcher thrown on.
+// presize: the pipelines presized from the tables' statistics (the first read, not a pass).
+JoinPairs rs_pairs(const JoinCall& call, RsPipes& pipes, Progress& progress, RowFilter* filters, Accounted* acc,
+                   bool presize) {
+    const size_t limit = call_limit(call);
+    auto t0 = std::chrono::steady_clock::now();
+    size_t left = limit;
+    for (int k = 0; k < 2; ++k) {
+        // At most `threads` threads at once: R gets a filing thread from 2 threads on, S (read
+        // while R may still be filing) from 3 on; otherwise the backend's thread files.
+        const bool background = call.threads > k + 1;
+        pipes.side[k] = presize ? open_pipeline(call.src[k], 0, left, background)
+                                : std::make_unique<ReadPipeline>(0, 0, 0, background);
+        pipes.stop[k].emplace(*pipes.side[k]);
+        if (filters == nullptr) {
+            read_source(call.src[k], *pipes.side[k], left, progress);
+        } else {
+            if (k == 1 && filters[0].overflowed) filters[1].overflowed = true;
+            read_source_filtered(call.src[k], *pipes.side[k], left, progress, filters[k]);
+        }
+        // Both count against one limit.
+        const size_t used = pipes.side[0]->memory_bytes();
+        left = limit > used ? limit - used : 1;
+    }
+    ReadPipeline& rp = *pipes.side[0];
+    ReadPipeline& sp = *pipes.side[1];
+    if (filters != nullptr && (filters[0].overflowed || filters[1].overflowed)) return JoinPairs();
+    double read_s = seconds_since(t0);
+    JoinOptions opt = options_for(call);
+    size_t matcher_peak = 0;
+    opt.accounted_peak = &matcher_peak;
+    auto t1 = std::chrono::steady_clock::now();
+    double filed_s = 0;
+    JoinPairs pairs = match(
+        [&](const JoinOptions& o) {
+            if (!wait_filed(rp, o.cancel) || !wait_filed(sp, o.cancel)) return JoinPairs();
+            filed_s = seconds_since(t1);
+            check_unique_ids(rp.docs(), call.src[0].relname);
+            check_unique_ids(sp.docs(), call.src[1].relname);
+            return rs_join(rp.docs(), sp.docs(),
+                           with_budget(o, rp.docs().memory_bytes() + sp.docs().memory_bytes(), limit));
+        },
+        opt, progress, rp.rows(), nullptr, filters != nullptr);
+    const Collection& r = rp.docs();
+    const Collection& s = sp.docs();
+    log_phases("spotsigs_join_rs", r.size() + s.size(), r.memory_bytes() + s.memory_bytes(), read_s, filed_s,
+               seconds_since(t1) - filed_s, pairs.size());
+    if (acc != nullptr) {
+        acc->docs = r.memory_bytes() + s.memory_bytes();
+        acc->matcher = matcher_peak;
+    }
+    return pairs;
+}
+
+// Appends an R-S join's pairs as (r_id, s_id, similarity) rows; with probe_below, only the pairs
+// whose shorter document is shorter than that (a pass's, join_passes.hpp); presize: the result
+// sized for them first.
+void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& pairs, uint64_t probe_below,
+                  bool presize) {
+    const Collection& r = pipes.side[0]->docs();
+    const Collection& s = pipes.side[1]->docs();
+    pg_guard([&] {
+        if (presize) presize_result(rsinfo, pairs.size());
+        for (const JoinPair& p : pairs)
+            if (probe_below == 0 || std::min(r.length(p.a), s.length(p.b)) < probe_below)
+                put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
+    });
+}
+
+// One pass of an R-S join: the rows of both sides with lengths in its read range, matched, and
+// the pairs whose shorter row lies in its probe range written out. The proof of join_passes.hpp
+// holds as it stands for two relations: a pair's shorter row decides its pass, which reads both
+// rows (the longer one by the length filter, whichever side it is on) and alone keeps the pair.
+// (The R-S matcher has no probe_below, so the other pairs it finds are dropped here.)
+PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
+                    Progress& progress, ReturnSetInfo* rsinfo) {
+    PassOutcome out;
+    RowFilter filters[2];
+    for (RowFilter& f : filters) {
+        f.lo = p.probe_lo;
+        f.hi = p.read_hi;
+    }
+    RsPipes pipes;
+    try {
+        JoinPairs pairs = rs_pairs(call, pipes, progress, filters, &out.acc, false);
+        if (filters[0].overflowed || filters[1].overflowed) {
+            out.fits = false;
+            out.at_least = std::max<uint64_t>(call_limit(call) + 1, pass_read_bytes(p, hist));
+        } else {
+            put_rs_pairs(rsinfo, pipes, pairs, p.probe_hi, false);
+        }
+    } catch (const JoinMemoryError& e) {
+        out.fits = false;
+        out.at_least = pipes.memory_bytes() + e.at_least();
+    }
+    return out;
 }
 
 // Root of x in a union-find forest, halving paths on the way.
@@ -435,73 +664,25 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
-        // The first read keeps every row while they fit the limit, and tallies every row's
-        // length whatever happens: past the limit the join runs in passes planned from it.
-        LengthTally tally;
-        std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
-        RowFilter filter;
-        filter.tally = &tally;
-        filter.ids = &ids;
-        bool in_passes = false;
-        size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
-        size_t join_peak = 0;   // the accounted peak of the documents and the matcher
-        Accounted single;
-        {
-            std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-            const Collection& docs = pipe->docs();
-            // With more than one thread, rows are written while the workers still match (the
-            // backend's thread would otherwise wait for them and then write every row alone).
-            bool presized = false;
-            EmitFn emit;
-            if (call.threads > 1)
-                emit = [&](JoinPairs& run, uint64_t bound) {
-                    pg_guard([&] {
-                        if (!presized) presize_result(rsinfo, std::max<uint64_t>(bound, run.size()), false);
-                        presized = true;
-                        put_self_pairs(rsinfo, docs, run);
-                    });
-                };
-            try {
-                // The content measure's statistics need every row at once, so it has no passes: past
-                // the limit it fails as the other joins do (filter null: read_source names the limit).
-                JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_join", emit,
-                                             call.content ? nullptr : &filter, 0, &single);
-                in_passes = filter.overflowed;
-                first_read = pipe->memory_bytes();
-                join_peak = single.peak();
-                if (!in_passes)
-                    pg_guard([&] {
-                        if (!presized) presize_result(rsinfo, pairs.size());
-                        put_self_pairs(rsinfo, docs, pairs);
-                    });
-            } catch (const JoinMemoryError&) {
-                in_passes = true;
-                first_read = pipe->memory_bytes();
-            }
-        }
-        if (in_passes) {
-            std::sort(ids.begin(), ids.end());
-            auto dup = std::adjacent_find(ids.begin(), ids.end());
-            if (dup != ids.end()) throw_repeated_id(call.src[0].relname, *dup);
-            std::vector<int64_t>().swap(ids);
-            malloc_trim(0);  // the first read's memory (see join_in_passes)
-            // Rows some runs wrote before the matcher ran out are written again by the passes.
-            pg_guard([&] { tuplestore_clear(rsinfo->setResult); });
-            Accounted worst;
-            const size_t passes = join_in_passes(call, tally.sorted(), rsinfo, progress, worst);
+        // The result rows are presized once, for the first batch's bound (with more than one
+        // thread, rows are written while the workers still match: the backend's thread would
+        // otherwise wait for them and then write every row alone).
+        bool presized = false;
+        auto sink = [&](const Collection& docs, const JoinPairs& pairs, uint64_t bound) {
             pg_guard([&] {
-                elog(DEBUG1,
-                     "spotsigs_join: %zu passes within spotsigs.join_memory_limit, accounted peak %zu MB (first read "
-                     "%zu MB, passes %zu MB)",
-                     passes, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+                if (!presized && bound != 0) presize_result(rsinfo, bound, bound == pairs.size());
+                presized = true;
+                put_self_pairs(rsinfo, docs, pairs);
             });
-            join_peak = std::max(first_read, worst.peak());
-        }
+        };
+        // Rows some runs wrote before the matcher ran out are written again by the passes.
+        auto restart = [&] { pg_guard([&] { tuplestore_clear(rsinfo->setResult); }); };
+        const SelfRun run = run_self_join(call, "spotsigs_join", progress, sink, call.threads > 1, restart);
         // The join's own peak and the result rows the tuplestore keeps in memory (up to work_mem).
         pg_guard([&] {
             const size_t rows = result_memory_bytes(rsinfo, static_cast<size_t>(tuplestore_tuple_count(rsinfo->setResult)));
             elog(DEBUG1, "spotsigs_join: accounted total %zu MB: join %zu MB, result rows in memory %zu MB",
-                 (join_peak + rows) >> 20, join_peak >> 20, rows >> 20);
+                 (run.peak + rows) >> 20, run.peak >> 20, rows >> 20);
         });
         progress.finish();
         return Datum(0);
@@ -525,40 +706,41 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join_rs");
-        size_t limit = join_memory_limit_bytes();
-        auto t0 = std::chrono::steady_clock::now();
-        // At most `threads` threads at once: R gets a filing thread from 2 threads on, S (read
-        // while R may still be filing) from 3 on; otherwise the backend's thread files.
-        std::unique_ptr<ReadPipeline> rp = open_pipeline(call.src[0], 0, limit, call.threads > 1);
-        ExitStop r_stop(*rp);
-        read_source(call.src[0], *rp, limit, progress);
-        // S is read while R is still being filed; both count against one limit.
-        std::unique_ptr<ReadPipeline> sp = open_pipeline(call.src[1], 0, limit, call.threads > 2);
-        ExitStop s_stop(*sp);
-        size_t r_bytes = rp->memory_bytes();
-        read_source(call.src[1], *sp, limit > r_bytes ? limit - r_bytes : 1, progress);
-        double read_s = seconds_since(t0);
-        JoinOptions opt = options_for(call);
-        auto t1 = std::chrono::steady_clock::now();
-        double filed_s = 0;
-        JoinPairs pairs = match(
-            [&](const JoinOptions& o) {
-                if (!wait_filed(*rp, o.cancel) || !wait_filed(*sp, o.cancel)) return JoinPairs();
-                filed_s = seconds_since(t1);
-                check_unique_ids(rp->docs(), call.src[0].relname);
-                check_unique_ids(sp->docs(), call.src[1].relname);
-                return rs_join(rp->docs(), sp->docs(),
-                               with_budget(o, rp->docs().memory_bytes() + sp->docs().memory_bytes()));
-            },
-            opt, progress, rp->rows());
-        const Collection& r = rp->docs();
-        const Collection& s = sp->docs();
-        log_phases("spotsigs_join_rs", r.size() + s.size(), r.memory_bytes() + s.memory_bytes(), read_s,
-                   filed_s, seconds_since(t1) - filed_s, pairs.size());
-        pg_guard([&] {
-            presize_result(rsinfo, pairs.size());
-            for (const JoinPair& p : pairs) put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
-        });
+        // The first read keeps both sides while they fit the limit and tallies every row's length;
+        // past the limit the join runs in passes planned from both tallies together.
+        LengthTally tallies[2];
+        std::vector<int64_t> ids[2];
+        RowFilter filters[2];
+        for (int k = 0; k < 2; ++k) {
+            filters[k].tally = &tallies[k];
+            filters[k].ids = &ids[k];
+        }
+        bool in_passes = false;
+        size_t first_read = 0;
+        {
+            RsPipes pipes;
+            try {
+                JoinPairs pairs = rs_pairs(call, pipes, progress, filters, nullptr, true);
+                in_passes = filters[0].overflowed || filters[1].overflowed;
+                if (!in_passes) put_rs_pairs(rsinfo, pipes, pairs, 0, true);
+            } catch (const JoinMemoryError&) {
+                in_passes = true;
+            }
+            first_read = pipes.memory_bytes();
+        }
+        if (in_passes) {
+            for (int k = 0; k < 2; ++k) {
+                sort_unique_ids(ids[k], call.src[k].relname);
+                std::vector<int64_t>().swap(ids[k]);
+            }
+            malloc_trim(0);  // the first read's memory (see run_passes)
+            const std::vector<LengthCount> hist = merge_histograms(tallies[0].sorted(), tallies[1].sorted());
+            Accounted worst;
+            const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
+                return rs_pass(call, p, hist, progress, rsinfo);
+            }, worst);
+            log_passes("spotsigs_join_rs", passes, first_read, worst);
+        }
         progress.finish();
         return Datum(0);
     });
@@ -579,26 +761,32 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_clusters");
-        std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
-        JoinPairs pairs = self_pairs(call, *pipe, progress, "spotsigs_clusters");
-        const Collection& docs = pipe->docs();
-        size_t n = docs.size();
-        std::vector<uint32_t> parent(n);
-        std::iota(parent.begin(), parent.end(), 0u);
-        for (const JoinPair& p : pairs) {
-            uint32_t a = find_root(parent, p.a), b = find_root(parent, p.b);
-            if (a != b) parent[a < b ? b : a] = a < b ? a : b;
-        }
-        pairs = JoinPairs();
-        std::vector<int64_t> smallest(n, std::numeric_limits<int64_t>::max());
-        for (uint32_t i = 0; i < n; ++i) {
-            uint32_t root = find_root(parent, i);
-            parent[i] = root;  // fully compressed: parent[i] is now i's root
-            if (docs.id(i) < smallest[root]) smallest[root] = docs.id(i);
-        }
+        // A union-find forest over the rows in id order (slot i: the i-th smallest id), built from
+        // the pairs of the join, in one go or pass after pass: a pass's pairs name their rows by
+        // id, which finds their slot. The root of a component is always its smallest slot, so
+        // ids[root] is the cluster. It takes 12 bytes a row, held against the limit in passes.
+        std::vector<int64_t> ids;
+        std::vector<uint32_t> parent;
+        auto slot = [&](int64_t id) {
+            return static_cast<uint32_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+        };
+        auto grow = [&] {
+            if (parent.size() == ids.size()) return;
+            parent.resize(ids.size());
+            std::iota(parent.begin(), parent.end(), 0u);
+        };
+        auto sink = [&](const Collection& docs, const JoinPairs& pairs, uint64_t) {
+            grow();
+            for (const JoinPair& p : pairs) {
+                uint32_t a = find_root(parent, slot(docs.id(p.a))), b = find_root(parent, slot(docs.id(p.b)));
+                if (a != b) parent[a < b ? b : a] = a < b ? a : b;
+            }
+        };
+        run_self_join(call, "spotsigs_clusters", progress, sink, false, nullptr, &ids, sizeof(uint32_t));
+        grow();  // when no sink call came (passes over rows that are all empty)
         pg_guard([&] {
-            presize_result(rsinfo, n);
-            for (uint32_t i = 0; i < n; ++i) put_row(rsinfo, docs.id(i), smallest[parent[i]], nullptr);
+            presize_result(rsinfo, ids.size());
+            for (uint32_t i = 0; i < ids.size(); ++i) put_row(rsinfo, ids[i], ids[find_root(parent, i)], nullptr);
         });
         progress.finish();
         return Datum(0);
