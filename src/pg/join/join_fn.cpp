@@ -239,7 +239,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes(), call_limit(call)));
         },
-        opt, progress, pipe.rows(), counted, filter != nullptr);
+        opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
                seconds_since(t1) - filed_s, emitted + pairs.size());
     if (call.content)
@@ -409,6 +409,25 @@ void sort_unique_ids(std::vector<int64_t>& ids, const char* relname) {
     if (dup != ids.end()) throw_repeated_id(relname, *dup);
 }
 
+// Throws the error of a content-measure join whose rows, hist, do not fit the limit: its
+// statistics need every row at once, so it has no passes; the rows' bytes are a lower bound of
+// what it needs (the statistics and the copy it joins come on top).
+[[noreturn]] void throw_content_too_large(const std::vector<LengthCount>& hist) {
+    uint64_t rows = 0, bytes = 0;
+    for (const LengthCount& c : hist) {
+        rows += c.docs;
+        bytes += c.bytes;
+    }
+    const uint64_t mb = (bytes >> 20) + 1;
+    throw Error(ErrorKind::OutOfMemory,
+                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() +
+                    ") with the content measure",
+                "The content measure's statistics need every row at once, so it cannot run in passes, and the " +
+                    std::to_string(rows) + " rows alone take more than " + std::to_string(mb) +
+                    " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) +
+                    "MB, or pass a threshold and measure 'jaccard' (the plain measure runs in passes).");
+}
+
 // How a self-join call ran.
 struct SelfRun {
     bool in_passes = false;
@@ -422,7 +441,7 @@ struct SelfRun {
 // pair again). all_ids, when given, receives every row's id, ascending and checked unique,
 // before sink is first called; in passes, its bytes and held_per_row more bytes a row (what the
 // caller keeps per row) are held against the limit. The content measure's statistics need
-// every row at once, so it has no passes: past the limit it fails as before, naming the limit.
+// every row at once, so it has no passes: past the limit it fails, naming a limit to set.
 SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const PairSink& sink, bool stream,
                       const std::function<void()>& restart, std::vector<int64_t>* all_ids = nullptr,
                       size_t held_per_row = 0) {
@@ -430,7 +449,9 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
     RowFilter filter;
     filter.tally = &tally;
-    filter.ids = &ids;
+    // The content measure's statistics count every row, empty ones too; docs then has every id.
+    if (call.content) filter.lo = 0;
+    else filter.ids = &ids;
     SelfRun run;
     size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
     {
@@ -445,7 +466,8 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
             };
         Accounted single;
         try {
-            JoinPairs pairs = self_pairs(call, *pipe, progress, fn, emit, call.content ? nullptr : &filter, 0, &single);
+            JoinPairs pairs = self_pairs(call, *pipe, progress, fn, emit, &filter, 0, &single);
+            if (filter.overflowed && call.content) throw_content_too_large(tally.sorted());
             run.in_passes = filter.overflowed;
             first_read = pipe->memory_bytes();
             run.peak = single.peak();
