@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Exactness of the similarity join on real pages: every method of spotsigs_join (and of
 # spotsigs_join_rs) returns exactly the pairs and similarities of 'bruteforce' on newsframes-dev
-# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads, and so does spotsigs_join in
-# passes under a small spotsigs.join_memory_limit. Exits non-zero on a difference.
+# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads, and so do spotsigs_join,
+# spotsigs_clusters and spotsigs_join_rs in passes under a small spotsigs.join_memory_limit.
+# Exits non-zero on a difference.
 #
 #   test/join_exact.sh [path/to/newsframes-dev]      (default: ../shared/data/newsframes-dev)
 #
@@ -32,9 +33,28 @@ psql_q -c "SELECT 'pages: ' || count(*) || ', mean signature length: ' || round(
 # Four copies of the pages for pass mode, and their size in memory (from the join's DEBUG1 report).
 psql_q -c "DROP TABLE IF EXISTS pages4;
            CREATE TABLE pages4 AS SELECT id + k * 1000000 AS id, sig FROM pages, generate_series(0, 3) k"
+psql_q -c "DROP TABLE IF EXISTS pages4r, pages4s;
+           CREATE TABLE pages4r AS SELECT id, sig FROM pages4 WHERE id % 2 = 0;
+           CREATE TABLE pages4s AS SELECT id, sig FROM pages4 WHERE id % 2 = 1"
 docs_mb=$(psql -X -qAt -c "SET client_min_messages = debug1" \
   -c "SELECT count(*) FROM spotsigs_join('pages4', 'id', 'sig', 1.0)" 2>&1 | sed -n 's/.*documents (\([0-9]*\) MB).*/\1/p' | head -1)
 echo "four copies of the pages in memory: ${docs_mb} MB"
+
+# in_passes FN CALL: creates table passes from CALL (of function FN) under the first
+# spotsigs.join_memory_limit from a quarter of the copies' size upward with which FN reports that
+# it ran in passes; sets ran (the passes; empty when no limit up to twice their size did) and lim.
+in_passes() {
+  ran=""
+  for lim in $(seq $((docs_mb / 4 + 1)) $(((docs_mb + 15) / 16)) $((2 * docs_mb + 12))); do
+    if out=$(psql -X -v ON_ERROR_STOP=1 -qAt -c "SET client_min_messages = debug1" \
+               -c "SET spotsigs.join_memory_limit = '${lim}MB'" -c "DROP TABLE IF EXISTS passes" \
+               -c "CREATE TABLE passes AS SELECT * FROM $2" 2>&1) &&
+       ran=$(sed -n "s/.*$1: \([0-9]*\) passes within.*/\1/p" <<<"$out") && [[ -n $ran ]]; then
+      return
+    fi
+    ran=""
+  done
+}
 
 failed=0
 printf '%-5s %-6s %-8s %-12s %-12s %s\n' tau form pairs method threads differences
@@ -74,16 +94,7 @@ for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
                WHERE k < l AND length(p.sig) > 0"
   n4=$(psql_q -c "SELECT count(*) FROM truth4")
   for threads in 1 2; do
-    ran=""
-    for lim in $(seq $((docs_mb / 4 + 1)) $(((docs_mb + 15) / 16)) $((2 * docs_mb + 12))); do
-      if out=$(psql -X -v ON_ERROR_STOP=1 -qAt -c "SET client_min_messages = debug1" \
-                 -c "SET spotsigs.join_memory_limit = '${lim}MB'" -c "DROP TABLE IF EXISTS passes" \
-                 -c "CREATE TABLE passes AS SELECT * FROM spotsigs_join('pages4', 'id', 'sig', $tau, $threads)" 2>&1) &&
-         ran=$(sed -n 's/.*spotsigs_join: \([0-9]*\) passes within.*/\1/p' <<<"$out") && [[ -n $ran ]]; then
-        break
-      fi
-      ran=""
-    done
+    in_passes spotsigs_join "spotsigs_join('pages4', 'id', 'sig', $tau, $threads)"
     if [[ -z $ran ]]; then
       printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self4 "$n4" "passes" "$threads" "no limit ran in passes"
       failed=1
@@ -93,6 +104,18 @@ for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
     printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" self4 "$n4" "${ran}passes@${lim}MB" "$threads" "$d"
     [[ $d == 0 ]] || failed=1
   done
+  # spotsigs_clusters and spotsigs_join_rs in passes: the clusters of the four copies as without
+  # a limit, and the R-S truth between any copy of pages_r and any copy of pages_s.
+  in_passes spotsigs_clusters "spotsigs_clusters('pages4', 'id', 'sig', $tau, 2)"
+  d=$( [[ -n $ran ]] && diff_count "SELECT * FROM passes" "SELECT * FROM spotsigs_clusters('pages4', 'id', 'sig', $tau, 2)" || echo "no limit ran in passes")
+  printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" clust4 "-" "${ran}passes@${lim}MB" 2 "$d"
+  [[ $d == 0 ]] || failed=1
+  in_passes spotsigs_join_rs "spotsigs_join_rs('pages4r', 'id', 'sig', 'pages4s', 'id', 'sig', $tau, 2)"
+  d=$( [[ -n $ran ]] && diff_count "SELECT * FROM passes" \
+         "SELECT r_id + k * 1000000, s_id + l * 1000000, similarity FROM truth_rs, generate_series(0, 3) k, generate_series(0, 3) l" ||
+       echo "no limit ran in passes")
+  printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" rs4 "$((nrs * 16))" "${ran}passes@${lim}MB" 2 "$d"
+  [[ $d == 0 ]] || failed=1
   # spotsigs_clusters against connected components of the truth pairs, by label propagation.
   d=$(cluster_diff "SELECT id1, id2 FROM truth" "SELECT * FROM spotsigs_clusters('pages', 'id', 'sig', $tau)")
   printf '%-5s %-6s %-8s %-12s %-12s %s\n' "$tau" clust "$n" "partitioned" "2" "$d"

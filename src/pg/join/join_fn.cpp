@@ -369,11 +369,13 @@ using PairSink = std::function<void(const Collection& docs, const JoinPairs& pai
 
 // One pass of a self-join: its rows read (and no others), matched, and their pairs given to sink.
 PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
-                      const char* fn, Progress& progress, const PairSink& sink) {
+                      const std::vector<ExternalLength>& external, const char* fn, Progress& progress,
+                      const PairSink& sink) {
     PassOutcome out;
     RowFilter filter;
     filter.lo = p.probe_lo;
     filter.hi = p.read_hi;
+    filter.external = &external;
     // No presizing from the table's statistics: a pass reads a part of it.
     ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
     try {
@@ -428,6 +430,14 @@ void sort_unique_ids(std::vector<int64_t>& ids, const char* relname) {
                     "MB, or pass a threshold and measure 'jaccard' (the plain measure runs in passes).");
 }
 
+// Sorts the noted lengths of out-of-line rows by id (for RowFilter::external), freeing the
+// slack of their vector.
+void sort_by_id(std::vector<ExternalLength>& external) {
+    std::sort(external.begin(), external.end(),
+              [](const ExternalLength& a, const ExternalLength& b) { return a.id < b.id; });
+    external.shrink_to_fit();
+}
+
 // How a self-join call ran.
 struct SelfRun {
     bool in_passes = false;
@@ -449,9 +459,14 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
     RowFilter filter;
     filter.tally = &tally;
+    std::vector<ExternalLength> external;  // the rows a pass finds the lengths of here
     // The content measure's statistics count every row, empty ones too; docs then has every id.
-    if (call.content) filter.lo = 0;
-    else filter.ids = &ids;
+    if (call.content) {
+        filter.lo = 0;
+    } else {
+        filter.ids = &ids;
+        filter.note_external = &external;
+    }
     SelfRun run;
     size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
     {
@@ -491,9 +506,11 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         }
     }
     sort_unique_ids(ids, call.src[0].relname);
+    sort_by_id(external);
+    call.held = external.capacity() * sizeof(ExternalLength);
     if (all_ids != nullptr) {
         all_ids->swap(ids);
-        call.held = all_ids->capacity() * sizeof(int64_t) + all_ids->size() * held_per_row;
+        call.held += all_ids->capacity() * sizeof(int64_t) + all_ids->size() * held_per_row;
         if (call.held >= join_memory_limit_bytes())
             throw_memory_limit("keeping every row of the join in passes",
                                "Its " + std::to_string(all_ids->size()) + " rows need " +
@@ -505,7 +522,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     Accounted worst;
     const std::vector<LengthCount> hist = tally.sorted();
     const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
-        return self_pass(call, p, hist, fn, progress, sink);
+        return self_pass(call, p, hist, external, fn, progress, sink);
     }, worst);
     log_passes(fn, passes, first_read, worst);
     run.peak = std::max(first_read, worst.peak() + call.held);
@@ -598,12 +615,13 @@ void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& 
 // rows (the longer one by the length filter, whichever side it is on) and alone keeps the pair.
 // (The R-S matcher has no probe_below, so the other pairs it finds are dropped here.)
 PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
-                    Progress& progress, ReturnSetInfo* rsinfo) {
+                    const std::vector<ExternalLength>* external, Progress& progress, ReturnSetInfo* rsinfo) {
     PassOutcome out;
     RowFilter filters[2];
-    for (RowFilter& f : filters) {
-        f.lo = p.probe_lo;
-        f.hi = p.read_hi;
+    for (int k = 0; k < 2; ++k) {
+        filters[k].lo = p.probe_lo;
+        filters[k].hi = p.read_hi;
+        filters[k].external = &external[k];
     }
     RsPipes pipes;
     try {
@@ -732,10 +750,12 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         // past the limit the join runs in passes planned from both tallies together.
         LengthTally tallies[2];
         std::vector<int64_t> ids[2];
+        std::vector<ExternalLength> external[2];
         RowFilter filters[2];
         for (int k = 0; k < 2; ++k) {
             filters[k].tally = &tallies[k];
             filters[k].ids = &ids[k];
+            filters[k].note_external = &external[k];
         }
         bool in_passes = false;
         size_t first_read = 0;
@@ -754,12 +774,14 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             for (int k = 0; k < 2; ++k) {
                 sort_unique_ids(ids[k], call.src[k].relname);
                 std::vector<int64_t>().swap(ids[k]);
+                sort_by_id(external[k]);
+                call.held += external[k].capacity() * sizeof(ExternalLength);
             }
             malloc_trim(0);  // the first read's memory (see run_passes)
             const std::vector<LengthCount> hist = merge_histograms(tallies[0].sorted(), tallies[1].sorted());
             Accounted worst;
             const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
-                return rs_pass(call, p, hist, progress, rsinfo);
+                return rs_pass(call, p, hist, external, progress, rsinfo);
             }, worst);
             log_passes("spotsigs_join_rs", passes, first_read, worst);
         }

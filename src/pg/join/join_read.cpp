@@ -131,12 +131,18 @@ struct CollectReceiver {
     MemoryContext scratch;
     uint64 rows;
     RowFilter* filter;  // null: keep every row, and raise the error past the memory limit
+    bool external;      // the value being handed over was stored out of line
+    uint64 skipped_by_note;  // out-of-line values skipped by their length in RowFilter::external
 };
 
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
 // come later, hold more than the limit.
 void check_read_memory(const CollectReceiver* r) {
-    const size_t ids = r->filter != nullptr && r->filter->ids != nullptr ? r->filter->ids->capacity() * sizeof(int64_t) : 0;
+    const RowFilter* f = r->filter;
+    const size_t ids = (f != nullptr && f->ids != nullptr ? f->ids->capacity() * sizeof(int64_t) : 0) +
+                       (f != nullptr && f->note_external != nullptr
+                            ? f->note_external->capacity() * sizeof(ExternalLength)
+                            : 0);
     if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
         if (r->filter != nullptr) {
             r->filter->overflowed = true;  // the caller reads again in passes
@@ -159,6 +165,7 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
         const unsigned char w = static_cast<unsigned char>(data[1]);
         f->tally->add(length, distinct, w <= 4 ? w : 4);
         if (f->ids != nullptr) f->ids->push_back(id);
+        if (f->note_external != nullptr && r->external) f->note_external->push_back(ExternalLength{id, length});
     }
     return !f->overflowed && length >= f->lo && length <= f->hi;
 }
@@ -197,11 +204,23 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
 // True when a pass's filter restricts lengths and sig, stored out of line or compressed, lies
 // outside them: only its header is fetched or decompressed, not the whole value (later passes
 // skip most of the relation's rows this way).
-bool outside_range(CollectReceiver* r, Datum sig) {
+bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
     const RowFilter* f = r->filter;
     if (f == nullptr || (f->lo <= 1 && f->hi == UINT64_MAX)) return false;
     struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
     if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
+    if (f->external != nullptr && VARATT_IS_EXTERNAL_ONDISK(raw)) {
+        auto it = std::lower_bound(f->external->begin(), f->external->end(), id,
+                                   [](const ExternalLength& e, int64 key) { return e.id < key; });
+        if (it != f->external->end() && it->id == id) {
+            const bool outside = it->length < f->lo || it->length > f->hi;
+            if (outside) {
+                ++r->skipped_by_note;
+                if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
+            }
+            return outside;
+        }
+    }
     MemoryContext old = MemoryContextSwitchTo(r->scratch);
     struct varlena* head = PG_DETOAST_DATUM_SLICE(sig, 0, kPackedHeaderSize);
     MemoryContextSwitchTo(old);
@@ -223,7 +242,8 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     Datum id = slot_getattr(slot, 1, &id_null);
     Datum sig = slot_getattr(slot, 2, &sig_null);
     if (id_null || sig_null) return true;  // the query already excludes them
-    if (outside_range(r, sig)) return true;
+    if (outside_range(r, DatumGetInt64(id), sig)) return true;
+    r->external = VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig));
     if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig))) {
         bool noted = false;
         pg_entry([&] {
@@ -311,6 +331,7 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         SPI_finish();
     });
     const size_t noted = deferred.size();
+    recv->external = true;  // every value handed over from here on was stored out of line
     const size_t scanned = deferred.fetch(hand_over, recv);
     pg_guard([&] {
         if (noted > 0)
@@ -318,6 +339,9 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
                  "reading %s: %zu out-of-line values read after the rows, %zu of them by one scan of their "
                  "toast relation (holding at most %llu kB of incomplete values)",
                  src.relname, noted, scanned, static_cast<unsigned long long>(deferred.peak_open_bytes() >> 10));
+        if (recv->skipped_by_note > 0)
+            elog(DEBUG1, "reading %s: %llu out-of-line values outside the pass skipped by their noted length",
+                 src.relname, static_cast<unsigned long long>(recv->skipped_by_note));
     });
     // The last rows since the last stride's look (a relation of fewer rows gets no other).
     check_read_memory(recv);

@@ -43,12 +43,22 @@ void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, 
 // What read_source_filtered keeps of the rows: those with lengths in [lo, hi]; past the memory
 // limit it stops keeping rows and sets overflowed instead of raising an error; every row read
 // (whatever its length, and after an overflow too) is counted in tally when it is given.
+// The length of a row whose value is stored out of line.
+struct ExternalLength {
+    int64_t id;
+    uint32_t length;
+};
 struct RowFilter {
     uint64_t lo = 1;
     uint64_t hi = UINT64_MAX;
     bool overflowed = false;
     LengthTally* tally = nullptr;
     std::vector<int64_t>* ids = nullptr;  // when given, every row's id (with the tally)
+    // When given (with the tally), every row with an out-of-line value, and its length: a later
+    // read (the same snapshot) given them sorted by id in `external` finds the lengths there
+    // instead of fetching each such value's first chunk from the toast relation to skip it.
+    std::vector<ExternalLength>* note_external = nullptr;
+    const std::vector<ExternalLength>* external = nullptr;
 };
 // read_source with a RowFilter (join passes, join_passes.hpp).
 void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
