@@ -9,7 +9,8 @@
 # (RssAnon: the process's own heap and mappings, the part a join's accounting covers; shared
 # buffers the scan touches count in RssShmem and VmHWM instead), VmHWM at the end, and the
 # accounted total the join logged at DEBUG1 (documents, matcher structures and the result rows
-# the tuplestore keeps in memory, up to work_mem).
+# the tuplestore keeps in memory, up to work_mem); with JOIN_MEMORY_PASSES=1 also what each pass
+# (or the single run) read, found and accounted.
 set -euo pipefail
 settings=$1
 query=$2
@@ -39,4 +40,6 @@ echo "elapsed_s=$(awk "BEGIN{printf \"%.2f\", $end - $start - 0.3}") result=$(ta
      "peak_rss_anon_mb=$((peak_anon / 1024)) vmhwm_mb=$((hwm / 1024)) accounted_mb=${acc:-none}" \
      "ratio=$(awk "BEGIN{a=${acc:-0}; p=$peak_anon/1024; printf \"%.2f\", (p > 0 ? a / p : 0)}")"
 grep -E "passes|ERROR|DETAIL|HINT" "$tmp/err" || true
+# JOIN_MEMORY_PASSES=1: also each pass's documents, pairs and accounted peak.
+[[ -n ${JOIN_MEMORY_PASSES:-} ]] && grep -E "spotsigs_join: (read|accounted peak)" "$tmp/err" | sed 's/^DEBUG: */  pass: /'
 exit $status
