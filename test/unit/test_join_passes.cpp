@@ -145,7 +145,10 @@ TEST(JoinPasses, PlansCoverEveryLengthOnce) {
             for (size_t k = 0; k < plan.size(); ++k) {
                 const JoinPass& p = plan[k];
                 EXPECT_LT(p.probe_lo, p.probe_hi);
-                EXPECT_EQ(p.read_hi, max_partner_length(p.probe_hi - 1, tau));
+                uint64_t longest = 0;  // the longest length of the histogram the pass probes
+                for (const LengthCount& h : hist)
+                    if (h.length >= p.probe_lo && h.length < p.probe_hi) longest = h.length;
+                EXPECT_EQ(p.read_hi, max_partner_length(longest, tau));
                 if (k > 0) {
                     EXPECT_EQ(p.probe_lo, plan[k - 1].probe_hi) << "tau=" << tau;
                 }
@@ -360,4 +363,23 @@ TEST(JoinPasses, RsPassesGiveTheBruteForcePairs) {
             }
         }
     }
+}
+
+// A pass reads the partners of the lengths it probes, not of the lengths up to the next one in
+// the histogram: short documents and far longer ones (no length between) are separate passes that
+// each read only their own rows, so a limit that holds either alone is enough.
+TEST(JoinPasses, PassReadsOnlyPartnersOfLengthsPresent) {
+    const std::vector<LengthCount> hist = {{1, 100000, 4000000}, {500, 30000, 120000000}};
+    for (double tau : {0.9, 0.5}) {
+        const std::vector<JoinPass> plan = plan_passes(hist, tau, 50000000);
+        ASSERT_EQ(plan.size(), 2u);
+        EXPECT_EQ(plan[0].read_hi, max_partner_length(1, tau));
+        EXPECT_EQ(pass_read_bytes(plan[0], hist), 4000000u);
+        EXPECT_EQ(pass_read_bytes(plan[1], hist), 120000000u);
+    }
+    const std::vector<LengthCount> three = {{1, 10, 400}, {2, 10, 500}, {500, 10, 50000}};
+    JoinPass whole{1, 501, max_partner_length(500, 0.9)}, first, second;
+    ASSERT_TRUE(split_pass(whole, three, 0.9, first, second));
+    EXPECT_EQ(first.probe_hi, second.probe_lo);
+    EXPECT_LT(first.read_hi, 500u) << "the first half reads the long rows";
 }

@@ -55,7 +55,7 @@ std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double t
             ++j;
         }
         const uint64_t hi = j + 1 < hist.size() ? hist[j + 1].length : kLongest + 1;
-        out.push_back(JoinPass{lo, hi, max_partner_length(hi - 1, tau)});
+        out.push_back(JoinPass{lo, hi, max_partner_length(hist[j].length, tau)});
         lo = hi;
         i = j + 1;
     }
@@ -77,7 +77,7 @@ bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double 
         if (2 * seen >= total) break;
     }
     const uint64_t mid = hist[m].length;
-    first = JoinPass{p.probe_lo, mid, max_partner_length(mid - 1, tau)};
+    first = JoinPass{p.probe_lo, mid, max_partner_length(hist[m - 1].length, tau)};
     second = JoinPass{mid, p.probe_hi, p.read_hi};
     return true;
 }

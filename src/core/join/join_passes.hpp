@@ -2,8 +2,10 @@
 // not fit the memory limit at once.
 //
 // A pass covers the probe lengths [probe_lo, probe_hi): it reads only the documents whose length
-// lies in [probe_lo, read_hi], read_hi = max_partner_length(probe_hi - 1), and reports only the
-// pairs whose shorter document has a length below probe_hi (JoinOptions::probe_below).
+// lies in [probe_lo, read_hi], read_hi = max_partner_length(l) for l the longest length of a
+// document in the probe range (the histogram's; no document has a length in (l, probe_hi)), and
+// reports only the pairs whose shorter document has a length below probe_hi
+// (JoinOptions::probe_below).
 //
 // Proof that the passes of plan_passes() together report every result pair exactly once. Their
 // probe ranges are consecutive: the first starts at 1, each next one where the one before ends,
@@ -12,8 +14,9 @@
 // and let P be the pass whose probe range holds m.
 //  - P reports it. The shorter document has length m >= probe_lo, so P reads it. The longer one,
 //    of length y >= m, passes the exact length filter (join_bounds.hpp Lemma 3): fl(m / y) >= tau,
-//    so y <= max_partner_length(m) <= max_partner_length(probe_hi - 1) = read_hi (the largest
-//    partner length grows with the length: fl(x / y) grows with x, Lemma 0), and P reads it too.
+//    so y <= max_partner_length(m) <= max_partner_length(l) = read_hi, since m <= l (m is the
+//    length of a document in P's probe range; the largest partner length grows with the length:
+//    fl(x / y) grows with x, Lemma 0), and P reads it too.
 //    The matcher is exact on the documents it is given, so it finds the pair, and keeps it since
 //    m < probe_hi.
 //  - No other pass reports it. A pass Q reports only pairs of documents it read whose shorter
