@@ -89,7 +89,8 @@ for tau in $TAUS; do
   log "tau $tau, $ROWS_BIG rows: $b"
   log "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
   ts=$(field elapsed_s "$s"); tb=$(field elapsed_s "$b")
-  if [[ -n $ts && -n $tb ]]; then
+  # Only joins that gave their count (not cut off by BIG_TIMEOUT, nor failed).
+  if [[ -n $ts && -n $tb && -n $(field result "$s") && -n $(field result "$b") ]]; then
     log "  growth $ROWS_SMALL -> $ROWS_BIG rows at tau $tau: $(awk "BEGIN{printf \"%.1f\", $tb / $ts}")x$([[ $tau == 0.9 ]] && echo " (goal <= 12x)")"
   fi
 done
