@@ -64,6 +64,20 @@
 // in both documents, C is the number of signatures the prefixes share. For tau = 0.9 and two
 // documents of 88 distinct signatures, need = req(168) = 80 and req(176) = 84: the pair needs 5
 // of its 9 prefix signatures in common, where Lemma 4 lets any single one through.
+//
+// Lemma 8 (count filter over lengthened prefixes). Fix a pair, t = req(a + b) and an integer
+// l >= 1. Cover each document X by the longest initial segment Q_X of its signatures whose every
+// member has suffix mass >= c_X, with c_A, c_B <= t - l + 1. The mass after Q_X is below c_X and
+// never negative: r_X <= max(0, t - l). Lemma 7's argument (a common signature beyond the segment
+// that ends first lies in that segment's remainder) gives o <= C + max(0, t - l), C the sum of
+// min(fA, fB) over the signatures in both segments; so o >= t implies C >= min(t, l), and C is at
+// most S = the sum of fA over those signatures. A pair whose S is below min(t, l) is dropped
+// unverified. The index matcher lists each indexed document down to c_B = need_B - (l - 1) and
+// reads a probe's lists, for a partner of requirement t, while A's suffix mass is at least
+// t - (l - 1) (with need_A <= t and need_B <= t from Lemma 2, as in Lemma 5); so it meets every
+// signature of both segments and sums S exactly. With l = 1 this is Lemma 5 alone; at low
+// thresholds the prefixes hold most of each document, two documents that share one signature
+// among them are most candidates, and l = 3 drops them for two more signatures per prefix.
 
 #pragma once
 

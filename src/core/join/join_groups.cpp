@@ -545,6 +545,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     std::atomic<uint64_t> emitted{0};
     const double cap = max_candidates_per_doc * static_cast<double>(n);
     std::atomic<bool> too_many{false};
+    std::atomic<uint64_t> buckets_done{0};
     const PrefixLists& lists = listed.lists;
     // With probe_below, a pair is written down only when its shorter document is shorter.
     const uint64_t below = opt.probe_below == 0 ? UINT64_MAX : opt.probe_below;
@@ -617,7 +618,15 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             // Candidate pairs count against the memory limit (8 bytes each); past it the index
             // matcher, which keeps no candidates, takes over like past the cap.
             if (!guard.add_candidate_bytes(k * sizeof(uint64_t))) too_many.store(true);
-            if (static_cast<double>(emitted.fetch_add(k, std::memory_order_relaxed) + k) > cap) too_many.store(true);
+            const uint64_t so_far = emitted.fetch_add(k, std::memory_order_relaxed) + k;
+            if (static_cast<double>(so_far) > cap) too_many.store(true);
+            // The buckets hold the entries by mixed hash, so each carries about its share of the
+            // candidates: once 16 of the 256 project past the cap, the rest would too, and the
+            // index matcher takes over now rather than after most of the work (which matcher
+            // runs never changes the pairs).
+            const uint64_t done = buckets_done.fetch_add(1, std::memory_order_relaxed) + 1;
+            if (done >= 16 && static_cast<double>(so_far) * PrefixLists::kCoarse > cap * static_cast<double>(done))
+                too_many.store(true);
         }
     });
     throw_if_canceled(opt.cancel);

@@ -10,7 +10,7 @@ namespace spotsigs::join_detail {
 namespace {
 
 // How many of document r's leading signatures go into the index.
-uint32_t indexed_count(const DocStore& docs, size_t r, bool prefix, double tau,
+uint32_t indexed_count(const DocStore& docs, size_t r, bool prefix, double tau, uint32_t extend,
                        const RequiredOverlap& req) {
     uint64_t begin = docs.off[r], end = docs.off[r + 1];
     if (!prefix) return static_cast<uint32_t>(end - begin);
@@ -18,6 +18,7 @@ uint32_t indexed_count(const DocStore& docs, size_t r, bool prefix, double tau,
     // whose suffix mass is below that can never be the first common one of a reported pair.
     uint64_t b = docs.len[r];
     uint64_t need = req(b + min_partner_length(b, tau));
+    need = need > extend ? need - extend : 0;
     uint64_t suf = b - docs.lead[r];
     uint32_t k = 0;
     for (uint64_t i = begin; i < end && suf >= need; ++i, ++k) suf -= docs.freq[i];
@@ -30,7 +31,7 @@ size_t InvertedIndex::memory_bytes() const noexcept {
     return start.capacity() * sizeof(uint64_t) + postings.capacity() * sizeof(Posting);
 }
 
-void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, double tau,
+void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, double tau, uint32_t extend,
                           MemoryBudget& budget, const CancelToken* cancel) {
     const size_t n = docs.size();
     uint64_t max_len = 0;
@@ -50,7 +51,7 @@ void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, 
     uint64_t total = 0;
     for (size_t r = 0; r < n; ++r) {
         if (r % 4096 == 0) throw_if_canceled(cancel);
-        count[r] = indexed_count(docs, r, prefix, tau, req);
+        count[r] = indexed_count(docs, r, prefix, tau, extend, req);
         total += count[r];
         for (uint64_t i = docs.off[r], e = i + count[r]; i < e; ++i) ++start[docs.sig[i] + 1];
     }
@@ -69,7 +70,7 @@ void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, 
         uint64_t begin = docs.off[r];
         for (uint32_t j = 0; j < count[r]; ++j) {
             uint32_t id = docs.sig[begin + j];
-            postings[fill[id]++] = Posting{static_cast<uint32_t>(r), j, static_cast<uint32_t>(suf)};
+            postings[fill[id]++] = Posting{static_cast<uint32_t>(r), docs.len[r], static_cast<uint32_t>(suf)};
             suf -= docs.freq[begin + j];
         }
     }

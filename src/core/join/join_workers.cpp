@@ -38,6 +38,7 @@ ProbeConfig config_for(JoinMethod m) {
     ProbeConfig c;
     switch (m) {
         case JoinMethod::Partitioned:
+            c.count = kCountFilterMass;
             break;
         case JoinMethod::NoPart:
             c.positional = false;
