@@ -495,6 +495,222 @@ size_t sort_bucket(const PrefixLists& lists, size_t c, const uint64_t* rank_len,
     return n;
 }
 
+// The length tables of job for documents up to half of req's table: lo(x) and need(x).
+void fill_length_tables(GroupJob& job, const RequiredOverlap& req, uint64_t table) {
+    job.req = &req;
+    job.lo.resize(table / 2);
+    job.need.resize(table / 2);
+    for (uint64_t x = 0; x < job.lo.size(); ++x) {
+        job.lo[x] = static_cast<uint32_t>(x == 0 ? 0 : min_partner_length(x, job.tau));
+        job.need[x] = static_cast<uint32_t>(x == 0 ? 0 : req(x + job.lo[x]));  // x + lo(x) < table
+    }
+}
+
+// The candidate cap shared by the workers of step 3: candidates written down so far, and whether
+// the matcher gives way to the index matcher (past the cap or the memory limit).
+struct CandidateCap {
+    double cap;                              // candidates allowed in all
+    std::atomic<uint64_t> emitted{0};        // written down by finished buckets
+    std::atomic<uint64_t> buckets_done{0};
+    std::atomic<bool> too_many{false};
+
+    explicit CandidateCap(double c) : cap(c) {}
+    bool exceeded() const noexcept { return too_many.load(std::memory_order_relaxed); }
+    // Within a bucket, after k more candidates: false once the cap or the limit is passed.
+    bool room_for(uint64_t k, const WorkerGuard& guard) {
+        if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap ||
+            !guard.candidates_fit(k * sizeof(uint64_t)))
+            too_many.store(true);
+        return !exceeded();
+    }
+    // A bucket finished with k candidates; they count against the memory limit (8 bytes each).
+    void finish_bucket(uint64_t k, WorkerGuard& guard) {
+        if (!guard.add_candidate_bytes(k * sizeof(uint64_t))) too_many.store(true);
+        const uint64_t so_far = emitted.fetch_add(k, std::memory_order_relaxed) + k;
+        if (static_cast<double>(so_far) > cap) too_many.store(true);
+        // The buckets hold the entries by mixed hash, so each carries about its share of the
+        // candidates: once 16 of the 256 project past the cap, the rest would too, and the index
+        // matcher takes over now rather than after most of the work (which matcher runs never
+        // changes the pairs).
+        const uint64_t done = buckets_done.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (done >= 16 && static_cast<double>(so_far) * PrefixLists::kCoarse > cap * static_cast<double>(done))
+            too_many.store(true);
+    }
+};
+
+// Step 3 for one worker: sorts coarse buckets and writes the candidate pairs of their groups down,
+// each into the partition of its shorter document's rank.
+class GroupPairer {
+public:
+    GroupPairer(const GroupJob& job, const RankDivider& part_of, uint64_t below, CandidateLists& out,
+                SortScratch& scratch, CandidateCap& cap, WorkerGuard& guard)
+        : job_(job), part_of_(part_of), below_(below), out_(out), s_(scratch), cap_(cap), guard_(guard) {}
+
+    // Pairs the groups of coarse bucket c; false when the worker is to stop (cap or cancel).
+    bool pair_bucket(const PrefixLists& lists, size_t c) {
+        const size_t m = sort_bucket(lists, c, job_.rank_len.data(), s_);
+        const PrefixEntry* entries = s_.sorted.data();
+        k_ = 0;
+        for (size_t g = 0; g < m;) {
+            size_t h = g + 1;
+            const uint32_t key = entries[g].key();
+            while (h < m && entries[h].key() == key) ++h;
+            const bool go_on = h - g == 1   ? true  // a signature in one prefix only: most of them
+                               : h - g == 2 ? pair_two(entries[g], entries[g + 1])  // three in four groups
+                                            : pair_group(entries + g, entries + h);
+            if (!go_on) return false;
+            g = h;
+        }
+        cap_.finish_bucket(k_, guard_);
+        return true;
+    }
+
+private:
+    // A group member: its rank, length and mass, from one read of rank_len.
+    Member member(const PrefixEntry& pe) const noexcept {
+        const uint64_t rl = job_.rank_len[pe.doc];
+        const uint32_t len = static_cast<uint32_t>(rl);
+        return Member{static_cast<uint32_t>(rl >> 32), len, static_cast<uint32_t>(pe.mass(len, job_.need_of(len))),
+                      pe.several()};
+    }
+    // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked; false
+    // when the worker is to stop. A large group can hold more candidates than the cap allows:
+    // checked every 65,536 candidates, so that memory stays bounded by the cap.
+    bool write(const Member& a, const Member& b) {
+        const uint64_t la = a.len, lb = b.len;
+        if (lb < below_) {  // else another pass's pair (join_passes.hpp), counted all the same
+            const uint64_t t = (*job_.req)(la + lb), v = std::min(a.mass, b.mass);
+            const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
+            out_.add(part_of_(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
+        }
+        return ++k_ % 65536 != 0 || (cap_.room_for(k_, guard_) && !guard_.stopped());
+    }
+    // A group of two entries.
+    bool pair_two(const PrefixEntry& x, const PrefixEntry& y) {
+        Member b = member(x), a = member(y);
+        if (a.rank < b.rank) std::swap(a, b);
+        if (b.len < job_.lo_of(a.len) || b.rank == a.rank) return true;
+        return write(a, b);
+    }
+    // A group of three or more entries: its documents by rank, each paired with the earlier ones
+    // down to the shortest admissible length (Lemma 3).
+    bool pair_group(const PrefixEntry* first, const PrefixEntry* last) {
+        std::vector<Member>& group = s_.members;
+        group.clear();
+        for (const PrefixEntry* e = first; e != last; ++e) group.push_back(member(*e));
+        std::sort(group.begin(), group.end(), [](const Member& x, const Member& y) { return x.rank < y.rank; });
+        for (size_t i = 1; i < group.size(); ++i) {
+            const Member a = group[i];
+            const uint64_t lo = job_.lo_of(a.len);
+            for (size_t j = i; j > 0; --j) {
+                const Member& b = group[j - 1];
+                if (b.len < lo) break;           // shorter ones follow: outside a's length partitions
+                if (b.rank == a.rank) continue;  // two signatures of one document, one key
+                if (!write(a, b)) return false;
+            }
+        }
+        return true;
+    }
+
+    const GroupJob& job_;
+    const RankDivider& part_of_;
+    const uint64_t below_;
+    CandidateLists& out_;
+    SortScratch& s_;
+    CandidateCap& cap_;
+    WorkerGuard& guard_;
+    uint64_t k_ = 0;  // candidates of the current bucket
+};
+
+// Step 4's filter for the partition of ranks [r0, r1): its candidates gathered by shorter
+// document (a counting sort into `longer`, at[k] then where those of rank r0 + k end), each
+// pair's marks brought together, and the pairs that Lemmas 4 and 7 let through appended to
+// admitted (shorter rank << 32 | longer rank). False when the worker is to stop.
+struct PartitionScratch {
+    HugeVector<uint32_t> at;        // counting sort by the shorter document's rank
+    HugeVector<uint32_t> longer;    // the partners, grouped by that rank
+    HugeVector<uint64_t> admitted;  // the pairs to verify
+    std::vector<uint32_t> radix;    // sort_marks()'s scratch
+};
+bool admit_pairs(const GroupJob& job, const std::vector<CandidateLists>& cands, size_t p, size_t r0, size_t r1,
+                 const WorkerGuard& guard, PartitionScratch& s) {
+    const RequiredOverlap& req = *job.req;
+    s.at.assign(r1 - r0 + 1, 0);
+    for_each_candidate(cands, p, [&](uint64_t c) { ++s.at[(c >> 32) - r0 + 1]; });
+    for (size_t k = 1; k < s.at.size(); ++k) s.at[k] += s.at[k - 1];
+    s.longer.resize(s.at.back());
+    for_each_candidate(cands, p, [&](uint64_t c) { s.longer[s.at[(c >> 32) - r0]++] = static_cast<uint32_t>(c); });
+    s.admitted.clear();
+    for (size_t rb = r0, begin = 0; rb < r1; begin = s.at[rb - r0], ++rb) {
+        if ((rb - r0) % 256 == 0 && guard.stopped()) return false;
+        uint32_t* first = s.longer.data() + begin;
+        uint32_t* last = s.longer.data() + s.at[rb - r0];
+        if (first == last) continue;
+        sort_marks(first, last, s.radix);
+        const uint64_t lb = job.len[rb];
+        const uint64_t need_b = job.need_of(lb);
+        uint32_t* kept = first;
+        for (const uint32_t* c = first; c != last;) {
+            const uint32_t ra = *c >> kMarkBits;
+            uint32_t uncounted = 0, shared = 0, short_everywhere = kShort;
+            for (; c != last && *c >> kMarkBits == ra; ++c, ++shared) {
+                short_everywhere &= *c;
+                uncounted |= *c & kUncounted;
+            }
+            if (short_everywhere != 0) continue;  // Lemma 4 at the first common signature
+            if (uncounted == 0) {
+                const uint64_t la = job.len[ra];
+                if (shared + std::max(job.need_of(la), need_b) - 1 < req(la + lb)) continue;  // Lemma 7
+            }
+            *kept++ = ra;
+        }
+        for (const uint32_t* ra = first; ra != kept; ++ra) s.admitted.push_back(static_cast<uint64_t>(rb) << 32 | *ra);
+    }
+    return true;
+}
+
+// Step 4's verification: the admitted pairs verified in order while the documents of the pair
+// kAhead further on are fetched (most verified documents are short: on the textcorpus documents
+// at tau 0.44 nearly all verified pairs hold no signature twice and have about 19 distinct ones
+// between them, so a pair's cost is mostly waiting for the two documents' first lines, and the
+// partners of one document alone are too few to fetch ahead across). The results go to out.
+// False when the worker is to stop.
+bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, WorkerGuard& guard,
+                     JoinPairs& out) {
+    const Collection& docs = *job.docs;
+    const RequiredOverlap& req = *job.req;
+    Verify window[kAhead];  // the views of the next kAhead pairs
+    const size_t todo = admitted.size();
+    guard.add_verified(todo);
+    auto fetch = [&](size_t k) {
+        Verify& v = window[k % kAhead];
+        v.da = job.orig[static_cast<uint32_t>(admitted[k])];
+        v.db = job.orig[admitted[k] >> 32];
+        v.a = docs.doc(v.da);
+        v.b = docs.doc(v.db);
+        __builtin_prefetch(v.a.hashes);
+        __builtin_prefetch(v.b.hashes);
+        if (v.a.freqs.width != 0) __builtin_prefetch(v.a.freqs.data);
+        if (v.b.freqs.width != 0) __builtin_prefetch(v.b.freqs.data);
+    };
+    for (size_t k = 0; k < std::min(todo, kAhead); ++k) fetch(k);
+    for (size_t k = 0; k < todo; ++k) {
+        if (k % 1024 == 1023 && guard.stopped()) return false;
+        const Verify v = window[k % kAhead];
+        if (k + kAhead < todo) fetch(k + kAhead);
+        const MultisetView& a = v.a;
+        const MultisetView& b = v.b;
+        const uint64_t t = req(a.length + b.length);
+        const uint64_t o =
+            (a.freqs.width | b.freqs.width) == 0 ? verify_overlap_sets(a, b, t) : verify_overlap(a, b, t);
+        if (o < t) continue;
+        // Exactly similarity()'s arithmetic.
+        const double sim = static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
+        out.push_back(JoinPair{std::min(v.da, v.db), std::max(v.da, v.db), sim});
+    }
+    return true;
+}
+
 }  // namespace
 
 bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
@@ -508,7 +724,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
                             double max_candidates_per_doc, JoinPairs& result) {
     if (listed.tau != opt.tau || !listed.frequent)
         throw Error(ErrorKind::InvalidParameter, "prefix entries were listed for another threshold");
-    // The documents the reading left unlisted, on the workers.
+    // 1-2. The documents the reading left unlisted, on the workers.
     list_unlisted(docs, opt.threads, opt.cancel, listed);
     listed.lists.seal();
     MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
@@ -522,116 +738,30 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     const size_t n = job.orig.size();
     const uint64_t max_len = n == 0 ? 0 : job.len[n - 1];
     const uint64_t table = std::min<uint64_t>(2 * max_len + 2, uint64_t(1) << 20);
-    budget.charge(table * sizeof(uint32_t), "the threshold table");
-    RequiredOverlap req(opt.tau, table);
-    job.req = &req;
-    budget.charge(table * sizeof(uint32_t), "the partner length tables");
-    job.lo.resize(table / 2);
-    job.need.resize(table / 2);
-    for (uint64_t x = 0; x < job.lo.size(); ++x) {
-        job.lo[x] = static_cast<uint32_t>(x == 0 ? 0 : min_partner_length(x, job.tau));
-        job.need[x] = static_cast<uint32_t>(x == 0 ? 0 : req(x + job.lo[x]));  // x + lo(x) < table
-    }
+    budget.charge(2 * table * sizeof(uint32_t), "the threshold and partner length tables");
+    const RequiredOverlap req(opt.tau, table);
+    fill_length_tables(job, req, table);
     throw_if_canceled(opt.cancel);
 
-    // 3. Each coarse bucket sorted and its groups paired, on the workers; candidates go to the
-    // partition of the shorter document's rank.
+    // 3. Each coarse bucket sorted and its groups paired, on the workers.
     const size_t per_part = std::max<size_t>(1, (n + kPartitions - 1) / kPartitions);
     static_assert(kMaxRanks <= (size_t(1) << RankDivider::kRankBits), "ranks must fit the divider");
     const RankDivider part_of(per_part);  // rank / per_part
     std::vector<CandidateLists> cands(static_cast<size_t>(threads));
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
     WorkerGuard guard(opt, budget);
-    std::atomic<uint64_t> emitted{0};
-    const double cap = max_candidates_per_doc * static_cast<double>(n);
-    std::atomic<bool> too_many{false};
-    std::atomic<uint64_t> buckets_done{0};
-    const PrefixLists& lists = listed.lists;
+    CandidateCap cap(max_candidates_per_doc * static_cast<double>(n));
     // With probe_below, a pair is written down only when its shorter document is shorter.
     const uint64_t below = opt.probe_below == 0 ? UINT64_MAX : opt.probe_below;
     run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
-        CandidateLists& out = cands[static_cast<size_t>(w)];
-        SortScratch& s = scratch[static_cast<size_t>(w)];
-        for (size_t c = c0; c < c1; ++c) {
-            if (guard.stopped() || too_many.load(std::memory_order_relaxed)) return;
-            const size_t m = sort_bucket(lists, c, job.rank_len.data(), s);
-            const PrefixEntry* entries = s.sorted.data();
-            uint64_t k = 0;
-            for (size_t g = 0; g < m;) {
-                size_t h = g + 1;
-                const uint32_t key = entries[g].key();
-                while (h < m && entries[h].key() == key) ++h;
-                if (h - g == 1) {  // a signature in one prefix only: most of them
-                    g = h;
-                    continue;
-                }
-                // A group member: its rank, length and mass, from one read of rank_len.
-                auto member = [&](const PrefixEntry& pe) {
-                    const uint64_t rl = job.rank_len[pe.doc];
-                    const uint32_t len = static_cast<uint32_t>(rl);
-                    return Member{static_cast<uint32_t>(rl >> 32), len,
-                                  static_cast<uint32_t>(pe.mass(len, job.need_of(len))), pe.several()};
-                };
-                // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked.
-                auto candidate = [&](const Member& a, const Member& b) {
-                    const uint64_t la = a.len, lb = b.len;
-                    if (lb >= below) return;  // another pass's pair (join_passes.hpp)
-                    const uint64_t t = req(la + lb), v = std::min(a.mass, b.mass);
-                    const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
-                    out.add(part_of(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
-                };
-                // A large group can hold more candidates than the cap allows: checked every 65,536
-                // candidates, so that memory stays bounded by the cap; false when the worker stops.
-                auto go_on = [&] {
-                    if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap ||
-                        !guard.candidates_fit(k * sizeof(uint64_t)))
-                        too_many.store(true);
-                    return !too_many.load(std::memory_order_relaxed) && !guard.stopped();
-                };
-                if (h - g == 2) {  // two documents: three in four groups
-                    Member b = member(entries[g]), a = member(entries[g + 1]);
-                    g = h;
-                    if (a.rank < b.rank) std::swap(a, b);
-                    if (b.len < job.lo_of(a.len) || b.rank == a.rank) continue;
-                    candidate(a, b);
-                    if (++k % 65536 == 0 && !go_on()) return;
-                    continue;
-                }
-                // The group's documents by rank.
-                std::vector<Member>& group = s.members;
-                group.clear();
-                for (size_t e = g; e < h; ++e) group.push_back(member(entries[e]));
-                g = h;
-                std::sort(group.begin(), group.end(), [](const Member& x, const Member& y) { return x.rank < y.rank; });
-                for (size_t i = 1; i < group.size(); ++i) {
-                    const Member a = group[i];
-                    const uint64_t lo = job.lo_of(a.len);
-                    for (size_t j = i; j > 0; --j) {
-                        const Member& b = group[j - 1];
-                        if (b.len < lo) break;  // shorter ones follow: outside a's length partitions
-                        if (b.rank == a.rank) continue;  // two signatures of one document, one key
-                        candidate(a, b);
-                        if (++k % 65536 == 0 && !go_on()) return;
-                    }
-                }
-            }
-            // Candidate pairs count against the memory limit (8 bytes each); past it the index
-            // matcher, which keeps no candidates, takes over like past the cap.
-            if (!guard.add_candidate_bytes(k * sizeof(uint64_t))) too_many.store(true);
-            const uint64_t so_far = emitted.fetch_add(k, std::memory_order_relaxed) + k;
-            if (static_cast<double>(so_far) > cap) too_many.store(true);
-            // The buckets hold the entries by mixed hash, so each carries about its share of the
-            // candidates: once 16 of the 256 project past the cap, the rest would too, and the
-            // index matcher takes over now rather than after most of the work (which matcher
-            // runs never changes the pairs).
-            const uint64_t done = buckets_done.fetch_add(1, std::memory_order_relaxed) + 1;
-            if (done >= 16 && static_cast<double>(so_far) * PrefixLists::kCoarse > cap * static_cast<double>(done))
-                too_many.store(true);
-        }
+        GroupPairer pairer(job, part_of, below, cands[static_cast<size_t>(w)], scratch[static_cast<size_t>(w)], cap,
+                           guard);
+        for (size_t c = c0; c < c1; ++c)
+            if (guard.stopped() || cap.exceeded() || !pairer.pair_bucket(listed.lists, c)) return;
     });
     throw_if_canceled(opt.cancel);
     for (CandidateLists& c : cands) c.seal();
-    if (too_many.load()) return false;
+    if (cap.exceeded()) return false;
     budget.release(listed.lists.memory_bytes());
     listed.lists.clear();
     std::vector<SortScratch>().swap(scratch);
@@ -640,87 +770,18 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // partitions first.
     std::vector<JoinPairs> found(kPartitions);
     // Each result pair is at least one candidate entry.
-    if (opt.sink != nullptr) opt.sink->set_bound(emitted.load());
+    if (opt.sink != nullptr) opt.sink->set_bound(cap.emitted.load());
     const std::vector<size_t> order = costliest_first(job, cands, per_part);
     run_workers(threads, kPartitions, 1, [&](int, size_t q0, size_t q1) {
-        HugeVector<uint32_t> at;     // counting sort by the shorter document's rank
-        HugeVector<uint32_t> longer; // the partners, grouped by that rank
-        HugeVector<uint64_t> admitted;  // the pairs to verify: shorter rank << 32 | longer rank
-        std::vector<uint32_t> radix;    // sort_marks()'s scratch
-        Verify window[kAhead];          // the views of the next kAhead of them
+        PartitionScratch s;
         for (size_t q = q0; q < q1; ++q) {
             const size_t p = order[q];
             if (guard.stopped()) return;
             const size_t r0 = std::min(n, p * per_part), r1 = std::min(n, (p + 1) * per_part);
-            at.assign(r1 - r0 + 1, 0);
-            for_each_candidate(cands, p, [&](uint64_t c) { ++at[(c >> 32) - r0 + 1]; });
-            for (size_t k = 1; k < at.size(); ++k) at[k] += at[k - 1];
-            longer.resize(at.back());
-            for_each_candidate(cands, p, [&](uint64_t c) { longer[at[(c >> 32) - r0]++] = static_cast<uint32_t>(c); });
-            // at[k] is now where the partners of rank r0 + k end (and those of r0 + k + 1 begin).
-            admitted.clear();
-            for (size_t rb = r0, begin = 0; rb < r1; begin = at[rb - r0], ++rb) {
-                if ((rb - r0) % 256 == 0 && guard.stopped()) return;
-                uint32_t* first = longer.data() + begin;
-                uint32_t* last = longer.data() + at[rb - r0];
-                if (first == last) continue;
-                sort_marks(first, last, radix);
-                // Each pair's marks gathered; the pairs Lemmas 4 and 7 let through are kept, by
-                // rank, at the front.
-                const uint64_t lb = job.len[rb];
-                const uint64_t need_b = job.need_of(lb);
-                uint32_t* kept = first;
-                for (const uint32_t* c = first; c != last;) {
-                    const uint32_t ra = *c >> kMarkBits;
-                    uint32_t uncounted = 0, shared = 0, short_everywhere = kShort;
-                    for (; c != last && *c >> kMarkBits == ra; ++c, ++shared) {
-                        short_everywhere &= *c;
-                        uncounted |= *c & kUncounted;
-                    }
-                    if (short_everywhere != 0) continue;  // Lemma 4 at the first common signature
-                    if (uncounted == 0) {
-                        const uint64_t la = job.len[ra];
-                        if (shared + std::max(job.need_of(la), need_b) - 1 < req(la + lb)) continue;  // Lemma 7
-                    }
-                    *kept++ = ra;
-                }
-                for (const uint32_t* ra = first; ra != kept; ++ra) admitted.push_back(static_cast<uint64_t>(rb) << 32 | *ra);
-            }
-            // The admitted pairs verified in order while the documents of the pair kAhead further
-            // on are fetched: most verified documents are short (on the textcorpus documents at
-            // tau 0.44 nearly all verified pairs hold no signature twice and have about 19 distinct
-            // ones between them), so a pair's cost is mostly waiting for the two documents' first
-            // lines, and the partners of one document alone are too few to fetch ahead across.
             JoinPairs& out = found[p];
-            const size_t todo = admitted.size();
-            guard.add_verified(todo);
-            auto fetch = [&](size_t k) {
-                Verify& v = window[k % kAhead];
-                v.da = job.orig[static_cast<uint32_t>(admitted[k])];
-                v.db = job.orig[admitted[k] >> 32];
-                v.a = docs.doc(v.da);
-                v.b = docs.doc(v.db);
-                __builtin_prefetch(v.a.hashes);
-                __builtin_prefetch(v.b.hashes);
-                if (v.a.freqs.width != 0) __builtin_prefetch(v.a.freqs.data);
-                if (v.b.freqs.width != 0) __builtin_prefetch(v.b.freqs.data);
-            };
-            for (size_t k = 0; k < std::min(todo, kAhead); ++k) fetch(k);
-            for (size_t k = 0; k < todo; ++k) {
-                if (k % 1024 == 1023 && guard.stopped()) return;
-                const Verify v = window[k % kAhead];
-                if (k + kAhead < todo) fetch(k + kAhead);
-                const MultisetView& a = v.a;
-                const MultisetView& b = v.b;
-                const uint64_t t = req(a.length + b.length);
-                const uint64_t o = (a.freqs.width | b.freqs.width) == 0 ? verify_overlap_sets(a, b, t)
-                                                                          : verify_overlap(a, b, t);
-                if (o < t) continue;
-                // Exactly similarity()'s arithmetic.
-                const double sim = static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
-                out.push_back(JoinPair{std::min(v.da, v.db), std::max(v.da, v.db), sim});
-            }
+            if (!admit_pairs(job, cands, p, r0, r1, guard, s) || !verify_admitted(job, s.admitted, guard, out)) return;
             guard.add_pairs(out.size());
+            // 5. Output.
             if (opt.sink != nullptr) {
                 opt.sink->put(std::move(out));  // unsorted: the caller writes rows meanwhile
                 out = JoinPairs();
