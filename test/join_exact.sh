@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exactness of the similarity join on real pages: every method of spotsigs_join (and of
 # spotsigs_join_rs) returns exactly the pairs and similarities of 'bruteforce' on newsframes-dev
-# at tau in {0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads, and so do spotsigs_join,
+# at tau in {0.1, 0.2, 0.3, 0.44, 0.6, 0.8, 0.9, 1.0}, with 1 and 2 threads, and so do spotsigs_join,
 # spotsigs_clusters and spotsigs_join_rs in passes under a small spotsigs.join_memory_limit.
 # Exits non-zero on a difference.
 #
@@ -58,7 +58,7 @@ in_passes() {
 
 failed=0
 printf '%-5s %-6s %-8s %-12s %-12s %s\n' tau form pairs method threads differences
-for tau in 0.3 0.44 0.6 0.8 0.9 1.0; do
+for tau in 0.1 0.2 0.3 0.44 0.6 0.8 0.9 1.0; do
   # Similarities are compared exactly (the same double from the same formula).
   psql_q -c "DROP TABLE IF EXISTS truth, truth_rs;
              CREATE TABLE truth AS SELECT * FROM spotsigs_join('pages', 'id', 'sig', $tau, 1, 'bruteforce');

@@ -10,7 +10,7 @@
 #    of textcorpus (title, newline, body, as join_bench.sh does) and, when ROWS is set, scales
 #    them to ROWS documents with scale_corpus (VARIANT_SHARE, SEED as in join_bench.sh);
 #    REUSE=1 keeps the signatures of an earlier run (OUT/base.tsv);
-# 3. for each tau in TAUS (default 0.9 0.8 0.6 0.44): our core self_join on one thread, timed
+# 3. for each tau in TAUS (default 0.9 0.8 0.6 0.44 0.3 0.2): our core self_join on one thread, timed
 #    whole, from the multisets in stored order (fastest of REPEAT, default 3); and each of their
 #    three algorithms on the same multisets in two forms (core_join_file writes both; the k-th
 #    copy of a signature is its own element):
@@ -31,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 src=${1:?path to a gpussjoin checkout}
 corpus=$(cd "${2:-$repo/../shared/data/textcorpus}" && pwd)
-: "${TAUS:=0.9 0.8 0.6 0.44}" "${REPEAT:=3}" "${REPEAT_OWN:=1}" "${ROWS:=0}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}"
+: "${TAUS:=0.9 0.8 0.6 0.44 0.3 0.2}" "${REPEAT:=3}" "${REPEAT_OWN:=1}" "${ROWS:=0}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}"
 : "${OUT:=$repo/build/ssjoin-bench}"
 mkdir -p "$OUT"; chmod 0777 "$OUT"
 export REPEAT

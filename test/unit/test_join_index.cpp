@@ -134,7 +134,7 @@ TEST(JoinIndex, ShortDocumentsSharingOneSignature) {
             docs.push_back(d);
             if (extra < 2) docs.push_back(d);  // an identical copy
         }
-        docs.push_back({{h, 2}});          // the signature twice
+        docs.push_back({{h, 2}});  // the signature twice
         docs.push_back({{h, 1}, {h + 999, 3}});
     }
     for (double tau : {0.1, 1.0 / 7, 1.0 / 6, 0.2, 0.25, 1.0 / 3, 0.5, 1.0})
