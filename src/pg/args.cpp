@@ -20,8 +20,8 @@ TextArray read_text_array(Datum array, const char* what) {
     out.lengths = static_cast<int*>(palloc(sizeof(int) * (n > 0 ? n : 1)));
     for (int i = 0; i < n; ++i) {
         if (nulls[i])
-            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                            errmsg("%s must not contain NULL elements", what)));
+            ereport(ERROR,
+                    (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not contain NULL elements", what)));
         text* t = DatumGetTextPP(elems[i]);
         out.data[i] = VARDATA_ANY(t);
         out.lengths[i] = VARSIZE_ANY_EXHDR(t);

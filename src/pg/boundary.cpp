@@ -56,8 +56,7 @@ void record_current_exception(CaughtError& out) noexcept {
 
 void raise_recorded(const CaughtError& e) {
     if (e.pg != nullptr) ReThrowError(e.pg);
-    ereport(ERROR, (errcode(e.sqlstate), errmsg("%s", e.message),
-                    e.detail[0] ? errdetail("%s", e.detail) : 0));
+    ereport(ERROR, (errcode(e.sqlstate), errmsg("%s", e.message), e.detail[0] ? errdetail("%s", e.detail) : 0));
     pg_unreachable();
 }
 

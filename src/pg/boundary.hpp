@@ -32,9 +32,7 @@ void pg_guard(F&& f) {
     MemoryContext cxt = CurrentMemoryContext;
     ErrorData* volatile edata = nullptr;
     PG_TRY();
-    {
-        f();
-    }
+    { f(); }
     PG_CATCH();
     {
         MemoryContextSwitchTo(cxt);

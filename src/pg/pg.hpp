@@ -11,8 +11,8 @@ extern "C" {
 }
 
 // Declares an fmgr-callable SQL function with C linkage.
-#define SPOTSIGS_FUNCTION(name)            \
-    extern "C" {                           \
-    PG_FUNCTION_INFO_V1(name);             \
-    }                                      \
+#define SPOTSIGS_FUNCTION(name) \
+    extern "C" {                \
+    PG_FUNCTION_INFO_V1(name);  \
+    }                           \
     extern "C" Datum name(PG_FUNCTION_ARGS)

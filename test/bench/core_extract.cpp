@@ -71,7 +71,8 @@ std::string unescape_copy(const std::string& s) {
 std::vector<std::string> split_tabs(const std::string& line) {
     std::vector<std::string> f;
     size_t start = 0;
-    for (size_t t; (t = line.find('\t', start)) != std::string::npos; start = t + 1) f.push_back(line.substr(start, t - start));
+    for (size_t t; (t = line.find('\t', start)) != std::string::npos; start = t + 1)
+        f.push_back(line.substr(start, t - start));
     f.push_back(line.substr(start));
     return f;
 }
@@ -143,7 +144,8 @@ std::string html_page(const Doc& d) {
            "<li><a href=\"/\">Home</a></li><li><a href=\"/world\">World</a></li>"
            "<li><a href=\"/business\">Business</a></li><li><a href=\"/sport\">Sport</a></li>"
            "<li><a href=\"/culture?lang=en&amp;page=1\">Culture &amp; Arts</a></li></ul></nav>\n"
-           "<article>\n<h1>" + title + "</h1>\n" + html_paragraphs(d.body) +
+           "<article>\n<h1>" +
+           title + "</h1>\n" + html_paragraphs(d.body) +
            "\n</article>\n<aside class=\"ad\"><p>Subscribe now &ndash; only &euro;1 a week!</p></aside>\n"
            "<footer>&copy; 2024 The Daily Example &middot; <a href=\"/privacy\">Privacy</a></footer>\n"
            "<noscript><img src=\"/pixel.gif\" alt=\"\"></noscript>\n</body></html>\n";
@@ -209,8 +211,8 @@ int main(int argc, char** argv) {
     Figures p = measure(ex, plain, rounds);
     Figures h = measure(ex, html, rounds);
 
-    std::printf("corpus: %s, %zu documents, default config (distance %d, chain %d), best of %d\n",
-                path.c_str(), docs.size(), kDefaultDistance, kDefaultChain, rounds);
+    std::printf("corpus: %s, %zu documents, default config (distance %d, chain %d), best of %d\n", path.c_str(),
+                docs.size(), kDefaultDistance, kDefaultChain, rounds);
     std::printf("%-8s %12s %14s %14s %14s\n", "variant", "MB", "MB/s (cpu)", "MB/s (wall)", "signatures");
     for (auto [name, f] : {std::make_pair("plain", p), std::make_pair("html", h)})
         std::printf("%-8s %12.1f %14.1f %14.1f %14.0f\n", name, f.bytes / 1e6, f.bytes / 1e6 / f.cpu,

@@ -120,8 +120,7 @@ double run(const char* label, const Collection& c, double tau, int threads, Join
         auto out = custom ? join_detail::index_self_join(c, opt, *custom) : self_join(c, opt);
         pairs = out.size();
     });
-    std::printf("%-34s n=%-7zu tau=%-5.2f threads=%d  %8.3f s  pairs=%zu\n", label, c.size(), tau, threads, t,
-                pairs);
+    std::printf("%-34s n=%-7zu tau=%-5.2f threads=%d  %8.3f s  pairs=%zu\n", label, c.size(), tau, threads, t, pairs);
     std::fflush(stdout);
     return t;
 }

@@ -85,8 +85,7 @@ int main(int argc, char** argv) {
         i = j;
     }
     std::vector<Elem>().swap(all);
-    std::stable_sort(by_df.begin(), by_df.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(by_df.begin(), by_df.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<uint32_t> number(distinct.size());
     for (size_t r = 0; r < by_df.size(); ++r) number[by_df[r].second] = static_cast<uint32_t>(r);
     std::vector<std::vector<uint32_t>> records(sets.size());
@@ -99,8 +98,7 @@ int main(int argc, char** argv) {
             }
         std::sort(records[d].begin(), records[d].end());
     }
-    std::stable_sort(records.begin(), records.end(),
-                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
     for (const auto& r : records) {
         for (size_t i = 0; i < r.size(); ++i) out << (i ? " " : "") << r[i];
         out << '\n';

@@ -20,12 +20,12 @@
 // the same on every run and machine. The summary on stderr counts rows and variants.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <unordered_map>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../../src/core/signature/hash.hpp"
@@ -80,15 +80,19 @@ void print_sig(const std::vector<Sig>& sigs, std::string& buf) {
     buf += '{';
     for (size_t k = 0; k < sigs.size(); ++k) {
         if (k) buf += ',';
-        int n = sigs[k].freq == 1 ? std::snprintf(tmp, sizeof tmp, "%016llx", static_cast<unsigned long long>(sigs[k].hash))
-                                  : std::snprintf(tmp, sizeof tmp, "%016llx:%u", static_cast<unsigned long long>(sigs[k].hash), sigs[k].freq);
+        int n = sigs[k].freq == 1
+                    ? std::snprintf(tmp, sizeof tmp, "%016llx", static_cast<unsigned long long>(sigs[k].hash))
+                    : std::snprintf(tmp, sizeof tmp, "%016llx:%u", static_cast<unsigned long long>(sigs[k].hash),
+                                    sigs[k].freq);
         buf.append(tmp, n);
     }
     buf += '}';
 }
 
 // A bijective 64-bit mixer, used to derive unrelated hashes from a hash and a salt.
-uint64_t mix(uint64_t x) { return spotsigs::fmix64(x); }
+uint64_t mix(uint64_t x) {
+    return spotsigs::fmix64(x);
+}
 
 }  // namespace
 

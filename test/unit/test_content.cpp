@@ -86,20 +86,22 @@ Web make_web(unsigned seed, int sites, int stories, int pages, bool big = false)
     for (int p = 0; p < pages; ++p) {
         Doc d;
         int site = int(rng() % sites), story = int(rng() % stories);
-        for (int k = 0; k < 12; ++k) d[sig(1, site, k)] += 1 + rng() % 2;          // template
-        for (int k = 0; k < 3; ++k) d[sig(2, rng() % 4, k)] += 1;                  // boilerplate everywhere
+        for (int k = 0; k < 12; ++k) d[sig(1, site, k)] += 1 + rng() % 2;  // template
+        for (int k = 0; k < 3; ++k) d[sig(2, rng() % 4, k)] += 1;          // boilerplate everywhere
         const int story_size = big ? 10 * (1 + story % 4) * (1 + story % 4) * (1 + story % 4) : 10;
         for (int k = 0; k < story_size; ++k)
-            if (rng() % 8) d[sig(3, story, k)] += 1 + rng() % 3;                   // the story, edited
+            if (rng() % 8) d[sig(3, story, k)] += 1 + rng() % 3;  // the story, edited
         const int own = big && p % 7 == 0 ? 1200 : 1 + int(rng() % 4);
-        for (int k = 0; k < own; ++k) d[sig(4, p, k)] += 1;                       // the page's own
+        for (int k = 0; k < own; ++k) d[sig(4, p, k)] += 1;  // the page's own
         w.docs.push_back(d);
         w.ids.push_back(int64_t(rng() % 100000) * (rng() % 2 ? 1 : -1) * 1000 + p);  // unique
     }
     return w;
 }
 
-std::vector<uint64_t> as_vector(const std::set<uint64_t>& s) { return {s.begin(), s.end()}; }
+std::vector<uint64_t> as_vector(const std::set<uint64_t>& s) {
+    return {s.begin(), s.end()};
+}
 
 }  // namespace
 
@@ -127,7 +129,7 @@ TEST(Content, TemplatesMatchTheDefinitionOnLargePages) {
 // a story of its own; every page holds `site_sigs` signatures of its site and `story_sigs` of
 // its story. Returns the template signatures and the pairs of the content join at its default.
 std::pair<std::vector<uint64_t>, std::set<std::pair<int64_t, int64_t>>> three_sites(uint64_t site_sigs,
-                                                                                   uint64_t story_sigs) {
+                                                                                    uint64_t story_sigs) {
     std::vector<Doc> docs;
     std::vector<int64_t> ids;
     for (int site = 0; site < 3; ++site)
@@ -169,8 +171,8 @@ TEST(Content, TemplateLargerThanTheStoryWins) {
     for (uint64_t story : {0, 1})
         for (uint64_t k = 0; k < 6; ++k) want.push_back(1000 + 100 * story + k);
     EXPECT_EQ(drop, want);
-    std::set<std::pair<int64_t, int64_t>> sites = {{0, 1}, {0, 2}, {1, 2}, {10, 11}, {10, 12}, {11, 12},
-                                                   {20, 21}, {20, 22}, {21, 22}};
+    std::set<std::pair<int64_t, int64_t>> sites = {{0, 1},   {0, 2},   {1, 2},   {10, 11}, {10, 12},
+                                                   {11, 12}, {20, 21}, {20, 22}, {21, 22}};
     EXPECT_EQ(pairs, sites);
 }
 
@@ -228,8 +230,8 @@ TEST(Content, JoinIsExact) {
                     double s = ref_similarity(minus(w.docs[i], drop), minus(w.docs[j], drop));
                     if (s >= tau && s > 0) want.emplace(i, j, s);
                 }
-            for (JoinMethod m : {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart,
-                                 JoinMethod::Partitioned})
+            for (JoinMethod m :
+                 {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart, JoinMethod::Partitioned})
                 for (int threads : {1, 2}) {
                     JoinOptions opt;
                     opt.tau = tau;

@@ -70,8 +70,7 @@ Pairs reference_terms(std::string_view doc, const std::vector<SpotSpec>& specs,
         std::vector<std::pair<int, int>> seen;
         for (const SpotSpec& sp : specs) {
             if (sp.antecedent != tokens[i]) continue;
-            if (std::find(seen.begin(), seen.end(), std::make_pair(sp.distance, sp.chain)) != seen.end())
-                continue;
+            if (std::find(seen.begin(), seen.end(), std::make_pair(sp.distance, sp.chain)) != seen.end()) continue;
             seen.emplace_back(sp.distance, sp.chain);
             std::string sig = tokens[i];
             int found = 0;
@@ -85,10 +84,8 @@ Pairs reference_terms(std::string_view doc, const std::vector<SpotSpec>& specs,
             }
             if (found == 0) continue;
             auto [it, added] = where.emplace(sig, out.size());
-            if (added)
-                out.emplace_back(sig, 1);
-            else
-                ++out[it->second].second;
+            if (added) out.emplace_back(sig, 1);
+            else ++out[it->second].second;
         }
     }
     return out;
@@ -98,9 +95,8 @@ Pairs reference_terms(std::string_view doc, const std::vector<SpotSpec>& specs,
 
 TEST(Extract, PaperExample) {
     Extractor ex = uniform({"a", "an", "the", "is"}, 1, 2);
-    Pairs expected = {{"a:rally:kick", 1},          {"a:weeklong:campaign", 1},
-                      {"the:south:carolina", 1},    {"the:record:straight", 1},
-                      {"an:attack:circulating", 1}, {"the:internet:designed", 1},
+    Pairs expected = {{"a:rally:kick", 1},        {"a:weeklong:campaign", 1},   {"the:south:carolina", 1},
+                      {"the:record:straight", 1}, {"an:attack:circulating", 1}, {"the:internet:designed", 1},
                       {"is:designed:play", 1}};
     EXPECT_EQ(terms_of(ex, kPaperSentence), expected);
     Multiset m = ex.extract(kPaperSentence);
@@ -133,8 +129,8 @@ TEST(Extract, DistanceTwoFollowsTheSlides) {
 TEST(Extract, ChainCutAtEndOfDocument) {
     Extractor ex = uniform({"the"}, 1, 3);
     EXPECT_EQ(terms_of(ex, "was it the best"), (Pairs{{"the:best", 1}}));
-    EXPECT_EQ(terms_of(ex, "see the"), Pairs{});              // nothing after the antecedent
-    EXPECT_EQ(terms_of(ex, "the of and to the"), Pairs{});    // only stopwords after it
+    EXPECT_EQ(terms_of(ex, "see the"), Pairs{});            // nothing after the antecedent
+    EXPECT_EQ(terms_of(ex, "the of and to the"), Pairs{});  // only stopwords after it
 }
 
 TEST(Extract, NoAntecedentGivesEmptyMultiset) {

@@ -167,8 +167,8 @@ TEST(HugeAlloc, MoveToPoolNeedsAWholeHugePage) {
     unsigned char* m = fresh_mapping(bytes);
     ASSERT_NE(m, nullptr);
     // Align to 2 MB inside the mapping, then offer 2 MB starting one page past that boundary.
-    unsigned char* at = reinterpret_cast<unsigned char*>(
-        (reinterpret_cast<uintptr_t>(m) + (size_t(2) << 20) - 1) & ~((uintptr_t(2) << 20) - 1));
+    unsigned char* at = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(m) + (size_t(2) << 20) - 1) &
+                                                         ~((uintptr_t(2) << 20) - 1));
     const long free_before = free_reserved_pages();
     EXPECT_EQ(move_to_reserved_pool(at + 4096, size_t(2) << 20), PoolMove::Kept);
     EXPECT_EQ(free_reserved_pages(), free_before);

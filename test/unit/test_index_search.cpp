@@ -197,8 +197,7 @@ TEST(IndexSearch, ThresholdEqualsBruteForce) {
             for (double tau : {1e-12, 0.1, 0.3, 0.44, 0.5, 0.7, 0.8, 0.9, 1.0}) {
                 auto got = threshold_search(docs[qi].view(), tau, src);
                 ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau)) << "seed " << seed << " q " << qi << " tau " << tau;
-                for (const Match& m : got)
-                    ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
+                for (const Match& m : got) ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
             }
         }
     }
@@ -226,8 +225,7 @@ TEST(IndexSearch, AnyFrequencyEstimatesGiveExactResults) {
                     auto got = threshold_search(docs[qi].view(), tau, src, estimates[e].data());
                     ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau))
                         << "seed " << seed << " q " << qi << " tau " << tau << " estimates " << e;
-                    for (const Match& m : got)
-                        ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
+                    for (const Match& m : got) ASSERT_EQ(m.similarity, similarity(docs[qi].view(), docs[m.id].view()));
                 }
         }
     }
@@ -247,8 +245,7 @@ TEST(IndexSearch, UnverifiedCandidatesCoverEveryMatch) {
                     std::vector<uint64_t> est(docs[qi].hashes.size());
                     for (uint32_t i = 0; i < est.size(); ++i) est[i] = src.total(i);
                     std::vector<Unverified> rest;
-                    auto got = threshold_search(docs[qi].view(), tau, src,
-                                                estimated ? est.data() : nullptr, &rest);
+                    auto got = threshold_search(docs[qi].view(), tau, src, estimated ? est.data() : nullptr, &rest);
                     handed += rest.size();
                     for (const Unverified& u : rest) {
                         double s = similarity(docs[qi].view(), docs[u.id].view());
@@ -256,7 +253,8 @@ TEST(IndexSearch, UnverifiedCandidatesCoverEveryMatch) {
                         ASSERT_EQ(u.length, docs[u.id].length);
                         if (s >= tau) got.push_back(Match{u.id, s});
                     }
-                    ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau)) << "seed " << seed << " q " << qi << " tau " << tau;
+                    ASSERT_EQ(ids_of(got), brute(docs, docs[qi], tau))
+                        << "seed " << seed << " q " << qi << " tau " << tau;
                 }
         }
     }
@@ -442,14 +440,13 @@ TEST(IndexSearch, EmptyQueryAndBadTau) {
 TEST(IndexSearch, PostingCodecRoundTrip) {
     std::mt19937_64 rng(9);
     std::vector<Posting> ps;
-    for (int i = 0; i < 1000; ++i)
-        ps.push_back(Posting{rng() >> 16, uint32_t(1 + rng() % 5000), 1});
+    for (int i = 0; i < 1000; ++i) ps.push_back(Posting{rng() >> 16, uint32_t(1 + rng() % 5000), 1});
     for (auto& p : ps) p.freq = uint32_t(1 + rng() % p.length);
     ps.push_back(Posting{UINT64_MAX, uint32_t(kMaxLength), uint32_t(kMaxLength)});
     std::sort(ps.begin(), ps.end(), posting_before);
-    ps.erase(std::unique(ps.begin(), ps.end(), [](const Posting& a, const Posting& b) {
-                 return a.id == b.id && a.length == b.length;
-             }), ps.end());
+    ps.erase(std::unique(ps.begin(), ps.end(),
+                         [](const Posting& a, const Posting& b) { return a.id == b.id && a.length == b.length; }),
+             ps.end());
     std::vector<unsigned char> buf(ps.size() * kMaxPostingBytes);
     size_t n = 0;
     for (size_t i = 0; i < ps.size(); ++i) n += encode_posting(buf.data() + n, ps[i], i ? &ps[i - 1] : nullptr);

@@ -56,9 +56,9 @@ using spotsigs_test::overlap_union;
 // True when o / u >= tau holds exactly for the real numbers (tau taken as the exact binary value).
 bool exact_reaches(uint64_t o, uint64_t u, double tau) {
     int e;
-    double m = std::frexp(tau, &e);                 // tau = m * 2^e, m in [0.5, 1)
+    double m = std::frexp(tau, &e);                                 // tau = m * 2^e, m in [0.5, 1)
     auto mant = static_cast<unsigned __int128>(std::ldexp(m, 53));  // tau = mant * 2^(e - 53)
-    int k = 53 - e;                                 // tau = mant / 2^k, k >= 53 since tau <= 1
+    int k = 53 - e;                                                 // tau = mant / 2^k, k >= 53 since tau <= 1
     return (static_cast<unsigned __int128>(o) << k) >= mant * u;
 }
 
@@ -90,7 +90,7 @@ struct PairTable {
     }
     // The reference self-join result at tau.
     std::vector<std::tuple<uint32_t, uint32_t, double>> at(double tau, int* ties = nullptr,
-                                                          int* bad_ties = nullptr) const {
+                                                           int* bad_ties = nullptr) const {
         std::vector<std::tuple<uint32_t, uint32_t, double>> out;
         for (auto& [i, j, o, u] : rows)
             if (reported(o, u, tau, ties, bad_ties))
@@ -106,7 +106,7 @@ std::vector<std::tuple<uint32_t, uint32_t, double>> ref_self(const std::vector<D
 
 // The reference R-S join.
 std::vector<std::tuple<uint32_t, uint32_t, double>> ref_rs(const std::vector<Doc>& r, const std::vector<Doc>& s,
-                                                          double tau) {
+                                                           double tau) {
     std::vector<std::tuple<uint32_t, uint32_t, double>> out;
     for (size_t i = 0; i < r.size(); ++i)
         for (size_t j = 0; j < s.size(); ++j) {
@@ -127,7 +127,7 @@ std::vector<std::tuple<uint32_t, uint32_t, double>> triples(const JoinPairs& pai
 
 // Runs a self-join with the given method, threshold and threads.
 std::vector<std::tuple<uint32_t, uint32_t, double>> run_self(const Collection& c, JoinMethod m, double tau,
-                                                            int threads = 1) {
+                                                             int threads = 1) {
     JoinOptions opt;
     opt.tau = tau;
     opt.method = m;
@@ -172,12 +172,9 @@ std::vector<Doc> random_docs(uint32_t seed, size_t n, size_t max_distinct, uint6
             int edits = static_cast<int>(rng() % 4);
             for (int e = 0; e < edits; ++e) {
                 uint64_t kind = rng() % 3;
-                if (kind == 0 || d.empty())
-                    d.push_back({pick_hash(), pick_freq()});
-                else if (kind == 1)
-                    d.erase(d.begin() + static_cast<long>(rng() % d.size()));
-                else
-                    d[rng() % d.size()].second = pick_freq();
+                if (kind == 0 || d.empty()) d.push_back({pick_hash(), pick_freq()});
+                else if (kind == 1) d.erase(d.begin() + static_cast<long>(rng() % d.size()));
+                else d[rng() % d.size()].second = pick_freq();
             }
             docs.push_back(d);
         } else if (roll == 4) {
@@ -354,7 +351,8 @@ TEST(Join, EqualLengths) {
         }
         docs.push_back(d);
     }
-    for (double tau : {0.5, 0.6, 0.7, 0.8, 9.0 / 15.0, 10.0 / 14.0, 1.0}) expect_all_methods(docs, tau, "equal lengths");
+    for (double tau : {0.5, 0.6, 0.7, 0.8, 9.0 / 15.0, 10.0 / 14.0, 1.0})
+        expect_all_methods(docs, tau, "equal lengths");
 }
 
 TEST(Join, LengthsOnPartitionBoundaries) {
@@ -391,8 +389,7 @@ TEST(Join, ExactTies) {
         {{1, 3}, {2, 3}, {3, 3}, {4, 1}},  // 10: sim 10/12
         {{1, 3}, {2, 3}, {3, 3}},          //  9: sim with the first 9/12 = 0.75
     };
-    for (double tau : {10.0 / 12.0, 9.0 / 12.0, 9.0 / 10.0, 0.75})
-        expect_all_methods(docs, tau, "ties");
+    for (double tau : {10.0 / 12.0, 9.0 / 12.0, 9.0 / 10.0, 0.75}) expect_all_methods(docs, tau, "ties");
 }
 
 TEST(Join, ThreadsAgree) {
@@ -539,8 +536,8 @@ TEST(Join, MemoryLimit) {
 }
 
 TEST(Join, RequiredOverlapMatchesDefinition) {
-    using join_detail::required_overlap_exact;
     using join_detail::min_partner_length;
+    using join_detail::required_overlap_exact;
     for (double tau : {0.01, 0.3, 0.44, 0.5, 0.7, 11.0 / 15.0, 0.8, 0.9, 0.99, 1.0}) {
         for (uint64_t s = 2; s < 1500; ++s) {
             uint64_t o = 1;
@@ -680,8 +677,8 @@ TEST(JoinGroups, SingletonFilterOnAndOff) {
             ASSERT_FALSE(want.empty());
             for (int threads : {1, 3})
                 ASSERT_EQ(run_groups(c, tau, threads), want)
-                    << (docs == &unique_mostly ? "mostly unique" : "many variants") << " tau " << tau
-                    << " threads " << threads;
+                    << (docs == &unique_mostly ? "mostly unique" : "many variants") << " tau " << tau << " threads "
+                    << threads;
         }
     }
 }
@@ -708,7 +705,8 @@ TEST(JoinGroups, SignaturesSharingAKeyOnlyAddCandidates) {
         std::vector<std::vector<uint64_t>> families(40);
         for (auto& f : families) {
             const uint64_t top = rng() & ~uint64_t(0xffffffff);
-            for (uint64_t low : {uint64_t(1), uint64_t(2), uint64_t(3) + (rng() & 0xfff00000)}) f.push_back(unmix(top | low));
+            for (uint64_t low : {uint64_t(1), uint64_t(2), uint64_t(3) + (rng() & 0xfff00000)})
+                f.push_back(unmix(top | low));
             ASSERT_EQ(join_detail::dictionary_mix(f[0]), top | 1);
             for (uint64_t h : f) {
                 EXPECT_EQ(PrefixLists::bucket_of(h), PrefixLists::bucket_of(f[0]));
@@ -753,7 +751,8 @@ TEST(JoinGroups, CrowdedFineBucketIsSortedWhole) {
     const uint64_t top = rng() & ~((uint64_t(1) << 42) - 1);  // bucket and the key's top 14 bits
     const size_t kHashes = 300;
     std::vector<uint64_t> hashes;
-    for (uint64_t k = 0; k < kHashes; ++k) hashes.push_back(unmix(top | (kHashes - 1 - k) << 32 | (rng() & 0xffffffff)));
+    for (uint64_t k = 0; k < kHashes; ++k)
+        hashes.push_back(unmix(top | (kHashes - 1 - k) << 32 | (rng() & 0xffffffff)));
     for (uint64_t h : hashes) ASSERT_EQ(join_detail::dictionary_mix(h) >> 42, top >> 42);
     ASSERT_GT(PrefixLists::key_of(hashes[0]), PrefixLists::key_of(hashes[1]));  // descending keys
     std::vector<Doc> docs;
@@ -868,17 +867,28 @@ TEST(JoinResults, SortPairsOrdersByAThenB) {
             for (size_t i = 0; i < n; ++i) {
                 JoinPair& p = pairs[i];
                 switch (shape) {
-                    case 0: p.a = static_cast<uint32_t>(rng() % 100); p.b = static_cast<uint32_t>(rng() % 70000); break;
-                    case 1: p.a = static_cast<uint32_t>(rng()); p.b = static_cast<uint32_t>(rng()); break;
-                    case 2: p.a = static_cast<uint32_t>(58000 + i % 300); p.b = static_cast<uint32_t>(60000 - i / 300); break;
-                    default: p.a = static_cast<uint32_t>(rng() % 5000); p.b = 0; break;
+                    case 0:
+                        p.a = static_cast<uint32_t>(rng() % 100);
+                        p.b = static_cast<uint32_t>(rng() % 70000);
+                        break;
+                    case 1:
+                        p.a = static_cast<uint32_t>(rng());
+                        p.b = static_cast<uint32_t>(rng());
+                        break;
+                    case 2:
+                        p.a = static_cast<uint32_t>(58000 + i % 300);
+                        p.b = static_cast<uint32_t>(60000 - i / 300);
+                        break;
+                    default:
+                        p.a = static_cast<uint32_t>(rng() % 5000);
+                        p.b = 0;
+                        break;
                 }
                 p.similarity = static_cast<double>(p.a ^ p.b);  // travels with its pair
             }
             JoinPairs want = pairs;
-            std::stable_sort(want.begin(), want.end(), [](const JoinPair& x, const JoinPair& y) {
-                return x.a != y.a ? x.a < y.a : x.b < y.b;
-            });
+            std::stable_sort(want.begin(), want.end(),
+                             [](const JoinPair& x, const JoinPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
             join_detail::sort_pairs(pairs);
             ASSERT_EQ(pairs.size(), want.size());
             for (size_t i = 0; i < n; ++i) {
@@ -1100,7 +1110,8 @@ TEST(JoinGroups, PrefixEntriesKeepTheirSuffixMass) {
                         if (e.doc == PrefixChunk::kEmpty) continue;
                         ++listed;
                         const uint64_t x = c.length(e.doc);
-                        const uint64_t need = join_detail::required_overlap_exact(x + join_detail::min_partner_length(x, tau), tau);
+                        const uint64_t need =
+                            join_detail::required_overlap_exact(x + join_detail::min_partner_length(x, tau), tau);
                         const uint64_t truth = suffix.at({e.doc, b, e.key()});
                         ASSERT_GE(truth, need);
                         if (truth - need < PrefixEntry::kSlackUnknown) {
@@ -1123,7 +1134,8 @@ TEST(JoinGroups, RankDividerDividesExactly) {
     using join_detail::RankDivider;
     const uint64_t top = uint64_t(1) << RankDivider::kRankBits;
     std::mt19937_64 rng(5);
-    std::vector<uint64_t> divisors = {1, 2, 3, 5, 7, 63, 64, 65, 1000, 1123, 15625, 65535, 65537, top / 64, top / 3, top - 1};
+    std::vector<uint64_t> divisors = {1,    2,    3,     5,     7,     63,       64,      65,
+                                      1000, 1123, 15625, 65535, 65537, top / 64, top / 3, top - 1};
     for (int k = 0; k < 40; ++k) divisors.push_back(1 + rng() % (top - 1));
     for (uint64_t d : divisors) {
         const RankDivider div(d);

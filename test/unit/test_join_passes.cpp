@@ -191,7 +191,8 @@ TEST(JoinPasses, ProbeBelowKeepsThePairsOfShorterDocuments) {
             Triples want;
             for (const auto& t : all)
                 if (std::min(c.length(std::get<0>(t)), c.length(std::get<1>(t))) < below) want.push_back(t);
-            for (JoinMethod m : {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart, JoinMethod::Partitioned}) {
+            for (JoinMethod m :
+                 {JoinMethod::BruteForce, JoinMethod::NoPrune, JoinMethod::NoPart, JoinMethod::Partitioned}) {
                 JoinOptions opt;
                 opt.tau = tau;
                 opt.method = m;

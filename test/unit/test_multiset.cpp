@@ -85,9 +85,11 @@ static std::vector<uint64_t> packed(const Multiset& m, size_t& len) {
 }
 
 TEST(Packed, WidthsAndRoundTrip) {
-    std::vector<std::pair<Multiset, unsigned>> cases = {
-        {ms({}), 0}, {ms({{7, 1}, {8, 1}}), 0}, {ms({{7, 255}}), 1},
-        {ms({{7, 256}, {9, 1}}), 2}, {ms({{7, 65536}}), 4}};
+    std::vector<std::pair<Multiset, unsigned>> cases = {{ms({}), 0},
+                                                        {ms({{7, 1}, {8, 1}}), 0},
+                                                        {ms({{7, 255}}), 1},
+                                                        {ms({{7, 256}, {9, 1}}), 2},
+                                                        {ms({{7, 65536}}), 4}};
     for (auto& [m, width] : cases) {
         EXPECT_EQ(freq_width_for(m.view()), width);
         size_t len;
@@ -117,14 +119,13 @@ TEST(Packed, RejectsCorruptBytes) {
 
 TEST(TextFormat, Canonical) {
     EXPECT_EQ(to_text(ms({}).view()), "{}");
-    EXPECT_EQ(to_text(parse_text("{ff:2, 1, 0A}").view()),
-              "{0000000000000001,000000000000000a,00000000000000ff:2}");
+    EXPECT_EQ(to_text(parse_text("{ff:2, 1, 0A}").view()), "{0000000000000001,000000000000000a,00000000000000ff:2}");
     EXPECT_EQ(to_text(parse_text(" { 1 : 3 , 1 } ").view()), "{0000000000000001:4}");
 }
 
 TEST(TextFormat, Errors) {
-    for (const char* bad : {"", "x", "{", "{1,}", "{1:0}", "{1:000}", "{1:}", "{1:-2}", "{12345678901234567}",
-                            "{1} x", "{1 2}", "{,}"}) {
+    for (const char* bad :
+         {"", "x", "{", "{1,}", "{1:0}", "{1:000}", "{1:}", "{1:-2}", "{12345678901234567}", "{1} x", "{1 2}", "{,}"}) {
         try {
             parse_text(bad);
             ADD_FAILURE() << "accepted " << bad;
@@ -156,12 +157,10 @@ TEST(BinaryFormat, RoundTripAndAnyOrder) {
     EXPECT_TRUE(equal(m.view(), back.view()));
     // The same pairs in signed order (as spotsig_hashes lists them), one hash split in two,
     // followed by bytes that belong to the caller.
-    const unsigned char signed_order[] = {0, 0, 0, 4,
-                                          0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
-                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1,
-                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2,
-                                          0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
-                                          9, 9};
+    const unsigned char signed_order[] = {0,    0,    0,    4,    0x80, 0,    0,    0,    0,    0,    0, 0, 0, 0,
+                                          0,    2,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0,    0,    0, 2, 0, 0,
+                                          0,    0,    0,    0,    0,    1,    0,    0,    0,    1,    9, 9};
     back = parse_binary(signed_order, sizeof signed_order, &used);
     EXPECT_EQ(used, sizeof signed_order - 2);
     EXPECT_TRUE(equal(m.view(), back.view()));
@@ -178,12 +177,12 @@ TEST(BinaryFormat, Errors) {
         return ErrorKind::Internal;  // accepted
     };
     EXPECT_EQ(kind_of({0, 0, 0}), ErrorKind::InvalidBinary);
-    EXPECT_EQ(kind_of({0xff, 0xff, 0xff, 0xff}), ErrorKind::InvalidBinary);        // count -1
+    EXPECT_EQ(kind_of({0xff, 0xff, 0xff, 0xff}), ErrorKind::InvalidBinary);              // count -1
     EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7}), ErrorKind::InvalidBinary);  // cut short
     EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xfd}), ErrorKind::InvalidBinary);
     EXPECT_EQ(kind_of({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0}), ErrorKind::InvalidBinary);
-    EXPECT_EQ(kind_of({0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0x7f, 0xff, 0xff, 0xff,
-                       0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 1}), ErrorKind::ProgramLimit);
+    EXPECT_EQ(kind_of({0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 1}),
+              ErrorKind::ProgramLimit);
     try {
         const unsigned char neg[] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xfd};
         size_t used = 0;

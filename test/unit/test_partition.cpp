@@ -82,16 +82,16 @@ TEST(TauPartitions, AnyThresholdGivesTheMinimalBoundOrTheOpenEnd) {
     // Thresholds down to the denormals, where p / tau is far beyond 2^64 (or infinite), and one
     // ulp either side of a ratio p / y: the bound is the first y > p that fails against p, or
     // UINT64_MAX when no y up to UINT64_MAX fails.
-    std::vector<double> taus = {std::numeric_limits<double>::denorm_min(), 1e-300, 1e-30, 5e-20,
-                                1e-20, 5.4e-20, 6e-20, 1e-19, 1e-10, 1.0};
+    std::vector<double> taus = {
+        std::numeric_limits<double>::denorm_min(), 1e-300, 1e-30, 5e-20, 1e-20, 5.4e-20, 6e-20, 1e-19, 1e-10, 1.0};
     for (double r : {10.0 / 11.0, 0.9, 1.0 / 3.0, 1e-19, 3.0 / 1e19}) {
         taus.push_back(std::nextafter(r, 0.0));
         taus.push_back(std::nextafter(r, 1.0));
     }
     const uint64_t kTop = std::numeric_limits<uint64_t>::max();
     for (double tau : taus)
-        for (uint64_t p : {uint64_t(1), uint64_t(2), uint64_t(10), uint64_t(1) << 40, uint64_t(1) << 60,
-                           kTop - 2, kTop - 1, kTop}) {
+        for (uint64_t p :
+             {uint64_t(1), uint64_t(2), uint64_t(10), uint64_t(1) << 40, uint64_t(1) << 60, kTop - 2, kTop - 1, kTop}) {
             uint64_t y = next_partition_bound(p, tau);
             ASSERT_GT(y, p == kTop ? p - 1 : p) << tau << " " << p;
             if (y == kTop && length_ok(p, kTop, tau)) continue;  // open end: nothing fails

@@ -29,11 +29,13 @@ TEST(PostingSort, PostingsInTheTuplesortOrder) {
         for (uint64_t id = 0; id < 300; ++id) {
             if (rng() % 3 == 0) continue;
             uint32_t len = 1 + static_cast<uint32_t>(rng() % 40);
-            v.push_back(PostingRecord{h, (id * 2654435761ULL) % 100000, len / 8, len, 1 + static_cast<uint32_t>(rng() % 3)});
+            v.push_back(
+                PostingRecord{h, (id * 2654435761ULL) % 100000, len / 8, len, 1 + static_cast<uint32_t>(rng() % 3)});
         }
     std::shuffle(v.begin(), v.end(), rng);
     std::vector<PostingRecord> ref = v;
-    std::sort(ref.begin(), ref.end(), [](const PostingRecord& a, const PostingRecord& b) { return tuplesort_key(a) < tuplesort_key(b); });
+    std::sort(ref.begin(), ref.end(),
+              [](const PostingRecord& a, const PostingRecord& b) { return tuplesort_key(a) < tuplesort_key(b); });
     sort_posting_records(v.data(), v.size());
     ASSERT_EQ(v.size(), ref.size());
     for (size_t k = 0; k < v.size(); ++k) {

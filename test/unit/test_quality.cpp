@@ -124,7 +124,7 @@ TEST(MinHash, CollisionRateEstimatesMultisetJaccard) {
     for (uint64_t i = 0; i < 60; ++i) pa.emplace_back(signature_hash("w" + std::to_string(i)), 1);
     for (uint64_t i = 30; i < 90; ++i) pb.emplace_back(signature_hash("w" + std::to_string(i)), 1);
     a = Multiset::from_pairs(pa);
-    b = Multiset::from_pairs(pb);  // set Jaccard 30/90
+    b = Multiset::from_pairs(pb);                                         // set Jaccard 30/90
     Multiset c = ms({{"p", 2}, {"q", 2}}), d = ms({{"p", 1}, {"q", 1}});  // multiset Jaccard 1/2
     const int l = 4000;
     auto rate = [&](const Multiset& x, const Multiset& y, int k = 1) {

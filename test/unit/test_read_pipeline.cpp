@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -125,12 +125,12 @@ TEST(ReadPipeline, FilesWhatWasAdded) {
     }
     sets.insert(sets.begin() + 1500, big);
     for (bool background : {true, false}) {
-    SCOPED_TRACE(background ? "filing thread" : "filed by the caller");
-    ReadPipeline p(0.0, 0, 0, background);
-    feed(p, sets);
-    EXPECT_EQ(p.rows(), sets.size());
-    EXPECT_EQ(p.prefixes(), nullptr);
-    expect_filed(p.docs(), sets);
+        SCOPED_TRACE(background ? "filing thread" : "filed by the caller");
+        ReadPipeline p(0.0, 0, 0, background);
+        feed(p, sets);
+        EXPECT_EQ(p.rows(), sets.size());
+        EXPECT_EQ(p.prefixes(), nullptr);
+        expect_filed(p.docs(), sets);
     }
 }
 
@@ -236,22 +236,22 @@ TEST(ReadPipeline, CorruptValuesAreReported) {
     std::swap_ranges(order.begin() + kPackedHeaderSize, order.begin() + kPackedHeaderSize + 8,
                      order.begin() + kPackedHeaderSize + 8);
     for (bool background : {true, false})
-    for (const std::vector<unsigned char>& bad : {version, order}) {
-        ReadPipeline p(0.8, 0, 0, background);
-        try {
-            for (size_t i = 0; i < sets.size(); ++i) {
-                std::vector<unsigned char> b = i == 20 ? bad : packed(sets[i]);
-                while (!p.add(static_cast<int64_t>(i), b.data(), b.size(), kWait)) {
+        for (const std::vector<unsigned char>& bad : {version, order}) {
+            ReadPipeline p(0.8, 0, 0, background);
+            try {
+                for (size_t i = 0; i < sets.size(); ++i) {
+                    std::vector<unsigned char> b = i == 20 ? bad : packed(sets[i]);
+                    while (!p.add(static_cast<int64_t>(i), b.data(), b.size(), kWait)) {
+                    }
                 }
+                p.close();
+                while (!p.wait_filed(kWait)) {
+                }
+                FAIL() << "no error";
+            } catch (const Error& e) {
+                EXPECT_EQ(e.kind(), ErrorKind::DataCorrupted) << e.what() << (background ? "" : " (by the caller)");
             }
-            p.close();
-            while (!p.wait_filed(kWait)) {
-            }
-            FAIL() << "no error";
-        } catch (const Error& e) {
-            EXPECT_EQ(e.kind(), ErrorKind::DataCorrupted) << e.what() << (background ? "" : " (by the caller)");
         }
-    }
 }
 
 TEST(ReadPipeline, StopsWithoutClosing) {

@@ -22,7 +22,9 @@ Collection collection_of(const std::vector<int64_t>& ids) {
     return c;
 }
 
-std::optional<int64_t> repeat_in(const std::vector<int64_t>& ids) { return repeated_id(collection_of(ids)); }
+std::optional<int64_t> repeat_in(const std::vector<int64_t>& ids) {
+    return repeated_id(collection_of(ids));
+}
 
 // 1..n in ascending order.
 std::vector<int64_t> ascending(int64_t n) {
@@ -58,7 +60,7 @@ TEST(RepeatedId, RotatedRuns) {
     EXPECT_EQ(repeat_in(rotated(ascending(1000), 1)), std::nullopt);
     EXPECT_EQ(repeat_in(rotated(ascending(1000), 999)), std::nullopt);
     std::vector<int64_t> across = rotated(ascending(1000), 700);  // 701..1000, 1..700
-    across.insert(across.end(), 850);  // ..., 699, 700, 850: still two runs, 850 in both
+    across.insert(across.end(), 850);                             // ..., 699, 700, 850: still two runs, 850 in both
     EXPECT_EQ(repeat_in(across), 850);
     std::vector<int64_t> inside = rotated(ascending(1000), 700);
     inside.insert(inside.begin() + 10, 710);  // 701, ..., 710, 710, ...: repeat in the first run

@@ -48,40 +48,63 @@ TEST(Tokenize, ApostrophesAndHyphensSplit) {
 }
 
 TEST(Tokenize, UnicodeLowercasing) {
-    EXPECT_EQ(words("\xC3\x89" "COLE"), Words{"\xC3\xA9" "cole"});                 // ÉCOLE -> école
-    EXPECT_EQ(words("\xCE\x91\xCE\x98\xCE\x97\xCE\x9D\xCE\x91"),                      // ΑΘΗΝΑ
-              Words{"\xCE\xB1\xCE\xB8\xCE\xB7\xCE\xBD\xCE\xB1"});                     // αθηνα
-    EXPECT_EQ(words("\xD0\x9C\xD0\x9E\xD0\xA1\xD0\x9A\xD0\x92\xD0\x90"),              // МОСКВА
-              Words{"\xD0\xBC\xD0\xBE\xD1\x81\xD0\xBA\xD0\xB2\xD0\xB0"});             // москва
+    EXPECT_EQ(words("\xC3\x89"
+                    "COLE"),
+              Words{"\xC3\xA9"
+                    "cole"});                                              // ÉCOLE -> école
+    EXPECT_EQ(words("\xCE\x91\xCE\x98\xCE\x97\xCE\x9D\xCE\x91"),           // ΑΘΗΝΑ
+              Words{"\xCE\xB1\xCE\xB8\xCE\xB7\xCE\xBD\xCE\xB1"});          // αθηνα
+    EXPECT_EQ(words("\xD0\x9C\xD0\x9E\xD0\xA1\xD0\x9A\xD0\x92\xD0\x90"),   // МОСКВА
+              Words{"\xD0\xBC\xD0\xBE\xD1\x81\xD0\xBA\xD0\xB2\xD0\xB0"});  // москва
     // Simple one-to-one mappings: Σ -> σ everywhere (no final-sigma rule), İ -> i, Kelvin -> k.
     EXPECT_EQ(words("\xCE\xA3\xCE\xA3"), Words{"\xCF\x83\xCF\x83"});
-    EXPECT_EQ(words("\xC4\xB0" "stanbul"), Words{"istanbul"});
+    EXPECT_EQ(words("\xC4\xB0"
+                    "stanbul"),
+              Words{"istanbul"});
     EXPECT_EQ(words("\xE2\x84\xAA"), Words{"k"});
     EXPECT_EQ(words("\xE1\xBA\x9E"), Words{"\xC3\x9F"});  // capital sharp s -> ß
-    EXPECT_EQ(words("stra\xC3\x9F" "e"), Words{"stra\xC3\x9F" "e"});  // ß stays
+    EXPECT_EQ(words("stra\xC3\x9F"
+                    "e"),
+              Words{"stra\xC3\x9F"
+                    "e"});  // ß stays
 }
 
 TEST(Tokenize, OtherScriptsDigitsAndMarks) {
-    EXPECT_EQ(words("\xE6\x9D\xB1\xE4\xBA\xAC \xD9\xA3\xD9\xA4"),                    // 東京 ٣٤
+    EXPECT_EQ(words("\xE6\x9D\xB1\xE4\xBA\xAC \xD9\xA3\xD9\xA4"),  // 東京 ٣٤
               (Words{"\xE6\x9D\xB1\xE4\xBA\xAC", "\xD9\xA3\xD9\xA4"}));
     // A combining mark stays inside a word; with nothing before it, it is dropped.
     EXPECT_EQ(words("E\xCC\x81t\xC3\xA9"), Words{"e\xCC\x81t\xC3\xA9"});
-    EXPECT_EQ(words(" \xCC\x81" "abc"), Words{"abc"});
+    EXPECT_EQ(words(" \xCC\x81"
+                    "abc"),
+              Words{"abc"});
     // Devanagari: consonants with vowel signs (Mc/Mn) form one word.
     EXPECT_EQ(words("\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82\xE0\xA4\xA6\xE0\xA5\x80"),
               Words{"\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82\xE0\xA4\xA6\xE0\xA5\x80"});
     // Symbols such as emoji and the no-break space separate words.
-    EXPECT_EQ(words("a\xF0\x9F\x98\x80" "b\xC2\xA0" "c"), (Words{"a", "b", "c"}));
+    EXPECT_EQ(words("a\xF0\x9F\x98\x80"
+                    "b\xC2\xA0"
+                    "c"),
+              (Words{"a", "b", "c"}));
 }
 
 TEST(Tokenize, InvalidUtf8BytesSeparate) {
-    EXPECT_EQ(words("a\xFF" "b"), (Words{"a", "b"}));
-    EXPECT_EQ(words("caf\xC3"), Words{"caf"});                      // truncated at the end
-    EXPECT_EQ(words("x\xE2\x82" "y"), (Words{"x", "y"}));           // truncated in the middle
-    EXPECT_EQ(words("a\xC0\xAF" "b"), (Words{"a", "b"}));           // overlong '/'
-    EXPECT_EQ(words("a\xED\xA0\x80" "b"), (Words{"a", "b"}));       // surrogate
-    EXPECT_EQ(words("a\xF4\x90\x80\x80" "b"), (Words{"a", "b"}));   // above U+10FFFF
-    EXPECT_EQ(words("\x80\x80\xC3\xA9\xBF"), Words{"\xC3\xA9"});    // stray continuation bytes
+    EXPECT_EQ(words("a\xFF"
+                    "b"),
+              (Words{"a", "b"}));
+    EXPECT_EQ(words("caf\xC3"), Words{"caf"});  // truncated at the end
+    EXPECT_EQ(words("x\xE2\x82"
+                    "y"),
+              (Words{"x", "y"}));  // truncated in the middle
+    EXPECT_EQ(words("a\xC0\xAF"
+                    "b"),
+              (Words{"a", "b"}));  // overlong '/'
+    EXPECT_EQ(words("a\xED\xA0\x80"
+                    "b"),
+              (Words{"a", "b"}));  // surrogate
+    EXPECT_EQ(words("a\xF4\x90\x80\x80"
+                    "b"),
+              (Words{"a", "b"}));                                 // above U+10FFFF
+    EXPECT_EQ(words("\x80\x80\xC3\xA9\xBF"), Words{"\xC3\xA9"});  // stray continuation bytes
     std::string nul("a\0b", 3);
     EXPECT_EQ(words(nul), (Words{"a", "b"}));
 }
@@ -110,8 +133,7 @@ TEST(Tokenize, CommentsAreDropped) {
 TEST(Tokenize, RawTextElementsAreDropped) {
     EXPECT_EQ(words("a<script>var x = 1 < 2; y = '<b>';</script>b"), (Words{"a", "b"}));
     EXPECT_EQ(words("a<STYLE type=text/css>p { color: red }</Style >b"), (Words{"a", "b"}));
-    EXPECT_EQ(words("a<noscript>enable js</noscript>b<template><p>t</p></template>c"),
-              (Words{"a", "b", "c"}));
+    EXPECT_EQ(words("a<noscript>enable js</noscript>b<template><p>t</p></template>c"), (Words{"a", "b", "c"}));
     EXPECT_EQ(words("<script>x</scriptx>still</script>after"), Words{"after"});
     EXPECT_EQ(words("a<script>never closed"), Words{"a"});
     EXPECT_EQ(words("<scripts>kept</scripts>"), Words{"kept"});  // not a raw-text element
@@ -122,8 +144,7 @@ TEST(Tokenize, NamedReferences) {
     EXPECT_EQ(words("AT&amp;T fish&nbsp;chips don&rsquo;t a&mdash;b"),
               (Words{"at", "t", "fish", "chips", "don", "t", "a", "b"}));
     EXPECT_EQ(words("&lt;b&gt;bold&lt;/b&gt;"), (Words{"b", "bold", "b"}));  // decoded '<' is text
-    EXPECT_EQ(words("&Sigma;&sigma;&szlig;&thetasym;&apos;x"),
-              (Words{"\xCF\x83\xCF\x83\xC3\x9F\xCF\x91", "x"}));
+    EXPECT_EQ(words("&Sigma;&sigma;&szlig;&thetasym;&apos;x"), (Words{"\xCF\x83\xCF\x83\xC3\x9F\xCF\x91", "x"}));
     // Legacy names work without ';', others do not; unknown names stay text.
     EXPECT_EQ(words("a&amp b&nbsp c&eacute d&bogus; e&"), (Words{"a", "b", "c", "eacute", "d", "bogus", "e"}));
 }
@@ -142,26 +163,30 @@ TEST(Tokenize, PollIsCalledAboutEveryMegabyte) {
     std::string doc = repeat("lorem ipsum dolor sit amet ", 5u << 20);
     int calls = 0;
     spotsigs::PollFn poll = [&] { ++calls; };
-    tokenize(doc, [](std::string_view) {}, poll);
+    tokenize(
+        doc, [](std::string_view) {}, poll);
     EXPECT_GE(calls, 4);
     EXPECT_LE(calls, 6);
     // Also inside long skipped regions.
     std::string skipped = "<script>" + repeat("x = 1; ", 5u << 20) + "</script>";
     calls = 0;
-    tokenize(skipped, [](std::string_view) {}, poll);
+    tokenize(
+        skipped, [](std::string_view) {}, poll);
     EXPECT_GE(calls, 4);
 }
 
 TEST(Tokenize, PollMayAbort) {
     std::string doc = repeat("word ", 3u << 20);
     spotsigs::PollFn poll = [] { throw std::runtime_error("stop"); };
-    EXPECT_THROW(tokenize(doc, [](std::string_view) {}, poll), std::runtime_error);
+    EXPECT_THROW(tokenize(
+                     doc, [](std::string_view) {}, poll),
+                 std::runtime_error);
 }
 
 TEST(Tokenize, HostileMarkupStaysLinear) {
     const size_t n = 4u << 20;
-    for (const char* piece : {"<a ", "<a \"", "<a x=\"", "<a x='>", "</", "<!", "<!--", "&#x", "&amp",
-                              "<script>", "<a x=\">\" ", "<a x=\"1\" y=\"", "<a =\"", "<a=\">"}) {
+    for (const char* piece : {"<a ", "<a \"", "<a x=\"", "<a x='>", "</", "<!", "<!--", "&#x", "&amp", "<script>",
+                              "<a x=\">\" ", "<a x=\"1\" y=\"", "<a =\"", "<a=\">"}) {
         double s = seconds_to_tokenize(repeat(piece, n));
         EXPECT_LT(s, 2.0) << "piece " << piece;
     }

@@ -98,8 +98,7 @@ struct TextSink {
 // Refuses documents above the size limit.
 void check_size(std::string_view doc) {
     if (doc.size() > kMaxDocumentBytes)
-        throw Error(ErrorKind::ProgramLimit,
-                    "document too large for spot signature extraction",
+        throw Error(ErrorKind::ProgramLimit, "document too large for spot signature extraction",
                     "The document has " + std::to_string(doc.size()) + " bytes; the limit is " +
                         std::to_string(kMaxDocumentBytes) + ".");
 }
@@ -143,17 +142,22 @@ struct Extractor::Impl {
         const WordInfo* info = infos.data();
         const int32_t other = int32_t(infos.size() - 1);
         // The per-word callback is inlined into the tokenizer's loop.
-        tokenize(doc, [&](std::string_view w) SPOTSIGS_LAMBDA_INLINE {
-            int32_t k = table.find(w);
-            chains.token(w, info[k < 0 ? other : k]);
-        }, poll);
+        tokenize(
+            doc,
+            [&](std::string_view w) SPOTSIGS_LAMBDA_INLINE {
+                int32_t k = table.find(w);
+                chains.token(w, info[k < 0 ? other : k]);
+            },
+            poll);
         chains.finish();
     }
 };
 
 Extractor::Extractor(const ExtractConfig& config) : impl_(Impl::build(config)) {}
 
-Extractor::~Extractor() { delete impl_; }
+Extractor::~Extractor() {
+    delete impl_;
+}
 
 Multiset Extractor::extract(std::string_view doc, const PollFn& poll) const {
     SignatureCounts counts;
@@ -165,9 +169,8 @@ Multiset Extractor::extract(std::string_view doc, const PollFn& poll) const {
 std::vector<Term> Extractor::terms(std::string_view doc, const PollFn& poll) const {
     TextSink sink;
     impl_->run(doc, sink, poll);
-    std::sort(sink.entries.begin(), sink.entries.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.origin, a.spec) < std::tie(b.origin, b.spec);
-    });
+    std::sort(sink.entries.begin(), sink.entries.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.origin, a.spec) < std::tie(b.origin, b.spec); });
     std::vector<Term> out;
     out.reserve(sink.entries.size());
     uint64_t total = 0;

@@ -32,8 +32,8 @@ struct ExtractConfig {
     static ExtractConfig defaults();
     // Every antecedent at the same distance and chain; throws Error(InvalidParameter) when
     // distance or chain is out of [1, kMax*] or an antecedent is not a single word.
-    static ExtractConfig uniform(const std::vector<std::string>& antecedents, int distance,
-                                 int chain, std::vector<std::string> stopwords);
+    static ExtractConfig uniform(const std::vector<std::string>& antecedents, int distance, int chain,
+                                 std::vector<std::string> stopwords);
     // Parses a multi-spec text such as "is(3,1), that(5,2)"; throws Error(InvalidParameter)
     // with a message naming the offending part.
     static ExtractConfig parse_specs(std::string_view text, std::vector<std::string> stopwords);

@@ -29,22 +29,19 @@ std::string single_word(std::string_view raw, const char* what) {
         if (++count == 1) word.assign(w);
     });
     if (count != 1)
-        throw Error(ErrorKind::InvalidParameter,
-                    std::string(what) + " " + quote_for_message(raw) + " is not a single word",
-                    count == 0 ? "It contains no letters or digits."
-                               : "It splits into " + std::to_string(count) + " words.");
+        throw Error(
+            ErrorKind::InvalidParameter, std::string(what) + " " + quote_for_message(raw) + " is not a single word",
+            count == 0 ? "It contains no letters or digits." : "It splits into " + std::to_string(count) + " words.");
     return word;
 }
 
 void check_spec_numbers(int distance, int chain, std::string_view context) {
     std::string where = context.empty() ? "" : " in " + quote_for_message(context);
     if (distance < 1 || distance > kMaxDistance)
-        throw Error(ErrorKind::InvalidParameter,
-                    "distance " + std::to_string(distance) + where + " is out of range",
+        throw Error(ErrorKind::InvalidParameter, "distance " + std::to_string(distance) + where + " is out of range",
                     "The distance must be between 1 and " + std::to_string(kMaxDistance) + ".");
     if (chain < 1 || chain > kMaxChain)
-        throw Error(ErrorKind::InvalidParameter,
-                    "chain " + std::to_string(chain) + where + " is out of range",
+        throw Error(ErrorKind::InvalidParameter, "chain " + std::to_string(chain) + where + " is out of range",
                     "The chain length must be between 1 and " + std::to_string(kMaxChain) + ".");
 }
 
@@ -90,15 +87,13 @@ private:
     [[noreturn]] void fail(const std::string& what) const {
         size_t close = s_.find(')', start_);
         std::string_view item = s_.substr(start_, close == std::string_view::npos ? s_.npos : close + 1 - start_);
-        throw Error(ErrorKind::InvalidParameter,
-                    "invalid spot specification item " + quote_for_message(item), what);
+        throw Error(ErrorKind::InvalidParameter, "invalid spot specification item " + quote_for_message(item), what);
     }
 
     // Consumes the expected character or fails.
     void expect(char c, const char* after) {
         skip_blanks();
-        if (i_ >= s_.size() || s_[i_] != c)
-            fail(std::string("Expected \"") + c + "\" " + after + ".");
+        if (i_ >= s_.size() || s_[i_] != c) fail(std::string("Expected \"") + c + "\" " + after + ".");
         ++i_;
     }
 
@@ -143,11 +138,10 @@ ExtractConfig ExtractConfig::defaults() {
     return uniform(default_antecedents(), kDefaultDistance, kDefaultChain, default_stopwords());
 }
 
-ExtractConfig ExtractConfig::uniform(const std::vector<std::string>& antecedents, int distance,
-                                     int chain, std::vector<std::string> stopwords) {
+ExtractConfig ExtractConfig::uniform(const std::vector<std::string>& antecedents, int distance, int chain,
+                                     std::vector<std::string> stopwords) {
     check_spec_numbers(distance, chain);
-    if (antecedents.empty())
-        throw Error(ErrorKind::InvalidParameter, "antecedents must not be empty");
+    if (antecedents.empty()) throw Error(ErrorKind::InvalidParameter, "antecedents must not be empty");
     ExtractConfig config;
     for (const std::string& a : antecedents)
         config.specs.push_back(SpotSpec{single_word(a, "antecedent"), distance, chain});

@@ -88,7 +88,7 @@ private:
         uint64_t count = 0;   // identical chains merged into this one
         uint64_t origin = 0;  // token index of the (earliest) antecedent
         uint32_t spec = 0;
-        uint32_t found = 0;   // words in the chain so far
+        uint32_t found = 0;  // words in the chain so far
         uint32_t next = kNil;
     };
 

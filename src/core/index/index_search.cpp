@@ -60,7 +60,9 @@ uint32_t Partitioning::partition_of(uint64_t len) const noexcept {
     return static_cast<uint32_t>((it - starts_.begin()) - 1);
 }
 
-uint64_t Partitioning::lower(uint32_t p) const noexcept { return starts_[p]; }
+uint64_t Partitioning::lower(uint32_t p) const noexcept {
+    return starts_[p];
+}
 
 uint64_t Partitioning::upper(uint32_t p) const noexcept {
     return p + 1 < starts_.size() ? starts_[p + 1] - 1 : kMaxLength;
@@ -90,8 +92,7 @@ bool unseen_may_reach(uint64_t rem, uint64_t qlen, LengthRange range, double tau
 // The number of signatures, in reading order, read while new candidates are still admitted:
 // admission stops at the first signature where unseen_may_reach fails, a test of q's frequencies
 // alone, so it is known before any list is read.
-size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order, LengthRange range,
-                        double tau) {
+size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order, LengthRange range, double tau) {
     uint64_t rem = q.length;
     for (size_t pos = 0; pos < order.size(); ++pos) {
         if (!unseen_may_reach(rem, q.length, range, tau)) return pos;
@@ -102,8 +103,7 @@ size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& orde
 
 }  // namespace
 
-std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
-                                    const uint64_t* df_estimate,
+std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src, const uint64_t* df_estimate,
                                     std::vector<Unverified>* unverified) {
     std::vector<Match> out;
     check_threshold(tau);
@@ -211,9 +211,13 @@ namespace {
 constexpr double kTiers[] = {0.8, 0.5, 0.3, 0.15, 0.05, 1e-12};  // few tiers: each is a full search
 }
 
-double order_tier(size_t t) noexcept { return kTiers[t]; }
+double order_tier(size_t t) noexcept {
+    return kTiers[t];
+}
 
-size_t order_tier_count() noexcept { return sizeof kTiers / sizeof kTiers[0]; }
+size_t order_tier_count() noexcept {
+    return sizeof kTiers / sizeof kTiers[0];
+}
 
 size_t put_varint(unsigned char* out, uint64_t v) noexcept {
     size_t n = 0;
@@ -274,8 +278,7 @@ bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end,
     return true;
 }
 
-void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
-                    const Posting* prev) {
+void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out, const Posting* prev) {
     if (!decode_posting_nothrow(pos, end, out, prev))
         throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "malformed posting");
 }

@@ -77,8 +77,7 @@ public:
     virtual uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) = 0;
     // Calls fn on the postings of query signature i with length in [lo, hi] (postings outside the
     // range may be delivered too and are ignored), in any order; stops early when fn returns false.
-    virtual void scan(uint32_t i, uint64_t lo, uint64_t hi,
-                      const std::function<bool(const Posting&)>& fn) = 0;
+    virtual void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) = 0;
     // A hint: the lists of query signatures idx[0..n) are read next, so a source that looks
     // lists up may look these up together (ascending idx). The default ignores it.
     virtual void prepare(const uint32_t* idx, size_t n) {
@@ -133,8 +132,7 @@ bool decode_posting_nothrow(const unsigned char*& pos, const unsigned char* end,
                             const Posting* prev) noexcept;
 
 // Decodes one posting at *pos (< end) into out; throws Error(DataCorrupted) on malformed bytes.
-void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out,
-                    const Posting* prev);
+void decode_posting(const unsigned char*& pos, const unsigned char* end, Posting& out, const Posting* prev);
 
 // Orders postings as lists keep them (list_order_before).
 inline bool posting_before(const Posting& a, const Posting& b) noexcept {

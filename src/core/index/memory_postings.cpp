@@ -86,8 +86,7 @@ uint64_t MemoryPostings::Source::count(uint32_t i, uint64_t lo, uint64_t hi) {
     return slot_[i] == kNone ? 0 : m_.table_[slot_[i]].count;
 }
 
-void MemoryPostings::Source::scan(uint32_t i, uint64_t lo, uint64_t hi,
-                                  const std::function<bool(const Posting&)>& fn) {
+void MemoryPostings::Source::scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) {
     if (slot_[i] == kNone) return;
     const Slot& s = m_.table_[slot_[i]];
     uint32_t k = m_.chunk_of(s.tail).next[s.tail & kMask];  // the first posting

@@ -41,8 +41,7 @@ public:
     public:
         Source(const MemoryPostings& m, const MultisetView& q);
         uint64_t count(uint32_t i, uint64_t lo, uint64_t hi) override;
-        void scan(uint32_t i, uint64_t lo, uint64_t hi,
-                  const std::function<bool(const Posting&)>& fn) override;
+        void scan(uint32_t i, uint64_t lo, uint64_t hi, const std::function<bool(const Posting&)>& fn) override;
 
     private:
         const MemoryPostings& m_;

@@ -17,8 +17,7 @@ constexpr size_t kMaxChunk = size_t(1) << 23;
 }  // namespace
 
 void Collection::new_chunk(size_t hashes, size_t freq_bytes) {
-    if (chunks_.size() >= UINT32_MAX)
-        throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
+    if (chunks_.size() >= UINT32_MAX) throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
     size_t cap = std::max(next_chunk_, kFirstChunk);
     next_chunk_ = std::min(kMaxChunk, 2 * cap);
     chunks_.emplace_back();
@@ -75,8 +74,8 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
 
 size_t Collection::memory_bytes() const noexcept {
     size_t b = ids_.capacity() * sizeof(int64_t) + where_.capacity() * sizeof(uint64_t) +
-               (sizes_.capacity() + fpos_.capacity()) * sizeof(uint32_t) + widths_.capacity() + lengths_.capacity() * sizeof(uint64_t) +
-               chunks_.capacity() * sizeof(Chunk);
+               (sizes_.capacity() + fpos_.capacity()) * sizeof(uint32_t) + widths_.capacity() +
+               lengths_.capacity() * sizeof(uint64_t) + chunks_.capacity() * sizeof(Chunk);
     for (const Chunk& c : chunks_) b += c.hashes.capacity() * sizeof(uint64_t) + c.freqs.capacity();
     return b;
 }

@@ -51,8 +51,10 @@ std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint
     }
     join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
         for (size_t b = begin; b < end; ++b)
-            std::sort(e.begin() + static_cast<std::ptrdiff_t>(count[b]), e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
-                      [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; });
+            std::sort(e.begin() + static_cast<std::ptrdiff_t>(count[b]),
+                      e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]), [](const Entry& x, const Entry& y) {
+                          return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank;
+                      });
     });
     return e;
 }
@@ -120,8 +122,8 @@ inline uint32_t popcount64(uint64_t x) noexcept {
 
 // popcount(u[k] & v[k]) summed over k < words; with the POPCNT instruction where the processor
 // has it (chosen once, when the library loads).
-__attribute__((target_clones("popcnt", "default")))
-uint32_t and_count(const uint64_t* u, const uint64_t* v, size_t words) noexcept {
+__attribute__((target_clones("popcnt", "default"))) uint32_t and_count(const uint64_t* u, const uint64_t* v,
+                                                                       size_t words) noexcept {
     uint32_t c = 0;
     for (size_t k = 0; k < words; ++k) c += static_cast<uint32_t>(__builtin_popcountll(u[k] & v[k]));
     return c;
@@ -180,8 +182,8 @@ Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank
 // similarity fl(o / (|a| + |b| - o)) does not decrease as o grows (the numerator grows, the
 // denominator shrinks, and rounding is monotone), so the bound's computed value is at least the
 // computed similarity.
-inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b,
-                               uint32_t x, uint32_t y) noexcept {
+inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b, uint32_t x,
+                               uint32_t y) noexcept {
     if (a.empty() || b.empty()) return 0.0;
     const uint32_t j = std::min(s.levels[x], s.levels[y]) - 1u;
     const uint64_t* u = s.level(x, j);
@@ -195,8 +197,8 @@ inline double similarity_bound(const Sketches& s, const MultisetView& a, const M
 
 // Marks in `keep` the samples whose pages have a mean pairwise similarity (in `docs`, whose
 // page of rank r is doc_of_rank[r]) of at least kCoherence.
-void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank,
-           std::vector<char>& keep, int threads, CancelToken* cancel) {
+void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank, std::vector<char>& keep,
+           int threads, CancelToken* cancel) {
     const size_t n = g.start.size() - 1;
     keep.assign(n, 0);
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
@@ -269,7 +271,8 @@ size_t template_memory_bytes(const Collection& docs, int threads) {
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
     size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
-    return peak + (8 + 161) * docs.size() + 2 * e + e / 2 + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+    return peak + (8 + 161) * docs.size() + 2 * e + e / 2 +
+           size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {

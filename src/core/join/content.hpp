@@ -27,15 +27,14 @@
 namespace spotsigs {
 
 // The measure's constants (documented in the README, "Choosing a threshold and a method").
-constexpr double kCoherence = 0.4;      // least mean similarity of the pages holding a content signature
-constexpr int kRounds = 2;              // rounds of the estimate (the first on the plain measure)
-constexpr uint32_t kSample = 16;        // most pages a signature is judged on
+constexpr double kCoherence = 0.4;         // least mean similarity of the pages holding a content signature
+constexpr int kRounds = 2;                 // rounds of the estimate (the first on the plain measure)
+constexpr uint32_t kSample = 16;           // most pages a signature is judged on
 constexpr double kContentThreshold = 0.4;  // the default threshold of the content measure
 
 // The template signatures of docs (ascending hashes), judged on up to `threads` threads. Throws
 // Error(Canceled) when cancel is set.
-std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1,
-                                          CancelToken* cancel = nullptr);
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr);
 
 // An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs:
 // its (signature, page) entries and samples, and the copy of docs without the first round's

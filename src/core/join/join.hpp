@@ -64,13 +64,13 @@ private:
 
     // The per-document arrays, like the chunks, from the pool when allowed.
     HugeVector<int64_t> ids_;
-    HugeVector<uint64_t> where_;  // per document: chunk << 32 | offset within the chunk
-    HugeVector<uint32_t> sizes_;  // per document: distinct signatures
-    HugeVector<uint32_t> fpos_;   // per document: where its frequencies start in the chunk
+    HugeVector<uint64_t> where_;        // per document: chunk << 32 | offset within the chunk
+    HugeVector<uint32_t> sizes_;        // per document: distinct signatures
+    HugeVector<uint32_t> fpos_;         // per document: where its frequencies start in the chunk
     HugeVector<unsigned char> widths_;  // per document: frequency width (0 = all are 1)
     HugeVector<uint64_t> lengths_;
     std::vector<Chunk> chunks_;
-    size_t next_chunk_ = 0;        // capacity (signatures) of the next chunk
+    size_t next_chunk_ = 0;  // capacity (signatures) of the next chunk
 };
 
 class PairSink;
@@ -79,11 +79,11 @@ class PairSink;
 enum class JoinMethod { Partitioned, NoPart, NoPrune, BruteForce };
 
 struct JoinOptions {
-    double tau = 0.8;                 // threshold in (0, 1]
-    int threads = 1;                  // worker threads, >= 1
+    double tau = 0.8;  // threshold in (0, 1]
+    int threads = 1;   // worker threads, >= 1
     JoinMethod method = JoinMethod::Partitioned;
-    size_t memory_limit = 0;          // bytes for the matcher's own structures; 0 = no limit
-    CancelToken* cancel = nullptr;    // polled by workers; progress counts probe documents done
+    size_t memory_limit = 0;        // bytes for the matcher's own structures; 0 = no limit
+    CancelToken* cancel = nullptr;  // polled by workers; progress counts probe documents done
     // Self-join only: when set, the prefix-group matcher hands its result over here a finished
     // partition at a time, unsorted (pair_sink.hpp); the return value then holds only the pairs
     // that did not go through the sink (all of them for the other methods, sorted).

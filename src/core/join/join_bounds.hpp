@@ -117,8 +117,7 @@ class RequiredOverlap {
 public:
     // Tabulates req(s) for s < table_size (entries below 2 are unused).
     RequiredOverlap(double tau, uint64_t table_size) : tau_(tau), table_(table_size, 0) {
-        for (uint64_t s = 2; s < table_size; ++s)
-            table_[s] = static_cast<uint32_t>(required_overlap_exact(s, tau));
+        for (uint64_t s = 2; s < table_size; ++s) table_[s] = static_cast<uint32_t>(required_overlap_exact(s, tau));
     }
     // req(s) for the total length s = a + b >= 2.
     uint64_t operator()(uint64_t s) const noexcept {

@@ -13,8 +13,7 @@ constexpr size_t kColumnStride = 2048;
 
 // Compares row docs of `rows` with columns [first(row), cols.size()) of `cols`; shared by both joins.
 template <class First>
-JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOptions& opt,
-                First first) {
+JoinPairs brute(const Collection& rows, const Collection& cols, const JoinOptions& opt, First first) {
     MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     WorkerGuard guard(opt, budget);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));

@@ -143,19 +143,18 @@ FrequentSignatures::FrequentSignatures(const Collection& docs, size_t sample_doc
     count_ = frequent.size();
 }
 
-
 namespace {
 
 // Everything the workers of one group join share (read-only while they run).
 struct GroupJob {
     const Collection* docs;
-    HugeVector<uint32_t> orig;     // collection index by rank (length, then collection index)
-    HugeVector<uint32_t> len;      // length by rank
-    HugeVector<uint64_t> rank_len; // by collection index: rank << 32 | length (0: empty document)
+    HugeVector<uint32_t> orig;      // collection index by rank (length, then collection index)
+    HugeVector<uint32_t> len;       // length by rank
+    HugeVector<uint64_t> rank_len;  // by collection index: rank << 32 | length (0: empty document)
     const RequiredOverlap* req;
     double tau;
-    std::vector<uint32_t> lo;       // min_partner_length by length, up to the longest document
-    std::vector<uint32_t> need;     // need(x) = req(x + lo(x)) by length, over the same range
+    std::vector<uint32_t> lo;    // min_partner_length by length, up to the longest document
+    std::vector<uint32_t> need;  // need(x) = req(x + lo(x)) by length, over the same range
 
     // lo(x): the shortest partner length of a document of length x (Lemma 3).
     uint64_t lo_of(uint64_t x) const noexcept { return x < lo.size() ? lo[x] : min_partner_length(x, tau); }
@@ -372,8 +371,8 @@ struct SortScratch {
     std::vector<Member> members;
     HugeVector<PrefixEntry> gathered;
     HugeVector<PrefixEntry> sorted;
-    HugeVector<uint64_t> at;    // where each fine bucket starts
-    HugeVector<uint64_t> next;  // where its next entry goes
+    HugeVector<uint64_t> at;      // where each fine bucket starts
+    HugeVector<uint64_t> next;    // where its next entry goes
     std::vector<uint64_t> seen;   // the singleton filter's bitmaps: slots hit once,
     std::vector<uint64_t> twice;  // and slots hit again
     uint64_t filtered = 0;        // entries that went through the filter,
@@ -509,8 +508,8 @@ void fill_length_tables(GroupJob& job, const RequiredOverlap& req, uint64_t tabl
 // The candidate cap shared by the workers of step 3: candidates written down so far, and whether
 // the matcher gives way to the index matcher (past the cap or the memory limit).
 struct CandidateCap {
-    double cap;                              // candidates allowed in all
-    std::atomic<uint64_t> emitted{0};        // written down by finished buckets
+    double cap;                        // candidates allowed in all
+    std::atomic<uint64_t> emitted{0};  // written down by finished buckets
     std::atomic<uint64_t> buckets_done{0};
     std::atomic<bool> too_many{false};
 
@@ -675,8 +674,7 @@ bool admit_pairs(const GroupJob& job, const std::vector<CandidateLists>& cands, 
 // between them, so a pair's cost is mostly waiting for the two documents' first lines, and the
 // partners of one document alone are too few to fetch ahead across). The results go to out.
 // False when the worker is to stop.
-bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, WorkerGuard& guard,
-                     JoinPairs& out) {
+bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, WorkerGuard& guard, JoinPairs& out) {
     const Collection& docs = *job.docs;
     const RequiredOverlap& req = *job.req;
     Verify window[kAhead];  // the views of the next kAhead pairs
@@ -713,8 +711,7 @@ bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, 
 
 }  // namespace
 
-bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
-                     JoinPairs& result) {
+bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc, JoinPairs& result) {
     ListedPrefixes listed;
     list_all_prefixes(docs, opt.tau, opt.threads, opt.cancel, listed);
     return group_self_join_listed(docs, listed, opt, max_candidates_per_doc, result);

@@ -41,8 +41,7 @@ void InvertedIndex::build(const DocStore& docs, uint32_t num_sigs, bool prefix, 
     RequiredOverlap req(tau, table);
 
     const size_t scratch = static_cast<size_t>(num_sigs) * sizeof(uint64_t) + n * sizeof(uint32_t);
-    budget.charge((static_cast<size_t>(num_sigs) + 1) * sizeof(uint64_t) + scratch,
-                  "the inverted index offsets");
+    budget.charge((static_cast<size_t>(num_sigs) + 1) * sizeof(uint64_t) + scratch, "the inverted index offsets");
     std::vector<uint32_t> count;
     reserve_huge(count, n);
     count.resize(n);

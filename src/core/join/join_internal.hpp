@@ -203,20 +203,19 @@ inline size_t frequent_sample_for(size_t n) noexcept {
 // Non-empty documents re-coded to dense ids, sorted by (length, collection index): the "rank".
 // Each document's ids are ascending, i.e. its signatures are in global rarest-first order.
 struct DocStore {
-    std::vector<uint32_t> len;    // length by rank
-    std::vector<uint32_t> lead;   // mass of signatures absent from the dictionary, by rank
-    std::vector<uint32_t> orig;   // collection index by rank
-    std::vector<uint64_t> off;    // offsets into sig/freq by rank (size + 1 entries)
-    std::vector<uint32_t> sig;    // dense signature ids
-    std::vector<uint32_t> freq;   // their frequencies
+    std::vector<uint32_t> len;   // length by rank
+    std::vector<uint32_t> lead;  // mass of signatures absent from the dictionary, by rank
+    std::vector<uint32_t> orig;  // collection index by rank
+    std::vector<uint64_t> off;   // offsets into sig/freq by rank (size + 1 entries)
+    std::vector<uint32_t> sig;   // dense signature ids
+    std::vector<uint32_t> freq;  // their frequencies
 
     // Number of documents held.
     size_t size() const noexcept { return len.size(); }
     // Re-codes the non-empty documents of docs (budget-checked), on threads workers: through
     // entry_ids/entry_off from dict's build over docs when given, else by looking up each hash.
     void build(const Collection& docs, const SignatureDictionary& dict, const std::vector<uint32_t>* entry_ids,
-               const std::vector<uint64_t>* entry_off, int threads, MemoryBudget& budget,
-               const CancelToken* cancel);
+               const std::vector<uint64_t>* entry_off, int threads, MemoryBudget& budget, const CancelToken* cancel);
     // Bytes held.
     size_t memory_bytes() const noexcept;
 };
@@ -234,14 +233,14 @@ struct Posting {
 // Inverted lists over dense signature ids; every list is sorted by ascending rank, i.e. by
 // ascending length, so a length partition of it is one contiguous run.
 struct InvertedIndex {
-    std::vector<uint64_t> start;    // list of id i is postings[start[i] .. start[i+1])
+    std::vector<uint64_t> start;  // list of id i is postings[start[i] .. start[i+1])
     std::vector<Posting> postings;
 
     // Indexes every signature (prefix == false), or only each document's indexing prefix:
     // the signatures whose suffix mass reaches req(len + lo(len)) - extend (join_bounds.hpp
     // Lemma 5; extend > 0 lengthens the prefixes for the count filter, Lemma 8).
-    void build(const DocStore& docs, uint32_t num_sigs, bool prefix, double tau, uint32_t extend,
-               MemoryBudget& budget, const CancelToken* cancel);
+    void build(const DocStore& docs, uint32_t num_sigs, bool prefix, double tau, uint32_t extend, MemoryBudget& budget,
+               const CancelToken* cancel);
     // Bytes held.
     size_t memory_bytes() const noexcept;
 };
@@ -300,8 +299,8 @@ private:
     const MemoryBudget& budget_;
     std::atomic<size_t> candidate_bytes_{0};
     CancelToken* cancel_;
-    size_t limit_;       // 0 = unlimited
-    size_t base_;        // bytes already charged for structures
+    size_t limit_;  // 0 = unlimited
+    size_t base_;   // bytes already charged for structures
     std::atomic<size_t> pairs_{0};
     std::atomic<uint64_t> verified_{0};
     std::atomic<uint64_t>* verified_out_;
@@ -331,8 +330,7 @@ JoinPairs brute_rs_join(const Collection& r, const Collection& s, const JoinOpti
 // and returns true, or returns false as soon as the pairs it writes down (one per group a pair
 // shares) exceed max_candidates_per_doc per document (then the index-based matcher, which keeps
 // no candidate lists, runs instead).
-bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc,
-                     JoinPairs& result);
+bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_candidates_per_doc, JoinPairs& result);
 
 // Pairs written down per document beyond which the default self-join leaves the prefix-group
 // matcher for the index-based one: a bound on the candidate lists' memory (8 bytes each, 2 KB per
@@ -342,9 +340,7 @@ bool group_self_join(const Collection& docs, const JoinOptions& opt, double max_
 constexpr double kGroupCandidateCap = 256.0;
 
 // The index-based self-join and R-S join with the filters of cfg.
-JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
-                          const ProbeConfig& cfg);
-JoinPairs index_rs_join(const Collection& r, const Collection& s,
-                        const JoinOptions& opt, const ProbeConfig& cfg);
+JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt, const ProbeConfig& cfg);
+JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt, const ProbeConfig& cfg);
 
 }  // namespace spotsigs::join_detail

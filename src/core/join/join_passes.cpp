@@ -15,13 +15,15 @@ constexpr uint64_t kLongest = UINT32_MAX;  // no stored length is longer (packed
 
 // Index of the first entry of hist with length >= len.
 size_t first_at_least(const std::vector<LengthCount>& hist, uint64_t len) {
-    return static_cast<size_t>(std::lower_bound(hist.begin(), hist.end(), len,
-                                                [](const LengthCount& c, uint64_t l) { return c.length < l; }) -
-                               hist.begin());
+    return static_cast<size_t>(
+        std::lower_bound(hist.begin(), hist.end(), len, [](const LengthCount& c, uint64_t l) { return c.length < l; }) -
+        hist.begin());
 }
 
 // The bytes of hist's entries [i, j) from the running sums sums (sums[k]: entries before k).
-uint64_t bytes_between(const std::vector<uint64_t>& sums, size_t i, size_t j) { return sums[j] - sums[i]; }
+uint64_t bytes_between(const std::vector<uint64_t>& sums, size_t i, size_t j) {
+    return sums[j] - sums[i];
+}
 
 }  // namespace
 

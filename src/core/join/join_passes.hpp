@@ -26,8 +26,8 @@
 // only the length order, not the collection, decides which pass a pair belongs to.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -69,8 +69,7 @@ std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double t
 
 // Splits pass p in two passes that cover its probe range, at the length that halves its documents
 // read; false when p's probe range holds only one length of hist (it cannot be split).
-bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double tau, JoinPass& first,
-                JoinPass& second);
+bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double tau, JoinPass& first, JoinPass& second);
 
 // The bytes of the documents a pass reads, from hist.
 uint64_t pass_read_bytes(const JoinPass& p, const std::vector<LengthCount>& hist) noexcept;
@@ -84,7 +83,8 @@ public:
         if (length == 0) return;
         LengthCount* c;
         if (length < kDense) {
-            if (length >= counts_.size()) counts_.resize(std::min<size_t>(kDense, std::max<size_t>(length + 1, 2 * counts_.size())));
+            if (length >= counts_.size())
+                counts_.resize(std::min<size_t>(kDense, std::max<size_t>(length + 1, 2 * counts_.size())));
             c = &counts_[length];
         } else {
             c = &far_[length];
@@ -99,8 +99,8 @@ public:
 
 private:
     static constexpr uint64_t kDense = uint64_t(1) << 20;
-    std::vector<LengthCount> counts_;       // by length below kDense (the length field unused)
-    std::map<uint64_t, LengthCount> far_;   // the longer ones
+    std::vector<LengthCount> counts_;      // by length below kDense (the length field unused)
+    std::map<uint64_t, LengthCount> far_;  // the longer ones
 };
 
 // The histogram of the documents of a and b together (an R-S join's passes are planned over

@@ -56,13 +56,16 @@ void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
     const unsigned char* f = v.freqs.data;
     switch (v.freqs.width) {
         case 0:
-            walk_prefix(d, v.hashes, v.size, x, need, [f](uint32_t i) { return freq_at<0>(f, i); }, *frequent_, stash_, out);
+            walk_prefix(
+                d, v.hashes, v.size, x, need, [f](uint32_t i) { return freq_at<0>(f, i); }, *frequent_, stash_, out);
             break;
         case 1:
-            walk_prefix(d, v.hashes, v.size, x, need, [f](uint32_t i) { return freq_at<1>(f, i); }, *frequent_, stash_, out);
+            walk_prefix(
+                d, v.hashes, v.size, x, need, [f](uint32_t i) { return freq_at<1>(f, i); }, *frequent_, stash_, out);
             break;
         default:  // 2 and 4 bytes: rare (a frequency above 255)
-            walk_prefix(d, v.hashes, v.size, x, need, [&v](uint32_t i) { return v.freqs[i]; }, *frequent_, stash_, out);
+            walk_prefix(
+                d, v.hashes, v.size, x, need, [&v](uint32_t i) { return v.freqs[i]; }, *frequent_, stash_, out);
             break;
     }
 }

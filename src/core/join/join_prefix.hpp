@@ -167,8 +167,8 @@ private:
     }
 
     Chunks chunks_;
-    PrefixChunk stage_[kCoarse];         // each bucket's chunk being filled (32 KB)
-    uint8_t stage_n_[kCoarse] = {};      // and its entries
+    PrefixChunk stage_[kCoarse];     // each bucket's chunk being filled (32 KB)
+    uint8_t stage_n_[kCoarse] = {};  // and its entries
     uint64_t entries_ = 0;
 };
 
@@ -211,8 +211,7 @@ void list_unlisted(const Collection& docs, int threads, const CancelToken* cance
 
 // Lists the prefixes of every document of docs on threads workers (the frequent signatures from
 // an evenly spaced sample of docs).
-void list_all_prefixes(const Collection& docs, double tau, int threads, const CancelToken* cancel,
-                       ListedPrefixes& out);
+void list_all_prefixes(const Collection& docs, double tau, int threads, const CancelToken* cancel, ListedPrefixes& out);
 
 // The prefix-group self-join over prefixes already listed for docs (listed.tau must equal
 // opt.tau): fills result and returns true, or returns false past max_candidates_per_doc

@@ -18,11 +18,10 @@ constexpr size_t kCancelStride = 4096;
 }  // namespace
 
 void MemoryBudget::fail(const char* what, size_t needed) const {
-    throw JoinMemoryError(
-                "similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
-                std::string(what) + " needs " + std::to_string(needed) + " more bytes with " +
-                    std::to_string(used_) + " already in use",
-                used_ + needed);
+    throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
+                          std::string(what) + " needs " + std::to_string(needed) + " more bytes with " +
+                              std::to_string(used_) + " already in use",
+                          used_ + needed);
 }
 
 void MemoryBudget::charge(size_t bytes, const char* what) {
@@ -53,8 +52,8 @@ static Sketch sketch_of(const Collection& docs, size_t d0, size_t d1) {
             x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
             x ^= x >> 31;
             const size_t r = static_cast<size_t>(x >> (64 - kSketchBits));
-            const uint8_t rank = static_cast<uint8_t>(
-                __builtin_clzll((x << kSketchBits) | (uint64_t(1) << (kSketchBits - 1))) + 1);
+            const uint8_t rank =
+                static_cast<uint8_t>(__builtin_clzll((x << kSketchBits) | (uint64_t(1) << (kSketchBits - 1))) + 1);
             if (rank > reg[r]) reg[r] = rank;
         }
     }
@@ -77,7 +76,9 @@ static size_t estimate_of(const Sketch& reg) {
 
 // Slots for an estimated count: at most half full at the estimate plus 6%, about four standard
 // errors of a sketch of 2^12 registers (1.04 / 2^6 = 1.6%), so usually no doubling at all.
-static size_t slots_for(size_t estimate) { return estimate / 100 * 212; }
+static size_t slots_for(size_t estimate) {
+    return estimate / 100 * 212;
+}
 
 void SignatureDictionary::grow(MemoryBudget& budget, size_t min_cap) {
     size_t cap = slots_.empty() ? 1024 : slots_.size() * 2;
@@ -93,8 +94,8 @@ void SignatureDictionary::grow(MemoryBudget& budget, size_t min_cap) {
     budget.release(old.size() * sizeof(Slot));
 }
 
-void SignatureDictionary::add_range(const Collection& docs, size_t d0, size_t d1, size_t expect,
-                                    MemoryBudget& budget, const CancelToken* cancel, uint32_t* entry_out) {
+void SignatureDictionary::add_range(const Collection& docs, size_t d0, size_t d1, size_t expect, MemoryBudget& budget,
+                                    const CancelToken* cancel, uint32_t* entry_out) {
     if (slots_.empty()) grow(budget, slots_for(expect));
     constexpr uint32_t kAhead = 8;
     for (size_t d = d0; d < d1; ++d) {
@@ -115,8 +116,7 @@ void SignatureDictionary::add_range(const Collection& docs, size_t d0, size_t d1
     }
 }
 
-void SignatureDictionary::absorb(const SignatureDictionary& other, MemoryBudget& budget,
-                                 std::vector<uint32_t>& remap) {
+void SignatureDictionary::absorb(const SignatureDictionary& other, MemoryBudget& budget, std::vector<uint32_t>& remap) {
     // Other's slots by its ids (its order of first appearance), so that the signatures new to
     // this dictionary get ids in that order, as one pass over both ranges would have given.
     std::vector<size_t> by_id(other.count_);
@@ -246,8 +246,8 @@ std::vector<uint32_t> SignatureDictionary::renumber_by_df(MemoryBudget& budget, 
     return std::move(perm);
 }
 
-void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel,
-                                int threads, std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
+void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, const CancelToken* cancel, int threads,
+                                std::vector<uint32_t>* entry_ids, std::vector<uint64_t>* entry_off) {
     // The documents in `parts` ranges of about equal signature counts, each counted into its own
     // table on a worker; the tables are then merged in range order. Ids (order of first
     // appearance, then the final ids) come out the same for any number of parts.
@@ -295,8 +295,7 @@ void SignatureDictionary::build(const Collection& docs, MemoryBudget& budget, co
 }
 
 size_t DocStore::memory_bytes() const noexcept {
-    return (len.capacity() + lead.capacity() + orig.capacity() + sig.capacity() + freq.capacity()) *
-               sizeof(uint32_t) +
+    return (len.capacity() + lead.capacity() + orig.capacity() + sig.capacity() + freq.capacity()) * sizeof(uint32_t) +
            off.capacity() * sizeof(uint64_t);
 }
 
@@ -312,9 +311,8 @@ void DocStore::build(const Collection& docs, const SignatureDictionary& dict, co
     for (size_t d = 0; d < docs.size(); ++d)
         if (!docs.doc(d).empty()) orig.push_back(static_cast<uint32_t>(d));
     // Rank = position in (length, collection index) order; the index is the tie-break.
-    std::stable_sort(orig.begin(), orig.end(), [&docs](uint32_t x, uint32_t y) {
-        return docs.doc(x).length < docs.doc(y).length;
-    });
+    std::stable_sort(orig.begin(), orig.end(),
+                     [&docs](uint32_t x, uint32_t y) { return docs.doc(x).length < docs.doc(y).length; });
     reserve_huge(len, n);
     reserve_huge(lead, n);
     reserve_huge(off, n + 1);
@@ -367,10 +365,8 @@ void DocStore::build(const Collection& docs, const SignatureDictionary& dict, co
                 for (uint32_t i = 0; i < v.size; ++i) {
                     if (i + kAhead < v.size) dict.prefetch(v.hashes[i + kAhead]);
                     uint32_t id = dict.find(v.hashes[i]);
-                    if (id == UINT32_MAX)
-                        absent += v.freqs[i];  // cannot be common with any indexed document
-                    else
-                        tmp.push_back(static_cast<uint64_t>(id) << 32 | v.freqs[i]);
+                    if (id == UINT32_MAX) absent += v.freqs[i];  // cannot be common with any indexed document
+                    else tmp.push_back(static_cast<uint64_t>(id) << 32 | v.freqs[i]);
                 }
             }
             std::sort(tmp.begin(), tmp.end());

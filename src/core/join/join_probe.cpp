@@ -45,16 +45,16 @@ inline uint64_t merge_overlap(const uint32_t* sa, const uint32_t* fa, uint64_t n
 
 // Everything one join's probes share (read-only while the workers run).
 struct ProbeJob {
-    const DocStore* probe;       // the probing documents
-    const DocStore* indexed;     // the documents in the index
+    const DocStore* probe;    // the probing documents
+    const DocStore* indexed;  // the documents in the index
     const InvertedIndex* index;
-    const Collection* probe_docs;    // originals, for NoPrune's plain similarity()
+    const Collection* probe_docs;  // originals, for NoPrune's plain similarity()
     const Collection* indexed_docs;
-    const TauPartitions* parts;      // null unless cfg.partitions
+    const TauPartitions* parts;  // null unless cfg.partitions
     const RequiredOverlap* req;
     ProbeConfig cfg;
     double tau;
-    bool self;                   // self-join: partners are the larger ranks of the same store
+    bool self;  // self-join: partners are the larger ranks of the same store
 };
 
 // A candidate of the counting probe: the partner, where the pair's first common signature lies
@@ -163,10 +163,8 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
 
     // The window of partner ranks: Lemma 3's length filter below, the partitions above.
     uint32_t wbeg, wend = static_cast<uint32_t>(I.size());
-    if (job.self)
-        wbeg = static_cast<uint32_t>(ra + 1);
-    else
-        wbeg = cfg.prune ? first_rank_with_length(I, lo_a) : 0;
+    if (job.self) wbeg = static_cast<uint32_t>(ra + 1);
+    else wbeg = cfg.prune ? first_rank_with_length(I, lo_a) : 0;
     if (job.parts != nullptr) {
         // Condition (A): every admissible longer partner lies in this partition or the next.
         size_t k = job.parts->partition_of(a);
@@ -189,8 +187,7 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
         if (cfg.prune && suf < need) break;
         const Posting* first = job.index->postings.data() + job.index->start[sa[i]];
         const Posting* last = job.index->postings.data() + job.index->start[sa[i] + 1];
-        const Posting* p = std::lower_bound(first, last, wbeg,
-                                            [](const Posting& x, uint32_t r) { return x.rank < r; });
+        const Posting* p = std::lower_bound(first, last, wbeg, [](const Posting& x, uint32_t r) { return x.rank < r; });
         for (; p != last; ++p) {
             if (--countdown == 0) {
                 countdown = kPostingStride;
@@ -219,8 +216,8 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
                 const uint64_t bb = I.off[rb], nb = I.off[rb + 1] - bb;
                 const uint32_t* sb = I.sig.data() + bb;
                 ++verified;
-                uint64_t o = merge_overlap(sa, fa, na, i, suf, sb, I.freq.data() + bb, nb,
-                                           position_of(sb, nb, sa[i]), p->suf, t);
+                uint64_t o = merge_overlap(sa, fa, na, i, suf, sb, I.freq.data() + bb, nb, position_of(sb, nb, sa[i]),
+                                           p->suf, t);
                 if (o < t) continue;
                 // The same expression as similarity(), so the reported value is bit-identical.
                 sim = static_cast<double>(o) / static_cast<double>(a + b - o);
@@ -243,8 +240,8 @@ bool probe_one(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const Work
 // counted. A pair is dropped as soon as Lemma 4 rules it out at a common signature: at the first
 // one from the two masses alone, at later ones with the mass counted before (every common
 // signature before one in both segments is in both segments too).
-bool probe_counting(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard,
-                    JoinPairs& out, uint32_t& countdown, uint64_t& verified) {
+bool probe_counting(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const WorkerGuard& guard, JoinPairs& out,
+                    uint32_t& countdown, uint64_t& verified) {
     const DocStore& P = *job.probe;
     const DocStore& I = *job.indexed;
     const InvertedIndex& index = *job.index;
@@ -340,8 +337,8 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
     // Empty documents take part in nothing, but they count as probed; so do, with probe_below,
     // the documents at least that long: in a self-join each pair is probed from its shorter
     // document, so theirs are all another pass's pairs.
-    const size_t probes = job.self && opt.probe_below != 0 ? first_rank_with_length(*job.probe, opt.probe_below)
-                                                           : job.probe->size();
+    const size_t probes =
+        job.self && opt.probe_below != 0 ? first_rank_with_length(*job.probe, opt.probe_below) : job.probe->size();
     guard.progress(job.probe_docs->size() - probes);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
@@ -353,9 +350,9 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
         size_t accounted = mine.size();
         uint64_t verified = 0;
         for (size_t r = begin; r < end; ++r) {
-            const bool go_on = !guard.stopped() && (job.cfg.count != 0
-                                                         ? probe_counting(job, r, s, guard, mine, stride, verified)
-                                                         : probe_one(job, r, s, guard, mine, stride, verified));
+            const bool go_on =
+                !guard.stopped() && (job.cfg.count != 0 ? probe_counting(job, r, s, guard, mine, stride, verified)
+                                                        : probe_one(job, r, s, guard, mine, stride, verified));
             if (!go_on) {
                 guard.add_verified(verified);
                 return;
@@ -380,9 +377,8 @@ uint64_t max_length(const DocStore& docs) {
 
 // Sets up the thresholds and partitions for documents up to longest and runs the probes.
 JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const InvertedIndex& index,
-                   const Collection& probe_docs, const Collection& indexed_docs,
-                   uint64_t longest, const JoinOptions& opt, const ProbeConfig& cfg,
-                   MemoryBudget& budget, bool self) {
+                   const Collection& probe_docs, const Collection& indexed_docs, uint64_t longest,
+                   const JoinOptions& opt, const ProbeConfig& cfg, MemoryBudget& budget, bool self) {
     const uint64_t table = std::min<uint64_t>(2 * longest + 2, uint64_t(1) << 20);
     budget.charge(table * sizeof(uint32_t), "the threshold table");
     RequiredOverlap req(opt.tau, table);
@@ -397,8 +393,7 @@ JoinPairs run_join(const DocStore& probe, const DocStore& indexed, const Inverte
 
 }  // namespace
 
-JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
-                          const ProbeConfig& cfg) {
+JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt, const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
@@ -417,8 +412,7 @@ JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt,
     return run_join(store, store, index, docs, docs, max_length(store), opt, cfg, budget, true);
 }
 
-JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt,
-                        const ProbeConfig& cfg) {
+JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt, const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
     // The order is S's document frequency; R's signatures absent from S come first (df 0) and
     // are kept only as "lead" mass, since they can never be common.

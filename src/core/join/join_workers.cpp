@@ -37,9 +37,7 @@ void check_options(const JoinOptions& opt) {
 ProbeConfig config_for(JoinMethod m) {
     ProbeConfig c;
     switch (m) {
-        case JoinMethod::Partitioned:
-            c.count = kCountFilterMass;
-            break;
+        case JoinMethod::Partitioned: c.count = kCountFilterMass; break;
         case JoinMethod::NoPart:
             c.positional = false;
             c.prefix_index = false;
@@ -141,9 +139,8 @@ JoinPairs merge_sorted(std::vector<JoinPairs>& parts) {
 void sort_pairs(JoinPairs& pairs) {
     const size_t n = pairs.size();
     if (n < 2048) {
-        std::sort(pairs.begin(), pairs.end(), [](const JoinPair& x, const JoinPair& y) {
-            return x.a != y.a ? x.a < y.a : x.b < y.b;
-        });
+        std::sort(pairs.begin(), pairs.end(),
+                  [](const JoinPair& x, const JoinPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
         return;
     }
     // An LSD radix sort on the key a << wb | b (wb: the width of the largest b), 11 bits per
@@ -179,11 +176,13 @@ void sort_pairs(JoinPairs& pairs) {
 namespace {
 
 // The key pairs are sorted by.
-uint64_t pair_key(const JoinPair& p) noexcept { return static_cast<uint64_t>(p.a) << 32 | p.b; }
+uint64_t pair_key(const JoinPair& p) noexcept {
+    return static_cast<uint64_t>(p.a) << 32 | p.b;
+}
 
 // Merges the slices [from[r], to[r]) of the sorted runs into out, starting at `at`.
-void merge_slices(const std::vector<JoinPairs>& runs, const std::vector<size_t>& from,
-                  const std::vector<size_t>& to, JoinPair* at) {
+void merge_slices(const std::vector<JoinPairs>& runs, const std::vector<size_t>& from, const std::vector<size_t>& to,
+                  JoinPair* at) {
     // A heap of the runs' next keys, smallest on top.
     std::vector<std::pair<uint64_t, size_t>> heap;  // (key, run)
     std::vector<size_t> pos(from);

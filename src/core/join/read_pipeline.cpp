@@ -68,7 +68,9 @@ ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-ReadPipeline::~ReadPipeline() { stop(); }
+ReadPipeline::~ReadPipeline() {
+    stop();
+}
 
 void ReadPipeline::stop() noexcept {
     {
@@ -261,8 +263,7 @@ void ReadPipeline::finish_filing() {
 }
 
 void ReadPipeline::publish_bytes() noexcept {
-    filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0),
-                       std::memory_order_relaxed);
+    filed_bytes_.store(docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0), std::memory_order_relaxed);
 }
 
 void ReadPipeline::start_listing() {
@@ -272,7 +273,7 @@ void ReadPipeline::start_listing() {
                      : expected_docs_ > 0         ? std::max(docs_.size(), expected_docs_)
                                                   : SIZE_MAX;
     listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
-                                                                         join_detail::kFrequentMinCount);
+                                                                          join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;

@@ -32,7 +32,7 @@ namespace spotsigs {
 namespace join_detail {
 struct ListedPrefixes;
 class PrefixLister;
-}
+}  // namespace join_detail
 
 class ReadPipeline {
 public:
@@ -101,13 +101,13 @@ private:
     bool background_;
     size_t defer_backlog_;
     size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
-    size_t deferred_ = 0;  // written by the filing thread
+    size_t deferred_ = 0;   // written by the filing thread
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
     std::unique_ptr<join_detail::PrefixLister> lister_;
 
     std::vector<std::unique_ptr<Batch>> pool_;
-    Batch* current_ = nullptr;   // owned by the caller's thread while being filled
+    Batch* current_ = nullptr;  // owned by the caller's thread while being filled
     size_t rows_ = 0;
     // The filing thread's unwritten memory (its collection's room: hashes, frequency bytes),
     // published under mu_ after each batch; how far the caller's thread has faulted it in.
@@ -121,7 +121,7 @@ private:
 
     std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<Batch*> full_;    // handed over, in order
+    std::deque<Batch*> full_;         // handed over, in order
     std::atomic<size_t> backlog_{0};  // full_.size(), for the filing thread's look without the lock
     std::vector<Batch*> free_;
     bool closed_ = false;

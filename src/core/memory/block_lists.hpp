@@ -244,10 +244,10 @@ private:
     }
 
     Stage stage_[kStage == 1 ? 1 : kBuckets];  // unused when entries go out one by one
-    uint8_t stage_n_[kBuckets] = {};    // entries waiting in each staging line
+    uint8_t stage_n_[kBuckets] = {};           // entries waiting in each staging line
     std::vector<Block*> buckets_[kBuckets];
-    Block* tail_[kBuckets] = {};       // each bucket's block being filled
-    uint32_t tail_n_[kBuckets] = {};   // and its entries (its count field is written when it is left)
+    Block* tail_[kBuckets] = {};      // each bucket's block being filled
+    uint32_t tail_n_[kBuckets] = {};  // and its entries (its count field is written when it is left)
     std::vector<Slab> slabs_;
     size_t used_ = 0;  // blocks handed out from slabs_.back()
     uint64_t entries_ = 0;

@@ -41,7 +41,9 @@ constexpr size_t kFromPool = size_t(1) << 63;
 
 // Allows or forbids blocks from the reserved pool (the PostgreSQL layer sets it from
 // spotsigs.join_huge_pages before each join; off by default).
-inline void use_reserved_huge_pages(bool on) noexcept { huge_alloc_detail::allowed().store(on); }
+inline void use_reserved_huge_pages(bool on) noexcept {
+    huge_alloc_detail::allowed().store(on);
+}
 
 // Whether blocks may come from the reserved pool (use_reserved_huge_pages).
 inline bool reserved_huge_pages_allowed() noexcept {
@@ -49,7 +51,9 @@ inline bool reserved_huge_pages_allowed() noexcept {
 }
 
 // Bytes currently held from the pool by this process (for tests).
-inline uint64_t reserved_huge_bytes() noexcept { return huge_alloc_detail::pool_bytes().load(); }
+inline uint64_t reserved_huge_bytes() noexcept {
+    return huge_alloc_detail::pool_bytes().load();
+}
 
 // A block of `bytes` bytes aligned to `align` (a power of two, at most 2 MB), advised for
 // transparent huge pages when it does not come from the pool. *token must be passed back to
@@ -110,7 +114,8 @@ inline PoolMove move_to_reserved_pool(void* p, size_t bytes) noexcept {
     // A private hugetlb mapping takes its pages from the pool when it is made, so a pool without
     // room fails here. On that failure a kernel may have unmapped the range already: mapping
     // fresh anonymous pages there again restores what was (untouched pages read as zeros).
-    if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0) != MAP_FAILED)
+    if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0) !=
+        MAP_FAILED)
         return PoolMove::Moved;
     if (mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
         return PoolMove::Kept;
@@ -146,9 +151,13 @@ struct HugeAllocator {
         huge_free(base, *reinterpret_cast<size_t*>(base));
     }
     template <class U>
-    bool operator==(const HugeAllocator<U>&) const noexcept { return true; }
+    bool operator==(const HugeAllocator<U>&) const noexcept {
+        return true;
+    }
     template <class U>
-    bool operator!=(const HugeAllocator<U>&) const noexcept { return false; }
+    bool operator!=(const HugeAllocator<U>&) const noexcept {
+        return false;
+    }
 };
 
 // A vector whose blocks of 2 MB or more come from the reserved pool when allowed: for the

@@ -24,8 +24,7 @@ double normalized_idf(uint64_t df, uint64_t n) noexcept {
     return std::log(static_cast<double>(n) / d) / std::log(static_cast<double>(n));
 }
 
-Multiset idf_filter(const MultisetView& doc, const MultisetView& df, uint64_t n, double lo,
-                    double hi) {
+Multiset idf_filter(const MultisetView& doc, const MultisetView& df, uint64_t n, double lo, double hi) {
     if (n < 2)
         throw Error(ErrorKind::InvalidParameter, "the collection must hold at least 2 documents",
                     "n is " + std::to_string(n) + ".");

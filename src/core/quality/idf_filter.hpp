@@ -31,7 +31,6 @@ double normalized_idf(uint64_t df, uint64_t n) noexcept;
 // The part of doc whose signatures have lo <= idf <= hi under the statistics df (a multiset
 // whose frequencies are document frequencies, e.g. DfCounter::result()) of a collection of n
 // documents; frequencies are kept. Throws Error(InvalidParameter) when n < 2.
-Multiset idf_filter(const MultisetView& doc, const MultisetView& df, uint64_t n, double lo,
-                    double hi);
+Multiset idf_filter(const MultisetView& doc, const MultisetView& df, uint64_t n, double lo, double hi);
 
 }  // namespace spotsigs

@@ -9,8 +9,7 @@
 namespace spotsigs {
 
 Multiset Multiset::from_pairs(std::vector<std::pair<uint64_t, uint64_t>> pairs) {
-    std::sort(pairs.begin(), pairs.end(),
-              [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     Multiset m;
     m.hashes.reserve(pairs.size());
     m.freqs.reserve(pairs.size());

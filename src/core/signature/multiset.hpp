@@ -53,8 +53,8 @@ constexpr uint64_t kMaxLength = 0x7fffffffULL;
 struct MultisetView {
     const uint64_t* hashes = nullptr;
     FreqView freqs;
-    uint32_t size = 0;      // number of distinct signatures
-    uint64_t length = 0;    // sum of frequencies, |d| in the paper
+    uint32_t size = 0;    // number of distinct signatures
+    uint64_t length = 0;  // sum of frequencies, |d| in the paper
 
     bool empty() const noexcept { return size == 0; }
 };

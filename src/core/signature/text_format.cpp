@@ -94,8 +94,8 @@ Multiset parse_text(std::string_view text) {
                 if (f > kMaxLength)
                     throw Error(ErrorKind::ProgramLimit, "signature frequency exceeds 2147483647",
                                 "The frequency at position " + std::to_string(start + 1) + " is " +
-                                    std::string(text.substr(start, std::min<size_t>(fd, 40))) +
-                                    (fd > 40 ? "..." : "") + ".");
+                                    std::string(text.substr(start, std::min<size_t>(fd, 40))) + (fd > 40 ? "..." : "") +
+                                    ".");
                 c.blanks();
             }
             pairs.emplace_back(h, f);

@@ -11,11 +11,10 @@
 namespace spotsigs::html {
 
 // Code points for numeric references 128..159, which HTML reads as Windows-1252 (0 = keep).
-inline constexpr uint16_t kWindows1252[32] = {
-    0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
-    0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,      0x017D, 0,
-    0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
-    0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
+inline constexpr uint16_t kWindows1252[32] = {0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+                                              0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,      0x017D, 0,
+                                              0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                              0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
 
 // Value of an ASCII digit in the given base (10 or 16), or -1.
 inline int digit_value(unsigned char c, int base) noexcept {
@@ -35,8 +34,8 @@ inline bool is_ascii_alpha(unsigned char c) noexcept {
 // The code point of a named reference (name without '&' and ';'), or 0 when unknown.
 inline uint32_t lookup_named(std::string_view name) noexcept {
     const NamedRef* end = kNamedRefs + sizeof(kNamedRefs) / sizeof(kNamedRefs[0]);
-    const NamedRef* it = std::lower_bound(
-        kNamedRefs, end, name, [](const NamedRef& r, std::string_view n) { return r.name < n; });
+    const NamedRef* it =
+        std::lower_bound(kNamedRefs, end, name, [](const NamedRef& r, std::string_view n) { return r.name < n; });
     return (it != end && it->name == name) ? it->cp : 0;
 }
 
@@ -59,8 +58,7 @@ inline size_t decode_numeric(const unsigned char* p, size_t avail, uint32_t& cp)
         if (value <= 0x10FFFF) value = value * uint32_t(base) + uint32_t(d);  // saturates above
     if (i == first) return 0;  // "&#" or "&#x" without digits is plain text
     if (i < avail && p[i] == ';') ++i;
-    if (value >= 0x80 && value <= 0x9F && kWindows1252[value - 0x80] != 0)
-        value = kWindows1252[value - 0x80];
+    if (value >= 0x80 && value <= 0x9F && kWindows1252[value - 0x80] != 0) value = kWindows1252[value - 0x80];
     if (value == 0 || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) value = 0xFFFD;
     cp = value;
     return i;
@@ -72,8 +70,7 @@ inline size_t decode_char_ref(const unsigned char* p, size_t avail, uint32_t& cp
     if (avail >= 2 && p[1] == '#') return decode_numeric(p, avail, cp);
     if (avail < 2 || !is_ascii_alpha(p[1])) return 0;
     size_t i = 1;
-    while (i < avail && i <= kLongestRefName + 1 && (is_ascii_alpha(p[i]) || digit_value(p[i], 10) >= 0))
-        ++i;
+    while (i < avail && i <= kLongestRefName + 1 && (is_ascii_alpha(p[i]) || digit_value(p[i], 10) >= 0)) ++i;
     std::string_view name(reinterpret_cast<const char*>(p + 1), i - 1);
     if (name.size() > kLongestRefName) return 0;
     bool semicolon = i < avail && p[i] == ';';

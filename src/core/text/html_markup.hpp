@@ -88,8 +88,8 @@ private:
     // j is just after "<!--": the position after the closing "-->" (or "--!>"), or the end.
     size_t comment(size_t j) {
         const unsigned char* p = in_.p;
-        if (j < in_.n && p[j] == '>') return j + 1;                                  // <!-->
-        if (j + 1 < in_.n && p[j] == '-' && p[j + 1] == '>') return j + 2;            // <!--->
+        if (j < in_.n && p[j] == '>') return j + 1;                         // <!-->
+        if (j + 1 < in_.n && p[j] == '-' && p[j + 1] == '>') return j + 2;  // <!--->
         for (size_t k = j;;) {
             size_t g = (k >= no_gt_from_) ? in_.n : in_.find_byte(k, '>');
             if (g >= in_.n) {
@@ -185,9 +185,9 @@ private:
     }
 
     ScanInput& in_;
-    size_t no_gt_from_ = kNone;               // no '>' at or after this position
+    size_t no_gt_from_ = kNone;                 // no '>' at or after this position
     size_t no_quote_from_[2] = {kNone, kNone};  // no '"' / '\'' at or after these positions
-    size_t budget_;                           // bytes failed attribute scans may still spend
+    size_t budget_;                             // bytes failed attribute scans may still spend
 };
 
 }  // namespace spotsigs::html

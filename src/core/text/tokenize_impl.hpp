@@ -52,10 +52,8 @@ public:
                 }
                 uint8_t seen = k;
                 size_t j = alnum_run_end(p, i + 1, n, seen);
-                if (seen & kByteUpper)
-                    word_.add_lower_ascii(i, j);
-                else
-                    word_.add_same(i, j);
+                if (seen & kByteUpper) word_.add_lower_ascii(i, j);
+                else word_.add_same(i, j);
                 i = j;
             } else if (!(k & kByteSpecial)) {  // ASCII punctuation, blank or control
                 word_.flush(on_word_);
@@ -92,10 +90,8 @@ private:
         }
         const unicode::CharProps& pr = unicode::char_props(cp);
         if (pr.cls == unicode::kWord || (pr.cls == unicode::kMark && !word_.empty())) {
-            if (pr.lower_delta == 0)
-                word_.add_same(i, i + len);
-            else
-                word_.add_code_point(uint32_t(int32_t(cp) + pr.lower_delta));
+            if (pr.lower_delta == 0) word_.add_same(i, i + len);
+            else word_.add_code_point(uint32_t(int32_t(cp) + pr.lower_delta));
         } else {
             word_.flush(on_word_);
         }
@@ -106,17 +102,14 @@ private:
     void add_decoded(uint32_t cp) {
         if (cp < 0x80) {
             uint8_t k = kByteClass[cp];
-            if (k & kByteAlnum)
-                word_.add_code_point((k & kByteUpper) ? cp + 32 : cp);
-            else
-                word_.flush(on_word_);
+            if (k & kByteAlnum) word_.add_code_point((k & kByteUpper) ? cp + 32 : cp);
+            else word_.flush(on_word_);
             return;
         }
         const unicode::CharProps& pr = unicode::char_props(cp);
         if (pr.cls == unicode::kWord || (pr.cls == unicode::kMark && !word_.empty()))
             word_.add_code_point(uint32_t(int32_t(cp) + pr.lower_delta));
-        else
-            word_.flush(on_word_);
+        else word_.flush(on_word_);
     }
 
     html::ScanInput in_;

@@ -10,7 +10,9 @@ namespace spotsigs::utf8 {
 constexpr uint32_t kInvalid = 0xFFFFFFFFu;
 
 // True for a continuation byte 10xxxxxx.
-inline bool is_cont(unsigned char c) noexcept { return (c & 0xC0u) == 0x80u; }
+inline bool is_cont(unsigned char c) noexcept {
+    return (c & 0xC0u) == 0x80u;
+}
 
 // Decodes the character starting at p[0] (p[0] >= 0x80) with at most `avail` bytes readable.
 // Sets len to the bytes consumed; on malformed input returns kInvalid with len = 1, so that
@@ -35,8 +37,8 @@ inline uint32_t decode(const unsigned char* p, size_t avail, size_t& len) noexce
         if (c == 0xF0 && p[1] < 0x90) return kInvalid;  // overlong
         if (c == 0xF4 && p[1] > 0x8F) return kInvalid;  // beyond U+10FFFF
         len = 4;
-        return (uint32_t(c & 0x07) << 18) | (uint32_t(p[1] & 0x3F) << 12) |
-               (uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+        return (uint32_t(c & 0x07) << 18) | (uint32_t(p[1] & 0x3F) << 12) | (uint32_t(p[2] & 0x3F) << 6) |
+               (p[3] & 0x3F);
     }
     return kInvalid;
 }

@@ -60,10 +60,8 @@ public:
     template <class OnWord>
     void flush(OnWord& on_word) {
         if (mode_ == kRange && e_ + kWordSlack > size_) to_buffer();  // too close to the end
-        if (mode_ == kRange)
-            on_word(std::string_view(base_ + b_, e_ - b_));
-        else if (mode_ == kBuffer)
-            on_word(std::string_view(buf_.get(), len_));
+        if (mode_ == kRange) on_word(std::string_view(base_ + b_, e_ - b_));
+        else if (mode_ == kBuffer) on_word(std::string_view(buf_.get(), len_));
         mode_ = kEmpty;
     }
 
@@ -93,8 +91,8 @@ private:
     const char* base_;
     size_t size_;
     Mode mode_ = kEmpty;
-    size_t b_ = 0, e_ = 0;              // the range, in kRange mode
-    std::unique_ptr<char[]> buf_;       // the copy, in kBuffer mode
+    size_t b_ = 0, e_ = 0;         // the range, in kRange mode
+    std::unique_ptr<char[]> buf_;  // the copy, in kBuffer mode
     size_t len_ = 0, cap_ = 0;
 };
 

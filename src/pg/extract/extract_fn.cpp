@@ -8,8 +8,8 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,10 +50,11 @@ void free_cache(void* arg) {
 
 // A key that identifies a configuration (lengths make it unambiguous).
 std::string config_key(const ConfigArgs& a) {
-    std::string k = std::to_string(int(a.kind)) + "|" + std::to_string(a.distance) + "|" +
-                    std::to_string(a.chain) + "|" + std::string(a.spec) + "|";
+    std::string k = std::to_string(int(a.kind)) + "|" + std::to_string(a.distance) + "|" + std::to_string(a.chain) +
+                    "|" + std::string(a.spec) + "|";
     auto add = [&k](const TextArray& t) {
-        for (int i = 0; i < t.count; ++i) k += std::to_string(t.lengths[i]) + ":" + std::string(t.data[i], t.lengths[i]);
+        for (int i = 0; i < t.count; ++i)
+            k += std::to_string(t.lengths[i]) + ":" + std::string(t.data[i], t.lengths[i]);
         k += "|";
     };
     add(a.antecedents);
@@ -68,10 +69,8 @@ ExtractConfig build_config(const ConfigArgs& a) {
     switch (a.kind) {
         case ConfigArgs::Uniform:
             return ExtractConfig::uniform(to_strings(a.antecedents), a.distance, a.chain, std::move(stop));
-        case ConfigArgs::Spec:
-            return ExtractConfig::parse_specs(a.spec, std::move(stop));
-        case ConfigArgs::Default:
-            break;
+        case ConfigArgs::Spec: return ExtractConfig::parse_specs(a.spec, std::move(stop));
+        case ConfigArgs::Default: break;
     }
     return ExtractConfig::defaults();
 }
@@ -137,8 +136,10 @@ ConfigArgs read_config(FunctionCallInfo fcinfo) {
         a.kind = ConfigArgs::Uniform;
         for (int i = 1; i <= 3; ++i)
             if (PG_ARGISNULL(i))
-                ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                                errmsg("%s must not be NULL", i == 1 ? "antecedents" : i == 2 ? "distance" : "chain")));
+                ereport(ERROR,
+                        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", i == 1   ? "antecedents"
+                                                                                                : i == 2 ? "distance"
+                                                                                                         : "chain")));
         a.antecedents = read_text_array(PG_GETARG_DATUM(1), "antecedents");
         a.distance = PG_GETARG_INT32(2);
         a.chain = PG_GETARG_INT32(3);
@@ -238,8 +239,7 @@ SPOTSIGS_FUNCTION(spotsig_from_terms) {
         if (fnulls[i])
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("freqs must not contain NULL elements")));
         if (DatumGetInt32(fvals[i]) < 1)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("frequency must be at least 1"),
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("frequency must be at least 1"),
                             errdetail("freqs[%d] is %d.", i + 1, DatumGetInt32(fvals[i]))));
     }
     if (static_cast<uint32>(nf) > kMaxDistinct)

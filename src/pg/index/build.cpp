@@ -39,8 +39,8 @@ struct LevelWriter {
     uint64 first_hash;
     uint32 pages;
     bool open;
-    uint32 nrec;                 // records on the open page
-    uint32 nsamples;             // DATA pages: offsets of every kSampleEvery-th record
+    uint32 nrec;      // records on the open page
+    uint32 nsamples;  // DATA pages: offsets of every kSampleEvery-th record
     uint16 samples[BLCKSZ / 16];
 };
 
@@ -122,7 +122,8 @@ static void level_add(SegmentWriter* w, int l, const void* bytes, uint32 len, ui
         if (l == 0 && w->desc.first_data == InvalidBlockNumber) w->desc.first_data = L->blk;
     }
     PageHeader ph = (PageHeader)L->page;
-    if (content_end((Page)L->page) - ph->pd_lower < level_need(L, l, len)) elog(ERROR, "spotsigs index: record does not fit a page");
+    if (content_end((Page)L->page) - ph->pd_lower < level_need(L, l, len))
+        elog(ERROR, "spotsigs index: record does not fit a page");
     if (l == 0 && L->nrec % kSampleEvery == 0) L->samples[L->nsamples++] = ph->pd_lower;
     std::memcpy(L->page + ph->pd_lower, bytes, len);
     ph->pd_lower += len;
@@ -416,7 +417,9 @@ SegmentSorter* sorter_begin_in_memory(uint64 max_postings, uint64 max_docs) {
     return s;
 }
 
-uint64 sorter_rows(const SegmentSorter* s) { return s->rows; }
+uint64 sorter_rows(const SegmentSorter* s) {
+    return s->rows;
+}
 
 void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Posting& p) {
     if (s->in_memory) {
@@ -492,8 +495,8 @@ static void sorter_finish_in_memory(SegmentSorter* s, Relation index, uint32 gro
     s->drecs = nullptr;
 }
 
-void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
-                   uint32* part_docs, bool report, SegmentHashes* keys) {
+void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out, uint32* part_docs, bool report,
+                   SegmentHashes* keys) {
     if (s->in_memory) {
         sorter_finish_in_memory(s, index, growth, out, part_docs, keys);
         return;
@@ -508,9 +511,11 @@ void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc*
     TuplesortInstrumentation ins;
     tuplesort_get_stats(s->postings, &ins);
     if (report && ins.spaceType == SORT_SPACE_TYPE_DISK)
-        ereport(NOTICE, (errmsg("spotsigs index build: %llu postings did not fit in maintenance_work_mem (%d kB), sorted on disk",
-                                (unsigned long long)s->npostings, maintenance_work_mem),
-                         errhint("Raise maintenance_work_mem to build faster.")));
+        ereport(
+            NOTICE,
+            (errmsg("spotsigs index build: %llu postings did not fit in maintenance_work_mem (%d kB), sorted on disk",
+                    (unsigned long long)s->npostings, maintenance_work_mem),
+             errhint("Raise maintenance_work_mem to build faster.")));
     if (report) pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, kPhaseWrite);
     const Partitioning& parts = partitioning_for(growth);
     SegmentWriter* w = segment_begin(index, growth);

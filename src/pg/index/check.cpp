@@ -28,9 +28,9 @@ namespace {
 // What the postings say about one row.
 struct RowSum {
     uint64 id;
-    uint64 sum;       // sum of its frequencies over all lists
-    uint32 lists;     // number of lists it appears in
-    uint32 length;    // its length as the postings record it
+    uint64 sum;     // sum of its frequencies over all lists
+    uint32 lists;   // number of lists it appears in
+    uint32 length;  // its length as the postings record it
 };
 
 // Raises 42501 unless the user may read the table that index relid belongs to: SELECT on it, or
@@ -137,8 +137,8 @@ void check_data_level(Relation index, const Partitioning& parts, const SegmentDe
     if (npostings != seg.npostings || nkeys != seg.nkeys)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("spotsigs index \"%s\" is corrupted", RelationGetRelationName(index)),
-                        errdetail("Segment %d holds %llu postings in %llu lists; its descriptor says %llu in %llu.", segno,
-                                  (unsigned long long)npostings, (unsigned long long)nkeys,
+                        errdetail("Segment %d holds %llu postings in %llu lists; its descriptor says %llu in %llu.",
+                                  segno, (unsigned long long)npostings, (unsigned long long)nkeys,
                                   (unsigned long long)seg.npostings, (unsigned long long)seg.nkeys)));
 }
 
@@ -210,7 +210,8 @@ void check_document_list(Relation index, const SegmentDesc& seg, char* page, HTA
     hash_seq_init(&hs, rows);
     RowSum* r;
     while ((r = (RowSum*)hash_seq_search(&hs)) != nullptr)
-        if (r->lists != UINT32_MAX) corrupted(index, "row with postings missing from the document list", seg.first_data);
+        if (r->lists != UINT32_MAX)
+            corrupted(index, "row with postings missing from the document list", seg.first_data);
 }
 
 // Checks one segment: its DATA level, its directory and its document list, in that order (the
@@ -256,7 +257,8 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
     std::memcpy(&m, meta_of(BufferGetPage(mb)), sizeof(MetaData));
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
     check_meta(index, &m);
-    if (m.nparts != partitioning_for(m.growth).count()) corrupted(index, "partition count does not match the growth", kMetaBlock);
+    if (m.nparts != partitioning_for(m.growth).count())
+        corrupted(index, "partition count does not match the growth", kMetaBlock);
     // Segment serials identify segments to the backends' filters: each in [1, next_serial), no two equal.
     for (uint32 s = 0; s < m.nsegments; ++s) {
         if (m.seg[s].serial == 0 || m.seg[s].serial >= m.next_serial)
@@ -291,7 +293,8 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
     }
     int64 npend;
     uint32 ppages;
-    PendingEntry* pend = read_pending(index, m.pending_head, m.pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    PendingEntry* pend =
+        read_pending(index, m.pending_head, m.pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
     for (int64 k = 0; k < npend; ++k) {
         bool ok = true;
         const unsigned char* base = (const unsigned char*)pend[k].sig.hashes - kPackedHeaderSize;
@@ -308,11 +311,13 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
     }
     ReleaseBuffer(mb);
     // The pending list may have grown since the metapage was read, never shrunk.
-    if ((uint64)npend < m.pending_count) corrupted(index, "pending list shorter than the metapage says", m.pending_head);
+    if ((uint64)npend < m.pending_count)
+        corrupted(index, "pending list shorter than the metapage says", m.pending_head);
     if (docs + m.pending_count != m.total_docs) corrupted(index, "row total differs from the metapage", kMetaBlock);
     relation_close(index, AccessShareLock);
-    PG_RETURN_TEXT_P(cstring_to_text(psprintf("ok: %u segments, %llu rows, %llu postings, %lld pending", m.nsegments,
-                                              (unsigned long long)docs, (unsigned long long)postings, (long long)npend)));
+    PG_RETURN_TEXT_P(
+        cstring_to_text(psprintf("ok: %u segments, %llu rows, %llu postings, %lld pending", m.nsegments,
+                                 (unsigned long long)docs, (unsigned long long)postings, (long long)npend)));
 }
 
 // spotsigs_index_stats(regclass): per segment and partition, rows, lists and postings; segment
@@ -340,9 +345,13 @@ SPOTSIGS_FUNCTION(spotsigs_index_stats) {
     auto emit = [&](int segno) {
         for (int p = 0; p < np; ++p) {
             if (rows[p] == 0 && lists[p] == 0) continue;
-            Datum v[7] = {Int32GetDatum(segno), Int32GetDatum(p), Int64GetDatum((int64)parts.lower((uint32)p)),
-                          Int64GetDatum((int64)parts.upper((uint32)p)), Int64GetDatum(rows[p]),
-                          Int64GetDatum(lists[p]), Int64GetDatum(posts[p])};
+            Datum v[7] = {Int32GetDatum(segno),
+                          Int32GetDatum(p),
+                          Int64GetDatum((int64)parts.lower((uint32)p)),
+                          Int64GetDatum((int64)parts.upper((uint32)p)),
+                          Int64GetDatum(rows[p]),
+                          Int64GetDatum(lists[p]),
+                          Int64GetDatum(posts[p])};
             bool nulls[7] = {false, false, false, false, false, false, false};
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
         }
@@ -386,7 +395,8 @@ SPOTSIGS_FUNCTION(spotsigs_index_stats) {
     std::memset(posts, 0, sizeof(int64) * np);
     int64 npend;
     uint32 ppages;
-    PendingEntry* pend = read_pending(index, m.pending_head, m.pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    PendingEntry* pend =
+        read_pending(index, m.pending_head, m.pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
     for (int64 k = 0; k < npend; ++k) {
         uint32 p = parts.partition_of(pend[k].sig.length);
         rows[p]++;

@@ -111,7 +111,7 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
     }
     double seg_docs = docs - (double)m.pending_count;
     double avg_distinct = seg_docs > 0 ? postings / seg_docs : 50;
-    double avg_len = avg_distinct;  // frequencies are mostly 1
+    double avg_len = avg_distinct;                          // frequencies are mostly 1
     double e_list = postings > 0 ? sum_df2 / postings : 1;  // expected length of a query's list
     double qlen, qdistinct, qtau;
     query_shape(path, avg_len, avg_distinct, &qlen, &qdistinct, &qtau);

@@ -3,8 +3,8 @@
 
 extern "C" {
 #include "access/reloptions.h"
-#include "utils/guc.h"
 #include "commands/vacuum.h"
+#include "utils/guc.h"
 }
 
 namespace spotsigs::pg::index {
@@ -22,11 +22,12 @@ void register_options() {
     // VACUUM uses that one; a growth set later by ALTER INDEX takes effect at the next build
     // (REINDEX), as BRIN's pages_per_range does.
     add_int_reloption(options_kind, "partition_growth",
-                      "Width of each length partition over the previous one, in percent",
-                      10, 5, 100, AccessExclusiveLock);
-    add_int_reloption(options_kind, "pending_list_limit",
-                      "Size of the pending list of new rows, in kB, beyond which an insert merges it (0: only VACUUM does)",
-                      4096, 0, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+                      "Width of each length partition over the previous one, in percent", 10, 5, 100,
+                      AccessExclusiveLock);
+    add_int_reloption(
+        options_kind, "pending_list_limit",
+        "Size of the pending list of new rows, in kB, beyond which an insert merges it (0: only VACUUM does)", 4096, 0,
+        MAX_KILOBYTES, ShareUpdateExclusiveLock);
     options_registered = true;
 }
 

@@ -3,10 +3,10 @@
 // Block 0 is the metapage. The rest of the index is
 //  * up to kMaxSegments immutable segments, each a static B-tree written from sorted postings:
 //    level 0 (DATA pages, linked left to right, with a sample of record offsets for binary
-//    search) holds one record per signature hash in ascending unsigned order: the hash, then per length partition (ascending) the number of postings and
-//    either the postings inline or the place (block, offset) of their run in the segment's CHAIN
-//    stream; DIR pages above hold (first hash, child block) per child page. A segment also keeps
-//    a document list (every indexed row with its length, empty values included) in its chain.
+//    search) holds one record per signature hash in ascending unsigned order: the hash, then per length partition
+//    (ascending) the number of postings and either the postings inline or the place (block, offset) of their run in the
+//    segment's CHAIN stream; DIR pages above hold (first hash, child block) per child page. A segment also keeps a
+//    document list (every indexed row with its length, empty values included) in its chain.
 //  * a pending list: a byte stream over linked PENDING pages of whole entries (heap TID, packed
 //    spotsig) appended by aminsert; every scan must see it (each backend searches its own copy,
 //    pending_cache.cpp); an insert past pending_list_limit, or VACUUM, merges it into a segment.
@@ -35,7 +35,7 @@ extern "C" {
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
-constexpr uint32 kVersion = 4;  // 4: segments carry a serial number
+constexpr uint32 kVersion = 4;         // 4: segments carry a serial number
 // DATA pages keep the offset of every kSampleEvery-th record (uint16s between pd_upper and the
 // special space), so a lookup binary-searches them and parses at most kSampleEvery records.
 constexpr uint32 kSampleEvery = 16;
@@ -46,8 +46,8 @@ constexpr int kMergeSegmentsAt = 8;  // VACUUM rewrites everything into one segm
 constexpr uint16 kSpotsigsPageId = 0xFF93;
 
 // Strategy numbers of the operator class.
-constexpr StrategyNumber kStrategySimilar = 1;   // %
-constexpr StrategyNumber kStrategyDistance = 2;  // <-> (ORDER BY)
+constexpr StrategyNumber kStrategySimilar = 1;       // %
+constexpr StrategyNumber kStrategyDistance = 2;      // <-> (ORDER BY)
 constexpr StrategyNumber kStrategySimilarQuery = 3;  // % spotsigs_query (own threshold)
 
 // Page kinds, stored in the special space.
@@ -59,8 +59,8 @@ struct PageOpaque {
     BlockNumber next;  // right sibling / next page of a stream, or InvalidBlockNumber
     uint16 kind;
     uint16 flags;
-    uint16 level;      // 0 for DATA, height for DIR pages
-    uint16 page_id;    // kSpotsigsPageId, for tools that identify page types
+    uint16 level;    // 0 for DATA, height for DIR pages
+    uint16 page_id;  // kSpotsigsPageId, for tools that identify page types
 };
 
 // Where a segment is and what it holds.
@@ -71,29 +71,29 @@ struct SegmentDesc {
     BlockNumber first_chain;  // first page of the chain stream (InvalidBlockNumber if none)
     BlockNumber doclist_blk;  // chain position of the document list (InvalidBlockNumber if none)
     uint32 doclist_off;
-    uint32 npages;            // pages the segment occupies
+    uint32 npages;  // pages the segment occupies
     uint64 ndocs;
     uint64 npostings;
-    uint64 nkeys;             // distinct (hash, partition) lists
-    double sum_df2;           // sum over lists of count^2 (expected list length for costing)
-    uint64 serial;            // unique within the index's storage, never reused (MetaData::next_serial)
+    uint64 nkeys;    // distinct (hash, partition) lists
+    double sum_df2;  // sum over lists of count^2 (expected list length for costing)
+    uint64 serial;   // unique within the index's storage, never reused (MetaData::next_serial)
 };
 
 // The metapage contents.
 struct MetaData {
     uint32 magic;
     uint32 version;
-    uint32 growth;            // partition growth in percent (reloption partition_growth)
+    uint32 growth;  // partition growth in percent (reloption partition_growth)
     uint32 nsegments;
-    BlockNumber pending_head; // first pending page, InvalidBlockNumber before the first insert
-    uint32 pending_head_off;  // byte offset of the first live pending entry in pending_head
+    BlockNumber pending_head;  // first pending page, InvalidBlockNumber before the first insert
+    uint32 pending_head_off;   // byte offset of the first live pending entry in pending_head
     BlockNumber pending_tail;
     uint32 pending_pages;
-    uint64 pending_count;     // entries in the pending list
-    uint64 total_docs;        // rows in segments and pending list
+    uint64 pending_count;  // entries in the pending list
+    uint64 total_docs;     // rows in segments and pending list
     uint32 nparts;
-    uint32 pending_gen;       // bumped whenever VACUUM moves pending_head (backend caches check it)
-    uint64 next_serial;       // serial of the next segment written (starts at 1)
+    uint32 pending_gen;  // bumped whenever VACUUM moves pending_head (backend caches check it)
+    uint64 next_serial;  // serial of the next segment written (starts at 1)
     SegmentDesc seg[kMaxSegments];
     uint32 part_docs[kMaxPartitions];  // rows per length partition (segments and pending)
 };
@@ -107,11 +107,17 @@ struct Options {
 
 // First content byte of a page and the usable end.
 constexpr uint32 kContentStart = MAXALIGN(SizeOfPageHeaderData);
-inline uint32 content_end(Page p) { return ((PageHeader)p)->pd_special; }
+inline uint32 content_end(Page p) {
+    return ((PageHeader)p)->pd_special;
+}
 
 // Page helpers.
-inline PageOpaque* opaque_of(Page p) { return (PageOpaque*)PageGetSpecialPointer(p); }
-inline MetaData* meta_of(Page p) { return (MetaData*)PageGetContents(p); }
+inline PageOpaque* opaque_of(Page p) {
+    return (PageOpaque*)PageGetSpecialPointer(p);
+}
+inline MetaData* meta_of(Page p) {
+    return (MetaData*)PageGetContents(p);
+}
 
 // Initializes an empty page of a kind.
 void init_page(Page page, PageKind kind, uint16 level);
@@ -187,7 +193,9 @@ struct PartRef {
 };
 
 // The record samples of a DATA page: count and pointer (uint16 offsets, possibly unaligned).
-inline uint32 sample_count(Page p) { return (((PageHeader)p)->pd_special - ((PageHeader)p)->pd_upper) / 2; }
+inline uint32 sample_count(Page p) {
+    return (((PageHeader)p)->pd_special - ((PageHeader)p)->pd_upper) / 2;
+}
 inline uint16 sample_at(Page p, uint32 j) {
     uint16 v;
     memcpy(&v, (char*)p + ((PageHeader)p)->pd_upper + 2 * j, 2);
@@ -195,8 +203,7 @@ inline uint16 sample_at(Page p, uint32 j) {
 }
 
 // Parses one hash record at *pos; false if malformed. parts must hold kMaxPartitions entries.
-bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts,
-                  PartRef* parts);
+bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts, PartRef* parts);
 
 // Iterates one posting list (inline or in a chain), reading chain pages as needed.
 struct ListIter {
@@ -209,8 +216,8 @@ struct ListIter {
     bool have_prev;
     Posting prev;
     BlockNumber cur_blk;
-    char* page;         // chain page copy (palloc'd BLCKSZ)
-    ChainWalk walk;     // the chain pages read
+    char* page;      // chain page copy (palloc'd BLCKSZ)
+    ChainWalk walk;  // the chain pages read
 };
 // Starts iterating a list.
 void list_iter_init(ListIter* it, Relation index, const PartRef* ref, char* pagebuf);
@@ -228,9 +235,8 @@ constexpr uint32 kPendingHeader = 12;
 // Sets *n; stops at end_blk/end_off when end_blk is valid. ERROR on corruption. When stop_blk is
 // not null, *stop_blk/*stop_off receive the position just after the last entry read (where a
 // later call may resume: the list only grows at its end until VACUUM moves its head).
-PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk,
-                           uint32 end_off, int64* n, uint32* npages, BlockNumber* stop_blk = nullptr,
-                           uint32* stop_off = nullptr);
+PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk, uint32 end_off, int64* n,
+                           uint32* npages, BlockNumber* stop_blk = nullptr, uint32* stop_off = nullptr);
 
 // ---- searches (scan.cpp) ----
 // Ids (packed heap TIDs) with their similarity, in palloc'd arrays.
@@ -251,8 +257,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 // backend's searchable copy of the pending list, after reading the entries appended since the
 // last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache; the
 // caller then compares q with every entry itself. Call outside pg_entry: it reads pages.
-bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau,
-                          Match** out, int64* nout);
+bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
+                          int64* nout);
 
 // ---- the backend's filters of segments it wrote (segment_filters.cpp) ----
 // The distinct hashes a segment writer saw, up to a cap (palloc'd; complete is false past it).
@@ -319,8 +325,8 @@ SegmentSorter* sorter_begin_in_memory(uint64 max_postings, uint64 max_docs);
 void sorter_add(SegmentSorter* s, uint64 id, const MultisetView& sig, uint32 part);
 // Sorts and writes a segment; updates part_docs counts. Reports progress when report is true.
 // With keys, also collects the segment's distinct hashes (up to kFilterMaxKeys) into *keys.
-void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out,
-                   uint32* part_docs, bool report, SegmentHashes* keys = nullptr);
+void sorter_finish(SegmentSorter* s, Relation index, uint32 growth, SegmentDesc* out, uint32* part_docs, bool report,
+                   SegmentHashes* keys = nullptr);
 // Adds one posting of a row already split into postings (VACUUM re-sorting a segment).
 void sorter_add_posting(SegmentSorter* s, uint64 hash, uint32 part, const Posting& p);
 // Adds one row's document record (length and distinct count).
@@ -336,9 +342,8 @@ bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid,
 IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult* stats,
                                     IndexBulkDeleteCallback callback, void* callback_state);
 IndexBulkDeleteResult* amvacuumcleanup(IndexVacuumInfo* info, IndexBulkDeleteResult* stats);
-void amcostestimate(struct PlannerInfo* root, struct IndexPath* path, double loop_count,
-                    Cost* startup, Cost* total, Selectivity* selectivity, double* correlation,
-                    double* pages);
+void amcostestimate(struct PlannerInfo* root, struct IndexPath* path, double loop_count, Cost* startup, Cost* total,
+                    Selectivity* selectivity, double* correlation, double* pages);
 bytea* amoptions(Datum reloptions, bool validate);
 char* ambuildphasename(int64 phase);
 bool amvalidate(Oid opclassoid);

@@ -11,11 +11,12 @@
 namespace spotsigs::pg::index {
 
 // Initializes page as an empty pending page.
-static void init_pending(Page page) { init_page(page, kPendingPage, 0); }
+static void init_pending(Page page) {
+    init_page(page, kPendingPage, 0);
+}
 
 // Appends bytes [src, src+len) to the pending list under the already locked metapage.
-static void pending_append(Relation index, Buffer mbuf, const char* src, uint32 len, uint64 length,
-                           bool has_sig) {
+static void pending_append(Relation index, Buffer mbuf, const char* src, uint32 len, uint64 length, bool has_sig) {
     Page mpage = BufferGetPage(mbuf);
     MetaData* m = meta_of(mpage);
     const uint32 cap = BLCKSZ - kContentStart - MAXALIGN(sizeof(PageOpaque));
@@ -90,8 +91,8 @@ static void pending_append(Relation index, Buffer mbuf, const char* src, uint32 
     UnlockReleaseBuffer(tbuf);
 }
 
-bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid, Relation,
-              IndexUniqueCheck, bool, IndexInfo*) {
+bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid, Relation, IndexUniqueCheck, bool,
+              IndexInfo*) {
     if (isnull[0]) return false;
     MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "spotsigs insert", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(tmp);

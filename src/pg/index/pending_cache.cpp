@@ -27,15 +27,15 @@ constexpr int kSlots = 4;  // indexes cached at once per backend (least recently
 // One cached pending list.
 struct Slot {
     bool used;
-    RelFileNode node;       // the index's storage: changes with REINDEX and TRUNCATE
-    uint32 gen;             // pending_gen the copy belongs to
-    BlockNumber head_blk;   // and the head it started from
+    RelFileNode node;      // the index's storage: changes with REINDEX and TRUNCATE
+    uint32 gen;            // pending_gen the copy belongs to
+    BlockNumber head_blk;  // and the head it started from
     uint32 head_off;
-    BlockNumber read_blk;   // where the next read resumes
+    BlockNumber read_blk;  // where the next read resumes
     uint32 read_off;
-    bool oversize;          // too large to cache for this generation
+    bool oversize;  // too large to cache for this generation
     uint64 last_use;
-    MemoryPostings* mem;    // heap (new/delete), owned by the slot
+    MemoryPostings* mem;  // heap (new/delete), owned by the slot
 };
 
 Slot slots[kSlots];
@@ -66,8 +66,8 @@ Slot* slot_for(Relation index) {
 
 }  // namespace
 
-bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau,
-                          Match** out, int64* nout) {
+bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
+                          int64* nout) {
     *out = nullptr;
     *nout = 0;
     if (meta->pending_head == InvalidBlockNumber) return true;  // never had a pending row
@@ -96,8 +96,8 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
     uint32 npages = 0;
     BlockNumber stop_blk;
     uint32 stop_off;
-    PendingEntry* pend = read_pending(index, s->read_blk, s->read_off, InvalidBlockNumber, 0, &n, &npages,
-                                      &stop_blk, &stop_off);
+    PendingEntry* pend =
+        read_pending(index, s->read_blk, s->read_off, InvalidBlockNumber, 0, &n, &npages, &stop_blk, &stop_off);
     bool ok = true;
     pg_entry([&] {
         try {

@@ -32,8 +32,13 @@ public:
     // A source for query q over the segments of meta (only partitions overlapping range); the
     // signatures are looked up when the search prepares, counts or scans them.
     PageSource(Relation index, const MetaData& meta, const MultisetView& q, LengthRange range)
-        : index_(index), meta_(meta), q_(q), parts_(partitioning_for(meta.growth)), subs_(q.size),
-          looked_up_(q.size, false), total_(q.size, 0) {
+        : index_(index),
+          meta_(meta),
+          q_(q),
+          parts_(partitioning_for(meta.growth)),
+          subs_(q.size),
+          looked_up_(q.size, false),
+          total_(q.size, 0) {
         if (range.empty()) return;
         plo_ = parts_.partition_of(range.lo);
         phi_ = parts_.partition_of(range.hi);
@@ -99,9 +104,7 @@ private:
     };
 
     // True when partition p holds lengths in [lo, hi].
-    bool overlaps(uint32 p, uint64_t lo, uint64_t hi) const {
-        return parts_.lower(p) <= hi && parts_.upper(p) >= lo;
-    }
+    bool overlaps(uint32 p, uint64_t lo, uint64_t hi) const { return parts_.lower(p) <= hi && parts_.upper(p) >= lo; }
 
     // Copies block blk into buf, checking its kind.
     void read(BlockNumber blk, char* buf, PageKind kind) {
@@ -177,10 +180,8 @@ private:
                 bool l = k == locked;
                 bufs[k] = InvalidBuffer;
                 pg_guard([&] {
-                    if (l)
-                        UnlockReleaseBuffer(b);
-                    else
-                        ReleaseBuffer(b);
+                    if (l) UnlockReleaseBuffer(b);
+                    else ReleaseBuffer(b);
                 });
             }
             throw;
@@ -202,7 +203,8 @@ private:
                 if (cached[lvl] != blk) {
                     read(blk, pg, kDirPage);
                     cached[lvl] = blk;
-                    if (opaque_of((Page)pg)->level != lvl) pg_guard([&] { corrupted(index_, "directory level mismatch", blk); });
+                    if (opaque_of((Page)pg)->level != lvl)
+                        pg_guard([&] { corrupted(index_, "directory level mismatch", blk); });
                 }
                 uint32 lower = ((PageHeader)pg)->pd_lower;
                 uint32 n = (lower - kContentStart) / 12;
@@ -212,7 +214,8 @@ private:
                     uint32 mid = (lo + hi) / 2;
                     uint64 fh;
                     std::memcpy(&fh, pg + kContentStart + 12 * mid, 8);
-                    if (fh <= h) lo = mid + 1; else hi = mid;
+                    if (fh <= h) lo = mid + 1;
+                    else hi = mid;
                 }
                 if (lo == 0) {
                     found_path = false;
@@ -234,9 +237,11 @@ private:
             uint32 mid = (lo + hi) / 2;
             uint16 off = sample_at((Page)dp, mid);
             uint64 sh;
-            if (off < kContentStart || (uint32)off + 8 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad record sample");
+            if (off < kContentStart || (uint32)off + 8 > lower)
+                throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad record sample");
             std::memcpy(&sh, dp + off, 8);
-            if (sh <= h) lo = mid + 1; else hi = mid;
+            if (sh <= h) lo = mid + 1;
+            else hi = mid;
         }
         if (lo > 0) {
             const unsigned char* sp = (const unsigned char*)dp + sample_at((Page)dp, lo - 1);
@@ -290,10 +295,12 @@ private:
                 cbuf = pin(blk, kChainPage);
                 const char* pg = (const char*)BufferGetPage(cbuf);
                 uint32 lower = ((PageHeader)pg)->pd_lower;
-                if (off < kContentStart || off + 2 > lower) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting run outside its page");
+                if (off < kContentStart || off + 2 > lower)
+                    throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "posting run outside its page");
                 uint16 n;
                 std::memcpy(&n, pg + off, 2);
-                if (n == 0 || n > left) throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad posting run size");
+                if (n == 0 || n > left)
+                    throw Error(ErrorKind::DataCorrupted, "corrupt spotsigs index", "bad posting run size");
                 const unsigned char* pos = (const unsigned char*)pg + off + 2;
                 const unsigned char* end = (const unsigned char*)pg + lower;
                 for (uint32 k = 0; k < n; ++k) {
@@ -447,7 +454,8 @@ Results all_ids(Relation index) {
     }
     int64 npend;
     uint32 ppages;
-    PendingEntry* pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
+    PendingEntry* pend =
+        read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
     for (int64 k = 0; k < npend; ++k) {
         if (n == cap) {
             cap *= 2;
@@ -463,16 +471,20 @@ Results all_ids(Relation index) {
 }
 
 // Sorts ids ascending (for intersection and membership tests).
-void sort_ids(uint64* ids, int64 n) { std::sort(ids, ids + n); }
+void sort_ids(uint64* ids, int64 n) {
+    std::sort(ids, ids + n);
+}
 
 // True when id is in the sorted array.
-bool contains(const uint64* ids, int64 n, uint64 id) { return std::binary_search(ids, ids + n, id); }
+bool contains(const uint64* ids, int64 n, uint64 id) {
+    return std::binary_search(ids, ids + n, id);
+}
 
 // Per-scan state.
 struct ScanState {
-    MemoryContext cxt;         // reset at every rescan
-    bool done;                 // results of the current batch computed
-    bool empty;                // a NULL key: nothing matches
+    MemoryContext cxt;  // reset at every rescan
+    bool done;          // results of the current batch computed
+    bool empty;         // a NULL key: nothing matches
     // filter from % keys (sorted ids), or null when there is none
     bool have_filter;
     uint64* filter;
@@ -480,8 +492,8 @@ struct ScanState {
     // ordered scan
     bool ordered;
     MultisetView oq;
-    int tier;                  // next tier to compute; order_tier_count() = the zero tier
-    uint64* positives;         // ids with similarity > 0 (sorted), known once the last tier ran
+    int tier;           // next tier to compute; order_tier_count() = the zero tier
+    uint64* positives;  // ids with similarity > 0 (sorted), known once the last tier ran
     int64 npositives;
     // current batch
     Results batch;
@@ -490,7 +502,7 @@ struct ScanState {
     // the zero tier (rows sharing nothing with the query), streamed from the document lists
     bool zero_started;
     bool zero_finished;
-    Buffer zero_pin;           // metapage pin held while streaming: VACUUM cannot recycle pages
+    Buffer zero_pin;  // metapage pin held while streaming: VACUUM cannot recycle pages
     MetaData* zero_meta;
     uint32 zero_seg;
     bool zero_iter_open;
@@ -696,8 +708,7 @@ void amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int
     MemoryContext cxt = st->cxt;
     std::memset((void*)st, 0, sizeof(ScanState));
     st->cxt = cxt;
-    if (keys && scan->numberOfKeys > 0)
-        std::memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+    if (keys && scan->numberOfKeys > 0) std::memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
     if (orderbys && scan->numberOfOrderBys > 0)
         std::memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
     (void)nkeys;

@@ -141,8 +141,9 @@ const SegmentDirectory* segment_directory(Relation index, const SegmentDesc& seg
     slot->dir.swap(d);
     slot->built = true;
     pg_guard([&] {
-        ereport(DEBUG1, errmsg_internal("spotsigs: copied the directory of segment %llu of index \"%s\"",
-                                        (unsigned long long)seg.serial, RelationGetRelationName(index)),
+        ereport(DEBUG1,
+                errmsg_internal("spotsigs: copied the directory of segment %llu of index \"%s\"",
+                                (unsigned long long)seg.serial, RelationGetRelationName(index)),
                 errdetail_internal("%zu DATA pages", slot->dir.first.size()));
     });
     return &slot->dir;

@@ -64,7 +64,8 @@ void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes*
 
 const KeyFilter* segment_filter(Relation index, uint64 serial) {
     for (FilterSlot& s : filter_slots)
-        if (s.filter != nullptr && s.serial == serial && std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) {
+        if (s.filter != nullptr && s.serial == serial &&
+            std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) {
             s.last_use = ++filter_clock;
             return s.filter;
         }

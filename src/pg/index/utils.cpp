@@ -98,9 +98,9 @@ static void check_page(Relation index, Page p, BlockNumber blk, PageKind expect,
     } else {
         PageOpaque* o = opaque_of(p);
         uint16 lower = ((PageHeader)p)->pd_lower;
-        if (o->kind != expect || (o->flags & kFlagDeleted))
-            bad = "page of an unexpected kind";
-        else if (lower < kContentStart || lower > ((PageHeader)p)->pd_upper || ((PageHeader)p)->pd_upper > content_end(p))
+        if (o->kind != expect || (o->flags & kFlagDeleted)) bad = "page of an unexpected kind";
+        else if (lower < kContentStart || lower > ((PageHeader)p)->pd_upper ||
+                 ((PageHeader)p)->pd_upper > content_end(p))
             bad = "page content bounds out of range";
     }
     if (bad == nullptr) return;
@@ -136,8 +136,7 @@ void chain_step(ChainWalk* w, BlockNumber blk) {
     // a walk steps at most once per page (callers step on each link they follow, some also on
     // the final InvalidBlockNumber), so more steps than that mean a page came round again.
     w->steps++;
-    if (w->steps >= nblocks_covering(w->index, w->steps))
-        corrupted(w->index, "page chain runs in a cycle", blk);
+    if (w->steps >= nblocks_covering(w->index, w->steps)) corrupted(w->index, "page chain runs in a cycle", blk);
 }
 
 void read_page_copy(Relation index, BlockNumber blk, char* dst, PageKind expect) {
@@ -175,8 +174,8 @@ Buffer new_buffer(Relation index) {
         Buffer buf = ReadBuffer(index, blk);
         if (ConditionalLockBuffer(buf)) {
             Page p = BufferGetPage(buf);
-            if (PageIsNew(p) || (PageGetSpecialSize(p) == MAXALIGN(sizeof(PageOpaque)) &&
-                                 (opaque_of(p)->flags & kFlagDeleted)))
+            if (PageIsNew(p) ||
+                (PageGetSpecialSize(p) == MAXALIGN(sizeof(PageOpaque)) && (opaque_of(p)->flags & kFlagDeleted)))
                 return buf;
             LockBuffer(buf, BUFFER_LOCK_UNLOCK);
         }
@@ -242,8 +241,7 @@ static bool get_varint_nothrow(const unsigned char*& pos, const unsigned char* e
     return false;
 }
 
-bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts,
-                  PartRef* parts) {
+bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* hash, int* nparts, PartRef* parts) {
     if (end - pos < 8) return false;
     std::memcpy(hash, pos, 8);
     pos += 8;
@@ -256,16 +254,14 @@ bool parse_record(const unsigned char*& pos, const unsigned char* end, uint64* h
             !get_varint_nothrow(pos, end, &tag))
             return false;
         part = i == 0 ? dp : part + dp;
-        if ((i > 0 && dp == 0) || part >= (uint64)kMaxPartitions || count == 0 || count > 0xffffffffULL)
-            return false;
+        if ((i > 0 && dp == 0) || part >= (uint64)kMaxPartitions || count == 0 || count > 0xffffffffULL) return false;
         PartRef& r = parts[i];
         r.part = (uint32)part;
         r.count = (uint32)count;
         r.external = (tag & 1) != 0;
         if (r.external) {
             uint64 off;
-            if (!get_varint_nothrow(pos, end, &off) || (tag >> 1) >= MaxBlockNumber || off >= BLCKSZ)
-                return false;
+            if (!get_varint_nothrow(pos, end, &off) || (tag >> 1) >= MaxBlockNumber || off >= BLCKSZ) return false;
             r.blk = (BlockNumber)(tag >> 1);
             r.off = (uint32)off;
             r.bytes = nullptr;
@@ -319,7 +315,8 @@ void list_iter_init(ListIter* it, Relation index, const PartRef* ref, char* page
 
 bool list_iter_next(ListIter* it, Posting* out) {
     if (it->remaining == 0) {
-        if (!it->external && it->pos != it->end) corrupted(it->index, "trailing bytes after an inline list", it->cur_blk);
+        if (!it->external && it->pos != it->end)
+            corrupted(it->index, "trailing bytes after an inline list", it->cur_blk);
         return false;
     }
     if (it->piece_left == 0) {
@@ -338,8 +335,8 @@ bool list_iter_next(ListIter* it, Posting* out) {
     return true;
 }
 
-PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk,
-                           uint32 end_off, int64* n, uint32* npages, BlockNumber* stop_blk, uint32* stop_off) {
+PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk, uint32 end_off, int64* n,
+                           uint32* npages, BlockNumber* stop_blk, uint32* stop_off) {
     int64 cap = 16, cnt = 0;
     PendingEntry* out = (PendingEntry*)palloc(sizeof(PendingEntry) * cap);
     char* page = (char*)palloc(BLCKSZ);

@@ -84,9 +84,8 @@ bool segment_has_dead(Relation index, const SegmentDesc& seg, IndexBulkDeleteCal
 
 // Feeds a segment's live postings and documents to the sorter; counts the dead documents, in
 // total and per length partition (gone[]).
-void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallback cb, void* cbs,
-                  SegmentSorter* s, char* page, char* page2, double* removed, const Partitioning& parts,
-                  uint32* gone) {
+void feed_segment(Relation index, const SegmentDesc& seg, IndexBulkDeleteCallback cb, void* cbs, SegmentSorter* s,
+                  char* page, char* page2, double* removed, const Partitioning& parts, uint32* gone) {
     PartRef* refs = (PartRef*)palloc(sizeof(PartRef) * kMaxPartitions);
     BlockNumber blk = seg.first_data;
     ItemPointerData t;
@@ -189,7 +188,8 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     // Pending entries up to the snapshot's end.
     int64 npend = 0;
     uint32 ppages = 0;
-    PendingEntry* pend = read_pending(index, snap.pending_head, snap.pending_head_off, end_blk, end_off, &npend, &ppages);
+    PendingEntry* pend =
+        read_pending(index, snap.pending_head, snap.pending_head_off, end_blk, end_off, &npend, &ppages);
     // The pending list alone (the usual merge, during inserts) is sorted in memory when its
     // postings fit in the larger of mem_kb and kMergeInMemoryBytes: the list is bounded by
     // pending_list_limit and already held in memory here; segments being rewritten go through
@@ -250,7 +250,8 @@ double rewrite_locked(Relation index, IndexBulkDeleteCallback cb, void* cbs, boo
     } else {
         // Rows moved, and the dead ones went away.
         m->total_docs -= (uint64)removed;
-        for (int i = 0; i < kMaxPartitions; ++i) m->part_docs[i] -= gone[i] < m->part_docs[i] ? gone[i] : m->part_docs[i];
+        for (int i = 0; i < kMaxPartitions; ++i)
+            m->part_docs[i] -= gone[i] < m->part_docs[i] ? gone[i] : m->part_docs[i];
         uint32 n = 0;
         for (uint32 i = 0; i < m->nsegments; ++i)
             if (!take[i]) m->seg[n++] = m->seg[i];

@@ -39,12 +39,11 @@ bool amvalidate(Oid opclassoid) {
                    check_amop_signature(op->amopopr, BOOLOID, intype, op->amoprighttype);
         else if (op->amopstrategy == kStrategyDistance)
             good = op->amoppurpose == AMOP_ORDER && check_amop_signature(op->amopopr, FLOAT8OID, intype, intype);
-        else
-            good = false;
+        else good = false;
         if (!good) {
             ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-                           errmsg("spotsigs operator class \"%s\" has an invalid operator %s at strategy %d",
-                                  name, format_operator(op->amopopr), op->amopstrategy)));
+                           errmsg("spotsigs operator class \"%s\" has an invalid operator %s at strategy %d", name,
+                                  format_operator(op->amopopr), op->amopstrategy)));
             ok = false;
         } else {
             have[op->amopstrategy] = true;
@@ -58,8 +57,9 @@ bool amvalidate(Oid opclassoid) {
     }
     CatCList* procs = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(family));
     if (procs->n_members > 0) {
-        ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-                       errmsg("spotsigs operator class \"%s\" has support functions; the access method uses none", name)));
+        ereport(INFO,
+                (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+                 errmsg("spotsigs operator class \"%s\" has support functions; the access method uses none", name)));
         ok = false;
     }
     ReleaseSysCacheList(procs);

@@ -213,10 +213,11 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
             MemoryContextSwitchTo(old);
             Size n = VARSIZE(b) - VARHDRSZ;
             if (out.len + 12 + n > kMaxPacked)
-                ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                                errmsg("the signatures of %s exceed what one transfer holds (%zu bytes)", relname,
-                                       (size_t)kMaxPacked),
-                                errhint("Use more shards (citus.shard_count) for a distributed table, or smaller batches.")));
+                ereport(ERROR,
+                        (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                         errmsg("the signatures of %s exceed what one transfer holds (%zu bytes)", relname,
+                                (size_t)kMaxPacked),
+                         errhint("Use more shards (citus.shard_count) for a distributed table, or smaller batches.")));
             uint64 id_be = pg_hton64((uint64)DatumGetInt64(id));
             uint32 n_be = pg_hton32((uint32)n);
             appendBinaryStringInfo(&out, (const char*)&id_be, 8);

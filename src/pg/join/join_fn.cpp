@@ -89,15 +89,14 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     call.tau = PG_ARGISNULL(p) && call.content ? kContentThreshold : threshold_arg(fcinfo, p);
     call.threads = PG_ARGISNULL(p + 1) ? join_max_threads : PG_GETARG_INT32(p + 1);
     if (call.threads < 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threads must be at least 1, not %d", call.threads)));
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("threads must be at least 1, not %d", call.threads)));
     if (call.threads > join_max_threads) call.threads = join_max_threads;
     call.method = static_cast<JoinMethod>(join_method_guc);
     if (!PG_ARGISNULL(p + 2)) {
         char* m = text_to_cstring(PG_GETARG_TEXT_PP(p + 2));
         if (!parse_join_method(m, &call.method))
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("unknown join method \"%s\"", m),
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown join method \"%s\"", m),
                             errhint("Use 'partitioned', 'nopart', 'noprune' or 'bruteforce'.")));
     }
     Oid spotsig = spotsig_type_oid(fcinfo);
@@ -126,9 +125,8 @@ JoinOptions options_for(const JoinCall& call) {
 // Runs a core join on the matcher thread; the core's memory error is reported with the limit,
 // what needed the memory (the error's detail, or its message when it has none) in DETAIL (or,
 // with passes, left to the caller, which then joins in smaller passes).
-JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work,
-                const JoinOptions& opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr,
-                bool passes = false) {
+JoinPairs match(const std::function<JoinPairs(const JoinOptions&)>& work, const JoinOptions& opt, Progress& progress,
+                uint64_t total, const EmitFn& emit = nullptr, bool passes = false) {
     try {
         return run_on_thread(work, opt, progress, total, emit);
     } catch (const Error& e) {
@@ -149,8 +147,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double filed_s, double match_s,
                 size_t pairs) {
     pg_guard([&] {
-        elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, filed %.3f s later, matched in %.3f s, %zu pairs",
-             fn, docs, bytes >> 20, read_s, filed_s, match_s, pairs);
+        elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, filed %.3f s later, matched in %.3f s, %zu pairs", fn,
+             docs, bytes >> 20, read_s, filed_s, match_s, pairs);
     });
 }
 
@@ -164,8 +162,7 @@ size_t call_limit(const JoinCall& call) {
 // Options for a join of already filed collections holding used bytes within limit (the matcher
 // thread).
 JoinOptions with_budget(JoinOptions opt, size_t used, size_t limit = join_memory_limit_bytes()) {
-    if (used >= limit)
-        throw JoinMemoryError("the documents alone exceed the memory limit", "", used + 1);
+    if (used >= limit) throw JoinMemoryError("the documents alone exceed the memory limit", "", used + 1);
     opt.memory_limit = limit - used;
     return opt;
 }
@@ -206,9 +203,9 @@ struct Accounted {
 // matching runs (see run_on_thread); the rest are returned. With a filter, an overflow while
 // reading returns no pairs (filter->overflowed tells), and a JoinMemoryError of the matcher is
 // thrown on; probe_below is passed to the core (join_passes.hpp).
-JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress,
-                     const char* fn, const EmitFn& emit = nullptr, RowFilter* filter = nullptr,
-                     uint64_t probe_below = 0, Accounted* accounted = nullptr) {
+JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progress, const char* fn,
+                     const EmitFn& emit = nullptr, RowFilter* filter = nullptr, uint64_t probe_below = 0,
+                     Accounted* accounted = nullptr) {
     auto t0 = std::chrono::steady_clock::now();
     ExitStop exit_stop(pipe);
     if (filter != nullptr) {
@@ -240,12 +237,12 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes(), call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
-    log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s,
-               seconds_since(t1) - filed_s, emitted + pairs.size());
+    log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s, seconds_since(t1) - filed_s,
+               emitted + pairs.size());
     if (call.content)
         pg_guard([&] {
-            elog(DEBUG1, "%s: content measure: %zu template signatures found in %.3f s (part of the matching)",
-                 fn, templates, stats_s);
+            elog(DEBUG1, "%s: content measure: %zu template signatures found in %.3f s (part of the matching)", fn,
+                 templates, stats_s);
         });
     if (accounted != nullptr) {
         accounted->docs = pipe.docs().memory_bytes();
@@ -304,12 +301,10 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
         }
     const uint64_t mb = (at_least >> 20) + 1;
     throw Error(ErrorKind::OutOfMemory,
-                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() +
-                    ") even in passes",
-                "Its smallest pass, the " + std::to_string(rows) + " documents of length " +
-                    std::to_string(shortest) + (longest > shortest ? " to " + std::to_string(longest) : "") +
-                    ", needs more than " + std::to_string(mb) + " MB. Set spotsigs.join_memory_limit above " +
-                    std::to_string(mb) + "MB.");
+                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") even in passes",
+                "Its smallest pass, the " + std::to_string(rows) + " documents of length " + std::to_string(shortest) +
+                    (longest > shortest ? " to " + std::to_string(longest) : "") + ", needs more than " +
+                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) + "MB.");
 }
 
 // What one pass did: whether its rows and structures fit the limit (if not, at_least is a lower
@@ -349,8 +344,7 @@ size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit
                 const uint64_t start = todo.front().probe_lo;
                 todo.clear();
                 const auto bytes = static_cast<uint64_t>(kPassMargin * static_cast<double>(limit) / per_byte);
-                for (const JoinPass& q : plan_passes(hist, tau, std::max<uint64_t>(bytes, 1), start))
-                    todo.push_back(q);
+                for (const JoinPass& q : plan_passes(hist, tau, std::max<uint64_t>(bytes, 1), start)) todo.push_back(q);
             }
             continue;
         }
@@ -421,13 +415,13 @@ void sort_unique_ids(std::vector<int64_t>& ids, const char* relname) {
         bytes += c.bytes;
     }
     const uint64_t mb = (bytes >> 20) + 1;
-    throw Error(ErrorKind::OutOfMemory,
-                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() +
-                    ") with the content measure",
-                "The content measure's statistics need every row at once, so it cannot run in passes, and the " +
-                    std::to_string(rows) + " rows alone take more than " + std::to_string(mb) +
-                    " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) +
-                    "MB, or pass a threshold and measure 'jaccard' (the plain measure runs in passes).");
+    throw Error(
+        ErrorKind::OutOfMemory,
+        "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") with the content measure",
+        "The content measure's statistics need every row at once, so it cannot run in passes, and the " +
+            std::to_string(rows) + " rows alone take more than " + std::to_string(mb) +
+            " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) +
+            "MB, or pass a threshold and measure 'jaccard' (the plain measure runs in passes).");
 }
 
 // Sorts the noted lengths of out-of-line rows by id (for RowFilter::external), freeing the
@@ -517,13 +511,13 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
                                    std::to_string(call.held >> 10) + " kB beside the passes");
     }
     std::vector<int64_t>().swap(ids);
-    malloc_trim(0);  // the first read's memory (see run_passes)
+    malloc_trim(0);          // the first read's memory (see run_passes)
     if (restart) restart();  // rows some runs wrote before the matcher ran out
     Accounted worst;
     const std::vector<LengthCount> hist = tally.sorted();
-    const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
-        return self_pass(call, p, hist, external, fn, progress, sink);
-    }, worst);
+    const size_t passes = run_passes(
+        hist, call.tau, call_limit(call),
+        [&](const JoinPass& p) { return self_pass(call, p, hist, external, fn, progress, sink); }, worst);
     log_passes(fn, passes, first_read, worst);
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
@@ -679,10 +673,11 @@ CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* o
 // distributed join do not have: such a call is refused rather than answered by another measure.
 void reject_content_on_citus(const JoinCall& call) {
     if (call.content)
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("the content measure is not available for the distributed table %s", call.src[0].relname),
-                        errhint("Pass a threshold (the plain measure), or join a column of spotsig_remove(sig, t) "
-                                "with t from spotsigs_template().")));
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("the content measure is not available for the distributed table %s", call.src[0].relname),
+                 errhint("Pass a threshold (the plain measure), or join a column of spotsig_remove(sig, t) "
+                         "with t from spotsigs_template().")));
 }
 
 const int kInOrder[2] = {0, 1};
@@ -720,7 +715,8 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
         const SelfRun run = run_self_join(call, "spotsigs_join", progress, sink, call.threads > 1, restart);
         // The join's own peak and the result rows the tuplestore keeps in memory (up to work_mem).
         pg_guard([&] {
-            const size_t rows = result_memory_bytes(rsinfo, static_cast<size_t>(tuplestore_tuple_count(rsinfo->setResult)));
+            const size_t rows =
+                result_memory_bytes(rsinfo, static_cast<size_t>(tuplestore_tuple_count(rsinfo->setResult)));
             elog(DEBUG1, "spotsigs_join: accounted total %zu MB: join %zu MB, result rows in memory %zu MB",
                  (run.peak + rows) >> 20, run.peak >> 20, rows >> 20);
         });
@@ -780,9 +776,9 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             malloc_trim(0);  // the first read's memory (see run_passes)
             const std::vector<LengthCount> hist = merge_histograms(tallies[0].sorted(), tallies[1].sorted());
             Accounted worst;
-            const size_t passes = run_passes(hist, call.tau, call_limit(call), [&](const JoinPass& p) {
-                return rs_pass(call, p, hist, external, progress, rsinfo);
-            }, worst);
+            const size_t passes = run_passes(
+                hist, call.tau, call_limit(call),
+                [&](const JoinPass& p) { return rs_pass(call, p, hist, external, progress, rsinfo); }, worst);
             log_passes("spotsigs_join_rs", passes, first_read, worst);
         }
         progress.finish();

@@ -21,12 +21,11 @@ bool join_huge_pages = false;
 namespace {
 
 // The accepted method names, in JoinMethod order.
-const struct config_enum_entry method_options[] = {
-    {"partitioned", static_cast<int>(JoinMethod::Partitioned), false},
-    {"nopart", static_cast<int>(JoinMethod::NoPart), false},
-    {"noprune", static_cast<int>(JoinMethod::NoPrune), false},
-    {"bruteforce", static_cast<int>(JoinMethod::BruteForce), false},
-    {nullptr, 0, false}};
+const struct config_enum_entry method_options[] = {{"partitioned", static_cast<int>(JoinMethod::Partitioned), false},
+                                                   {"nopart", static_cast<int>(JoinMethod::NoPart), false},
+                                                   {"noprune", static_cast<int>(JoinMethod::NoPrune), false},
+                                                   {"bruteforce", static_cast<int>(JoinMethod::BruteForce), false},
+                                                   {nullptr, 0, false}};
 
 }  // namespace
 
@@ -52,25 +51,22 @@ bool parse_join_method(const char* text, JoinMethod* out) {
 }
 
 void register_join_gucs() {
-    DefineCustomIntVariable("spotsigs.max_threads",
-                            "Most threads one spotsigs join may use for matching.",
+    DefineCustomIntVariable("spotsigs.max_threads", "Most threads one spotsigs join may use for matching.",
                             "A join's threads argument is capped at this value; NULL means this value.",
                             &join_max_threads, 2, 1, 256, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable("spotsigs.join_memory_limit",
-                            "Memory budget of one spotsigs join: copied signatures plus matcher structures.",
-                            "A join that would need more fails with SQLSTATE 53200 naming this limit.",
-                            &join_memory_limit_kb, 4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET,
-                            GUC_UNIT_KB, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "spotsigs.join_memory_limit", "Memory budget of one spotsigs join: copied signatures plus matcher structures.",
+        "A join that would need more fails with SQLSTATE 53200 naming this limit.", &join_memory_limit_kb,
+        4 * 1024 * 1024, 1024, INT_MAX, PGC_USERSET, GUC_UNIT_KB, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable("spotsigs.join_huge_pages",
                              "Lets spotsigs joins take their large blocks from the reserved huge pages.",
                              "Blocks of 2 MB and more come from the pool of vm.nr_hugepages while it has "
                              "room, and from ordinary memory after. Off by default.",
                              &join_huge_pages, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    DefineCustomEnumVariable("spotsigs.join_method",
-                             "Matching method of spotsigs joins when the call names none.",
+    DefineCustomEnumVariable("spotsigs.join_method", "Matching method of spotsigs joins when the call names none.",
                              "partitioned (default), nopart, noprune or bruteforce: the paper's Table 2 variants.",
-                             &join_method_guc, static_cast<int>(JoinMethod::Partitioned), method_options,
-                             PGC_USERSET, 0, nullptr, nullptr, nullptr);
+                             &join_method_guc, static_cast<int>(JoinMethod::Partitioned), method_options, PGC_USERSET,
+                             0, nullptr, nullptr, nullptr);
 }
 
 }  // namespace spotsigs::pg

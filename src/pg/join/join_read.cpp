@@ -61,13 +61,12 @@ void check_select_privilege(Oid relid, const char* relname, AttrNumber a, AttrNu
 JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_column, Oid spotsig_type, const char* fn) {
     char* rel = get_rel_name(relid);
     if (rel == nullptr)
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-                        errmsg("relation with OID %u does not exist", relid)));
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
     char kind = get_rel_relkind(relid);
     if (kind != RELKIND_RELATION && kind != RELKIND_MATVIEW && kind != RELKIND_VIEW &&
         kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_FOREIGN_TABLE)
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("\"%s\" is not a table, view or materialized view", rel)));
+        ereport(ERROR,
+                (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not a table, view or materialized view", rel)));
     char* nsp = get_namespace_name(get_rel_namespace(relid));
     JoinSource src;
     src.relid = relid;
@@ -84,8 +83,8 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
                         errdetail("The id column must be smallint, integer or bigint.")));
     if (getBaseType(get_atttype(relid, sig_att)) != spotsig_type)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                        errmsg("signature column \"%s\" of relation %s has type %s", sig_column,
-                               src.relname, format_type_be(get_atttype(relid, sig_att))),
+                        errmsg("signature column \"%s\" of relation %s has type %s", sig_column, src.relname,
+                               format_type_be(get_atttype(relid, sig_att))),
                         errdetail("The signature column must have type spotsig.")));
 
     check_select_privilege(relid, src.relname, id_att, sig_att, fn);
@@ -93,7 +92,7 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
     // Statistics, when ANALYZE has run, let the reader allocate its arrays once.
     HeapTuple tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
     if (HeapTupleIsValid(tp)) {
-        src.est_rows = std::max(0.0, static_cast<double>(((Form_pg_class) GETSTRUCT(tp))->reltuples));
+        src.est_rows = std::max(0.0, static_cast<double>(((Form_pg_class)GETSTRUCT(tp))->reltuples));
         ReleaseSysCache(tp);
     }
     int32 width = get_attavgwidth(relid, sig_att);
@@ -103,8 +102,8 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
     // Every identifier is quoted; the values never become SQL text.
     const char* id_q = quote_identifier(id_column);
     const char* sig_q = quote_identifier(sig_column);
-    src.query = psprintf("SELECT %s::bigint, %s FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL",
-                         id_q, sig_q, src.relname, id_q, sig_q);
+    src.query = psprintf("SELECT %s::bigint, %s FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL", id_q, sig_q,
+                         src.relname, id_q, sig_q);
     return src;
 }
 
@@ -130,8 +129,8 @@ struct CollectReceiver {
     const char* relname;
     MemoryContext scratch;
     uint64 rows;
-    RowFilter* filter;  // null: keep every row, and raise the error past the memory limit
-    bool external;      // the value being handed over was stored out of line
+    RowFilter* filter;       // null: keep every row, and raise the error past the memory limit
+    bool external;           // the value being handed over was stored out of line
     uint64 skipped_by_note;  // out-of-line values skipped by their length in RowFilter::external
 };
 
@@ -139,10 +138,9 @@ struct CollectReceiver {
 // come later, hold more than the limit.
 void check_read_memory(const CollectReceiver* r) {
     const RowFilter* f = r->filter;
-    const size_t ids = (f != nullptr && f->ids != nullptr ? f->ids->capacity() * sizeof(int64_t) : 0) +
-                       (f != nullptr && f->note_external != nullptr
-                            ? f->note_external->capacity() * sizeof(ExternalLength)
-                            : 0);
+    const size_t ids =
+        (f != nullptr && f->ids != nullptr ? f->ids->capacity() * sizeof(int64_t) : 0) +
+        (f != nullptr && f->note_external != nullptr ? f->note_external->capacity() * sizeof(ExternalLength) : 0);
     if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
         if (r->filter != nullptr) {
             r->filter->overflowed = true;  // the caller reads again in passes

@@ -181,8 +181,8 @@ void Progress::finish() {
     changed_ = false;
 }
 
-JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                        JoinOptions opt, Progress& progress, uint64_t total, const EmitFn& emit) {
+JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work, JoinOptions opt, Progress& progress,
+                        uint64_t total, const EmitFn& emit) {
     CancelToken token;
     opt.cancel = &token;
     JoinPairs result;
@@ -251,13 +251,14 @@ ExitStop::~ExitStop() {
 }
 
 void throw_memory_limit(const char* what, const std::string& detail) {
-    throw Error(ErrorKind::OutOfMemory,
-                std::string("spotsigs join exceeds spotsigs.join_memory_limit (") +
-                    join_memory_limit_text() + ") while " + what,
-                (detail.empty() ? std::string()
-                                : std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])))) +
-                                      detail.substr(1) + ". ") +
-                    "Raise spotsigs.join_memory_limit, or join fewer or smaller documents.");
+    throw Error(
+        ErrorKind::OutOfMemory,
+        std::string("spotsigs join exceeds spotsigs.join_memory_limit (") + join_memory_limit_text() + ") while " +
+            what,
+        (detail.empty() ? std::string()
+                        : std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])))) +
+                              detail.substr(1) + ". ") +
+            "Raise spotsigs.join_memory_limit, or join fewer or smaller documents.");
 }
 
 }  // namespace spotsigs::pg

@@ -47,8 +47,8 @@ private:
 // there to emit (with the sink's bound on the pairs to come) while it waits, between its polls;
 // the return value holds the pairs that did not go through the sink.
 using EmitFn = std::function<void(JoinPairs& run, uint64_t bound)>;
-JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work,
-                        JoinOptions opt, Progress& progress, uint64_t total, const EmitFn& emit = nullptr);
+JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work, JoinOptions opt, Progress& progress,
+                        uint64_t total, const EmitFn& emit = nullptr);
 
 // While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
 // pipeline's filing thread, as it stops the matcher thread. Main thread only.

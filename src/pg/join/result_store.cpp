@@ -56,8 +56,8 @@ void presize_result(ReturnSetInfo* rsinfo, size_t rows, bool exact) {
     // The first block of an AllocSet context is malloc'd together with the context header, so
     // [cxt, cxt + bytes) is that one block; the advice below only faults pages in, it never
     // changes their contents.
-    MemoryContext cxt = AllocSetContextCreate(rsinfo->econtext->ecxt_per_query_memory,
-                                              "spotsigs result", bytes, ALLOCSET_DEFAULT_INITSIZE, bytes);
+    MemoryContext cxt = AllocSetContextCreate(rsinfo->econtext->ecxt_per_query_memory, "spotsigs result", bytes,
+                                              ALLOCSET_DEFAULT_INITSIZE, bytes);
     // The block's pages past its header: from the reserved pool when spotsigs.join_huge_pages
     // allows (glibc maps a block this large on its own, so the range is one fresh mapping).
     char* rows_start = reinterpret_cast<char*>(cxt) + kHeaderRoom;

@@ -100,8 +100,8 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
         SnapshotData snapshot;
         init_toast_snapshot(&snapshot);
         TableScanDesc sd = table_beginscan(rel, &snapshot, 0, nullptr);
-        MemoryContext chunks = AllocSetContextCreate(CurrentMemoryContext, "spotsigs toast values",
-                                                     ALLOCSET_DEFAULT_SIZES);
+        MemoryContext chunks =
+            AllocSetContextCreate(CurrentMemoryContext, "spotsigs toast values", ALLOCSET_DEFAULT_SIZES);
         uint64 open_bytes = 0, seen = 0;
         HeapTuple tuple;
         while ((tuple = heap_getnext(sd, ForwardScanDirection)) != nullptr) {
@@ -120,8 +120,8 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
             // to the usual detoasting, which reports what is wrong, if anything is.
             bool ok = !null2 && !null3 && seq >= 0 && seq < chunks_total && !VARATT_IS_EXTERNAL(chunk) &&
                       !VARATT_IS_COMPRESSED(chunk);
-            const int32 expected = seq < chunks_total - 1 ? TOAST_MAX_CHUNK_SIZE
-                                                          : size - (chunks_total - 1) * TOAST_MAX_CHUNK_SIZE;
+            const int32 expected =
+                seq < chunks_total - 1 ? TOAST_MAX_CHUNK_SIZE : size - (chunks_total - 1) * TOAST_MAX_CHUNK_SIZE;
             ok = ok && static_cast<int32>(VARSIZE_ANY_EXHDR(chunk)) == expected;
             // The value's bytes, then a bit per chunk received (chunks need not come in order: a
             // value's small last chunk often fills a gap on an earlier page).

@@ -53,7 +53,7 @@ private:
         varatt_external ptr;
         uint32 received;  // chunks received so far
         State state;
-        char* buf;          // the value's bytes while its chunks come (palloc'd)
+        char* buf;  // the value's bytes while its chunks come (palloc'd)
     };
     // The index of the value with this value id, or -1.
     int64 find(Oid valueid) const noexcept;

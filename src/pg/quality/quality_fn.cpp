@@ -81,8 +81,7 @@ Datum make_int8_array(const std::vector<uint64_t>& keys) {
     pg_guard([&] {
         Datum* elems = static_cast<Datum*>(palloc(sizeof(Datum) * (keys.empty() ? 1 : keys.size())));
         for (size_t i = 0; i < keys.size(); ++i) elems[i] = Int64GetDatum(static_cast<int64>(keys[i]));
-        arr = construct_array(elems, static_cast<int>(keys.size()), INT8OID, 8, FLOAT8PASSBYVAL,
-                              TYPALIGN_DOUBLE);
+        arr = construct_array(elems, static_cast<int>(keys.size()), INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
     });
     return PointerGetDatum(arr);
 }
@@ -103,8 +102,8 @@ SPOTSIGS_FUNCTION(spotsigs_shingles) {
 SPOTSIGS_FUNCTION(spotsig_df_accum) {
     MemoryContext aggcxt;
     if (!AggCheckCallContext(fcinfo, &aggcxt))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("spotsig_df_accum called in non-aggregate context")));
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("spotsig_df_accum called in non-aggregate context")));
     DfState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<DfState*>(PG_GETARG_POINTER(0));
     if (st == nullptr) {
         st = static_cast<DfState*>(MemoryContextAllocZero(aggcxt, sizeof(DfState)));
@@ -143,9 +142,9 @@ SPOTSIGS_FUNCTION(spotsig_filter) {
     double lo = PG_GETARG_FLOAT8(3);
     double hi = PG_GETARG_FLOAT8(4);
     if (n < 2)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("the collection must hold at least 2 documents"),
-                        errdetail("n is " INT64_FORMAT ".", n)));
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the collection must hold at least 2 documents"),
+                 errdetail("n is " INT64_FORMAT ".", n)));
     return pg_entry([&] {
         Multiset m = idf_filter(view_of(sig), view_of(df), static_cast<uint64_t>(n), lo, hi);
         return make_spotsig(m.view());
@@ -157,8 +156,7 @@ SPOTSIGS_FUNCTION(spotsig_idf) {
     int64 df = PG_GETARG_INT64(0);
     int64 n = PG_GETARG_INT64(1);
     if (n < 2 || df < 0)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("idf needs n >= 2 and df >= 0"),
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("idf needs n >= 2 and df >= 0"),
                         errdetail("df is " INT64_FORMAT ", n is " INT64_FORMAT ".", df, n)));
     PG_RETURN_FLOAT8(normalized_idf(static_cast<uint64_t>(df), static_cast<uint64_t>(n)));
 }

@@ -61,11 +61,10 @@ void release_config(TriggerConfig* c) {
 }
 
 // Raises a configuration ERROR that names the trigger and the table.
-#define CONFIG_ERROR(code, td, ...)                                                         \
-    ereport(ERROR, (errcode(code),                                                          \
-                    errmsg("spotsigs_flag_duplicates: trigger \"%s\" on \"%s\": %s",         \
-                           (td)->tg_trigger->tgname, RelationGetRelationName((td)->tg_relation), \
-                           psprintf(__VA_ARGS__))))
+#define CONFIG_ERROR(code, td, ...)                                                                                    \
+    ereport(ERROR,                                                                                                     \
+            (errcode(code), errmsg("spotsigs_flag_duplicates: trigger \"%s\" on \"%s\": %s", (td)->tg_trigger->tgname, \
+                                   RelationGetRelationName((td)->tg_relation), psprintf(__VA_ARGS__))))
 
 // The attribute number of a named user column, or an ERROR 42703 naming the role it plays.
 AttrNumber user_column(TriggerData* td, const char* name, const char* role) {
@@ -73,8 +72,8 @@ AttrNumber user_column(TriggerData* td, const char* name, const char* role) {
     int att = SPI_fnumber(desc, name);
     if (att == SPI_ERROR_NOATTRIBUTE || att <= 0)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                        errmsg("spotsigs_flag_duplicates: %s column \"%s\" of relation \"%s\" does not exist",
-                               role, name, RelationGetRelationName(td->tg_relation))));
+                        errmsg("spotsigs_flag_duplicates: %s column \"%s\" of relation \"%s\" does not exist", role,
+                               name, RelationGetRelationName(td->tg_relation))));
     return AttrNumber(att);
 }
 
@@ -168,8 +167,8 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     Relation rel = td->tg_relation;
     if (tg->tgnargs < 4 || tg->tgnargs > 6)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("spotsigs_flag_duplicates: trigger \"%s\" has %d arguments; it takes 4 to 6",
-                               tg->tgname, tg->tgnargs),
+                        errmsg("spotsigs_flag_duplicates: trigger \"%s\" has %d arguments; it takes 4 to 6", tg->tgname,
+                               tg->tgnargs),
                         errhint("Arguments: spotsig column, duplicate column, similarity column (or ''), "
                                 "threshold, mode ('best' or 'first'), concurrency ('locked' or 'unlocked').")));
     char** args = tg->tgargs;
@@ -187,7 +186,8 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     if (!is_integer_type(c->dup_type))
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("spotsigs_flag_duplicates: duplicate column \"%s\" has type %s; it must be "
-                               "smallint, integer or bigint", args[1], format_type_be(c->dup_type))));
+                               "smallint, integer or bigint",
+                               args[1], format_type_be(c->dup_type))));
     check_writable(td, c->dup_att, "duplicate", args[1]);
     resolve_write(td, c->dup_att, &c->dup_write);
 
@@ -198,7 +198,8 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
         if (c->sim_type != FLOAT8OID && c->sim_type != FLOAT4OID && c->sim_type != NUMERICOID)
             ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                             errmsg("spotsigs_flag_duplicates: similarity column \"%s\" has type %s; it must be "
-                                   "double precision, real or numeric", args[2], format_type_be(c->sim_type))));
+                                   "double precision, real or numeric",
+                                   args[2], format_type_be(c->sim_type))));
         check_writable(td, c->sim_att, "similarity", args[2]);
         resolve_write(td, c->sim_att, &c->sim_write);
     }
@@ -208,23 +209,21 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
 
     c->best = true;
     if (tg->tgnargs >= 5) {
-        if (std::strcmp(args[4], "first") == 0)
-            c->best = false;
+        if (std::strcmp(args[4], "first") == 0) c->best = false;
         else if (std::strcmp(args[4], "best") != 0)
             CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td, "mode \"%s\" is not 'best' or 'first'", args[4]);
     }
     c->locked = false;
     if (tg->tgnargs >= 6) {
-        if (std::strcmp(args[5], "locked") == 0)
-            c->locked = true;
+        if (std::strcmp(args[5], "locked") == 0) c->locked = true;
         else if (std::strcmp(args[5], "unlocked") != 0)
             CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td, "concurrency \"%s\" is not 'locked' or 'unlocked'",
                          args[5]);
     }
 
     c->id_att = primary_key_column(td, &c->id_type);
-    if (c->dup_att == c->sig_att || c->dup_att == c->id_att || c->sim_att == c->sig_att ||
-        c->sim_att == c->id_att || c->sim_att == c->dup_att)
+    if (c->dup_att == c->sig_att || c->dup_att == c->id_att || c->sim_att == c->sig_att || c->sim_att == c->id_att ||
+        c->sim_att == c->dup_att)
         CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td,
                      "the spotsig, duplicate, similarity and primary key columns must all be different");
 
@@ -247,7 +246,6 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
         c->gen_expr = static_cast<Expr*>(copyObjectImpl(expr));
         MemoryContextSwitchTo(old);
     }
-
 }
 
 }  // namespace
@@ -280,9 +278,7 @@ TriggerConfig* trigger_config(FunctionCallInfo fcinfo, TriggerData* td) {
     std::memset(reinterpret_cast<char*>(c) + sizeof(Oid), 0, sizeof(TriggerConfig) - sizeof(Oid));
     c->relid = RelationGetRelid(td->tg_relation);
     PG_TRY();
-    {
-        build_config(fcinfo, td, c);
-    }
+    { build_config(fcinfo, td, c); }
     PG_CATCH();
     {
         release_config(c);

@@ -28,26 +28,26 @@ struct ColumnWrite {
 
 // Everything a firing needs to know, derived once from the trigger and its table.
 struct TriggerConfig {
-    Oid tgoid;              // hash key: the trigger's OID
-    Oid relid;              // the table it fires on
-    bool valid;             // false once the table's relcache entry was invalidated
-    AttrNumber sig_att;     // spotsig column
-    bool sig_generated;     // the column is GENERATED ALWAYS AS (...) STORED
-    Expr* gen_expr;         // its generation expression (in cxt), or NULL
-    AttrNumber dup_att;     // receives the matched row's id
-    Oid dup_type;           // int2, int4 or int8
-    AttrNumber sim_att;     // receives the similarity, 0 for none
-    Oid sim_type;           // float4, float8 or numeric
-    AttrNumber id_att;      // the single-column integer primary key
+    Oid tgoid;           // hash key: the trigger's OID
+    Oid relid;           // the table it fires on
+    bool valid;          // false once the table's relcache entry was invalidated
+    AttrNumber sig_att;  // spotsig column
+    bool sig_generated;  // the column is GENERATED ALWAYS AS (...) STORED
+    Expr* gen_expr;      // its generation expression (in cxt), or NULL
+    AttrNumber dup_att;  // receives the matched row's id
+    Oid dup_type;        // int2, int4 or int8
+    AttrNumber sim_att;  // receives the similarity, 0 for none
+    Oid sim_type;        // float4, float8 or numeric
+    AttrNumber id_att;   // the single-column integer primary key
     Oid id_type;
-    Oid spotsig_type;       // the extension's spotsig type
-    double threshold;       // tau in (0, 1]
-    char threshold_text[40];// tau, printed exactly, for the GUC
-    bool best;              // 'best' (else 'first')
-    bool locked;            // take the length-bucket advisory locks
-    ColumnWrite dup_write;  // how the duplicate column stores a value
-    ColumnWrite sim_write;  // how the similarity column does
-    Oid index_oid;          // the valid, non-partial spotsigs index on the spotsig column
+    Oid spotsig_type;         // the extension's spotsig type
+    double threshold;         // tau in (0, 1]
+    char threshold_text[40];  // tau, printed exactly, for the GUC
+    bool best;                // 'best' (else 'first')
+    bool locked;              // take the length-bucket advisory locks
+    ColumnWrite dup_write;    // how the duplicate column stores a value
+    ColumnWrite sim_write;    // how the similarity column does
+    Oid index_oid;            // the valid, non-partial spotsigs index on the spotsig column
     SPIPlanPtr visible_plan;  // the row-security probe (trigger_visibility.hpp), once prepared
     MemoryContext cxt;        // owns gen_expr and the domain_check caches
 };

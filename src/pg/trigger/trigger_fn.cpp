@@ -106,10 +106,8 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
 
     bool sig_null = false;
     Datum sig;
-    if (c->sig_generated)
-        sig = evaluate_generated(c, rel, tuple, &sig_null);
-    else
-        sig = heap_getattr(tuple, c->sig_att, RelationGetDescr(rel), &sig_null);
+    if (c->sig_generated) sig = evaluate_generated(c, rel, tuple, &sig_null);
+    else sig = heap_getattr(tuple, c->sig_att, RelationGetDescr(rel), &sig_null);
 
     TriggerMatch m = {false, 0, 0.0};
     if (!sig_null) {

@@ -27,10 +27,8 @@ void lock_length_buckets(Oid relid, uint64 length, double tau) {
     int last = length_bucket(hi);
     Datum table_key = Int32GetDatum(int32(relid));
     for (int b = first; b <= last; ++b) {
-        if (b == own)
-            DirectFunctionCall2(pg_advisory_xact_lock_int4, table_key, Int32GetDatum(b));
-        else
-            DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, table_key, Int32GetDatum(b));
+        if (b == own) DirectFunctionCall2(pg_advisory_xact_lock_int4, table_key, Int32GetDatum(b));
+        else DirectFunctionCall2(pg_advisory_xact_lock_shared_int4, table_key, Int32GetDatum(b));
     }
 }
 

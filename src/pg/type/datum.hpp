@@ -12,7 +12,9 @@ namespace spotsigs::pg {
 Oid spotsig_type_oid(FunctionCallInfo fcinfo);
 
 // Detoasts a spotsig datum; call outside pg_entry (it may raise PostgreSQL errors).
-inline struct varlena* fetch_spotsig(Datum d) { return PG_DETOAST_DATUM(d); }
+inline struct varlena* fetch_spotsig(Datum d) {
+    return PG_DETOAST_DATUM(d);
+}
 
 // A view of a detoasted spotsig (header checks only); throws Error(DataCorrupted).
 MultisetView view_of(const struct varlena* v);

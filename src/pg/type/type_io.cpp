@@ -141,6 +141,6 @@ SPOTSIGS_FUNCTION(spotsig_hash) {
 // spotsig_hash_extended(a, seed): the 64-bit seeded variant.
 SPOTSIGS_FUNCTION(spotsig_hash_extended) {
     struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
-    return hash_any_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)),
-                             VARSIZE_ANY_EXHDR(v), PG_GETARG_INT64(1));
+    return hash_any_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(v)), VARSIZE_ANY_EXHDR(v),
+                             PG_GETARG_INT64(1));
 }
