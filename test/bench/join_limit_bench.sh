@@ -23,17 +23,10 @@ psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 mkdir -p "$OUT"
 chmod 0777 "$OUT" 2>/dev/null || true
 
+# shellcheck source=scaled_lib.sh
+. "$here/scaled_lib.sh"
 if [[ $(psql_q -c "SELECT to_regclass('scaled') IS NULL") == t ]]; then
-  g++ -std=c++17 -O2 -o "$OUT/scale_corpus" "$here/scale_corpus.cpp"
-  psql_q -c "CREATE EXTENSION IF NOT EXISTS spotsigs"
-  psql_q -c "CREATE TABLE corpus_docs (id bigint PRIMARY KEY, source text, title text, body text)"
-  psql_q -c "\\copy corpus_docs from program 'zcat \"$corpus/docs.tsv.gz\"'"
-  psql_q -c "CREATE TABLE corpus_base AS SELECT id, spotsigs(title || E'\\n' || body) AS sig FROM corpus_docs"
-  psql_q -c "\\copy (SELECT id, sig FROM corpus_base ORDER BY id) to '$OUT/base.tsv'"
-  "$OUT/scale_corpus" "$ROWS" "$VARIANT_SHARE" "$SEED" "$SCALE_MODE" < "$OUT/base.tsv" > "$OUT/scaled.tsv" 2>/dev/null
-  psql_q -c "CREATE TABLE scaled (id bigint, sig spotsig)" -c "\\copy scaled from '$OUT/scaled.tsv'"
-  rm -f "$OUT/scaled.tsv" "$OUT/base.tsv"
-  psql_q -c "ALTER TABLE scaled ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE scaled"
+  load_scaled scaled "$ROWS"
 fi
 
 log() { echo "$*" | tee -a "$OUT/results.txt"; }

@@ -31,21 +31,11 @@ chmod 0777 "$OUT" 2>/dev/null || true
 log() { echo "$*" | tee -a "$OUT/results.txt"; }
 : > "$OUT/results.txt"
 
+# shellcheck source=scaled_lib.sh
+. "$here/scaled_lib.sh"
 if [[ $(psql_q -c "SELECT to_regclass('scaled_big') IS NULL") == t ]]; then
   t0=$(date +%s)
-  g++ -std=c++17 -O2 -o "$OUT/scale_corpus" "$here/scale_corpus.cpp"
-  psql_q -c "CREATE EXTENSION IF NOT EXISTS spotsigs"
-  if [[ $(psql_q -c "SELECT to_regclass('corpus_base') IS NULL") == t ]]; then
-    psql_q -c "DROP TABLE IF EXISTS corpus_docs" \
-      -c "CREATE TABLE corpus_docs (id bigint PRIMARY KEY, source text, title text, body text)"
-    psql_q -c "\\copy corpus_docs from program 'zcat \"$corpus/docs.tsv.gz\"'"
-    psql_q -c "CREATE TABLE corpus_base AS SELECT id, spotsigs(title || E'\\n' || body) AS sig FROM corpus_docs"
-  fi
-  psql_q -c "\\copy (SELECT id, sig FROM corpus_base ORDER BY id) to '$OUT/base.tsv'"
-  "$OUT/scale_corpus" "$ROWS_BIG" "$VARIANT_SHARE" "$SEED" "$SCALE_MODE" < "$OUT/base.tsv" 2>"$OUT/scale.log" |
-    psql_q -1 -c "CREATE TABLE scaled_big (id bigint, sig spotsig)" -c "COPY scaled_big FROM STDIN"
-  rm -f "$OUT/base.tsv"
-  psql_q -c "ALTER TABLE scaled_big ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE scaled_big"
+  load_scaled scaled_big "$ROWS_BIG"
   psql_q -c "DROP TABLE IF EXISTS scaled_small" \
     -c "CREATE TABLE scaled_small AS SELECT id, sig FROM scaled_big WHERE id <= $ROWS_SMALL ORDER BY id" \
     -c "ALTER TABLE scaled_small ADD PRIMARY KEY (id)" -c "VACUUM ANALYZE scaled_small"
