@@ -74,7 +74,7 @@ sub check_passes {
 }
 
 for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '12MB' ], [ 'docs', 0.6, 2, '24MB' ],
-	[ 'docs', 0.3, 2, '48MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
+	[ 'docs', 0.3, 2, '40MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
 	my ($table, $tau, $threads, $limit) = @$case;
 	check_passes("spotsigs_join('$table', 'id', 'sig', $tau, $threads)", $limit, 1000);
 }

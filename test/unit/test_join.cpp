@@ -803,22 +803,134 @@ TEST(JoinGroups, SinkGetsEveryPairOnce) {
     }
 }
 
-// Methods other than the prefix-group matcher ignore the sink and return every pair, sorted.
-TEST(JoinGroups, OtherMethodsReturnEverything) {
-    auto docs = random_docs(7, 120, 10, 200, 6);
-    Collection c = make(docs);
-    for (JoinMethod m : {JoinMethod::NoPart, JoinMethod::NoPrune, JoinMethod::BruteForce}) {
-        PairSink sink;
-        JoinOptions opt;
-        opt.tau = 0.5;
-        opt.threads = 2;
-        opt.method = m;
-        opt.sink = &sink;
-        JoinPairs got = self_join(c, opt);
-        std::vector<JoinPairs> runs;
-        EXPECT_FALSE(sink.take(runs)) << name(m);
-        ASSERT_EQ(triples(got), ref_self(docs, 0.5)) << name(m);
+// Runs join (which puts to sink) on a thread of its own while this thread takes what it puts, as
+// the PostgreSQL layer does (a put waits while the sink is full); returns every pair taken,
+// sorted, and sets *ok to join's return value.
+template <class F>
+JoinPairs consume(PairSink& sink, F&& join, bool* ok = nullptr) {
+    std::atomic<bool> done{false};
+    bool result = false;
+    std::thread producer([&] {
+        result = join();
+        done = true;
+    });
+    std::vector<JoinPairs> runs;
+    JoinPairs all;
+    auto take = [&] {
+        while (sink.take(runs))
+            for (const JoinPairs& r : runs) {
+                EXPECT_FALSE(r.empty());
+                all.insert(all.end(), r.begin(), r.end());
+                sink.done(r.size());
+            }
+    };
+    while (!done) {
+        take();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    producer.join();
+    take();
+    if (ok != nullptr) *ok = result;
+    join_detail::sort_pairs(all);
+    return all;
+}
+
+// The index matcher, with every method's filters, hands every pair over through a sink (none is
+// returned), also past the size of one worker's run; brute force ignores the sink.
+TEST(JoinIndex, SinkGetsEveryPair) {
+    std::vector<Doc> docs = random_docs(7, 120, 10, 200, 6);
+    // 400 copies of one document: 79,800 pairs, more than a worker gathers before it puts.
+    std::vector<Doc> same(400, Doc{{1, 2}, {2, 3}, {9, 1}});
+    for (const std::vector<Doc>* d : {&docs, &same}) {
+        Collection c = make(*d);
+        for (JoinMethod m : {JoinMethod::NoPart, JoinMethod::NoPrune, JoinMethod::Partitioned})
+            for (int threads : {1, 3}) {
+                PairSink sink;
+                JoinOptions opt;
+                opt.tau = 0.5;
+                opt.threads = threads;
+                opt.method = m;
+                opt.sink = &sink;
+                JoinPairs left;
+                JoinPairs got = consume(sink, [&] {
+                    left = join_detail::index_self_join(c, opt, join_detail::config_for(m));
+                    return true;
+                });
+                EXPECT_TRUE(left.empty()) << name(m);
+                ASSERT_EQ(triples(got), ref_self(*d, 0.5)) << name(m) << " threads " << threads;
+                EXPECT_EQ(sink.peak_bytes() % sizeof(JoinPair), 0u);
+                EXPECT_GT(sink.peak_bytes(), 0u);
+            }
+    }
+    Collection c = make(docs);
+    PairSink sink;
+    JoinOptions opt;
+    opt.tau = 0.5;
+    opt.threads = 2;
+    opt.method = JoinMethod::BruteForce;
+    opt.sink = &sink;
+    JoinPairs got = self_join(c, opt);
+    std::vector<JoinPairs> runs;
+    EXPECT_FALSE(sink.take(runs));
+    ASSERT_EQ(triples(got), ref_self(docs, 0.5));
+}
+
+// A matcher that streams holds its pairs only until it puts them: a result far larger than the
+// limit goes through, where the same join without a sink fails for its pairs.
+TEST(JoinIndex, StreamedPairsDoNotCountAgainstTheLimit) {
+    std::vector<Doc> same(2000, Doc{{1, 2}, {2, 3}});  // ~2,000,000 pairs: 32 MB, 64 MB while merged
+    Collection s = make(same);
+    for (bool groups : {false, true}) {
+        JoinOptions opt;
+        opt.tau = 0.9;
+        opt.threads = 2;
+        // The prefix-group matcher also keeps its candidate entries (8 bytes a pair here).
+        opt.memory_limit = groups ? 24u << 20 : 2u << 20;
+        JoinPairs got;
+        auto run = [&] {
+            if (groups) return join_detail::group_self_join(s, opt, 1e18, got);
+            got = join_detail::index_self_join(s, opt, join_detail::config_for(JoinMethod::Partitioned));
+            return true;
+        };
+        EXPECT_THROW(run(), JoinMemoryError) << (groups ? "groups" : "index");
+        PairSink sink;
+        opt.sink = &sink;
+        bool ok = false;
+        const JoinPairs taken = consume(sink, run, &ok);
+        ASSERT_TRUE(ok);
+        EXPECT_TRUE(got.empty());
+        EXPECT_EQ(taken.size(), 2000u * 1999u / 2u) << (groups ? "groups" : "index");
+        // The pairs in flight stay near the sink's bound, far below the result's 32 MB.
+        EXPECT_LE(sink.peak_bytes(), 3 * PairSink::kQueuedPairs * sizeof(JoinPair));
+    }
+}
+
+// A put waits while the sink holds kQueuedPairs pairs, until they are taken or the stop flag is
+// set; the peak counts the pairs put and not yet done.
+TEST(PairSinkTest, PutWaitsForTheConsumer) {
+    std::atomic<bool> stop{false};
+    PairSink sink(nullptr, &stop);
+    sink.put(JoinPairs(PairSink::kQueuedPairs));
+    std::atomic<bool> second{false};
+    std::thread putter([&] {
+        sink.put(JoinPairs(3));
+        second = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(second.load());  // the sink is full
+    std::vector<JoinPairs> runs;
+    ASSERT_TRUE(sink.take(runs));
+    putter.join();
+    EXPECT_TRUE(second.load());
+    EXPECT_EQ(sink.peak_bytes(), (PairSink::kQueuedPairs + 3) * sizeof(JoinPair));  // none done yet
+    sink.done(PairSink::kQueuedPairs);
+    // Full again: only the stop flag lets a put through without a consumer.
+    sink.put(JoinPairs(PairSink::kQueuedPairs));
+    std::thread stopped([&] { sink.put(JoinPairs(5)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop = true;
+    stopped.join();
+    EXPECT_EQ(sink.peak_bytes(), (PairSink::kQueuedPairs + 3 + 5) * sizeof(JoinPair));
 }
 
 // Runs put from several threads at once are all taken, each once.

@@ -84,9 +84,10 @@ struct JoinOptions {
     JoinMethod method = JoinMethod::Partitioned;
     size_t memory_limit = 0;        // bytes for the matcher's own structures; 0 = no limit
     CancelToken* cancel = nullptr;  // polled by workers; progress counts probe documents done
-    // Self-join only: when set, the prefix-group matcher hands its result over here a finished
-    // partition at a time, unsorted (pair_sink.hpp); the return value then holds only the pairs
-    // that did not go through the sink (all of them for the other methods, sorted).
+    // When set, the default method's matchers hand their result over here as they go, a finished
+    // partition or a worker's batch at a time, unsorted (pair_sink.hpp); the return value then
+    // holds only the pairs that did not go through the sink (all of them for the other methods,
+    // sorted).
     PairSink* sink = nullptr;
     // Self-join only: when not 0, only the pairs whose shorter document is shorter than this
     // (one pass of join_passes.hpp); 0 keeps every pair.

@@ -746,7 +746,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     const RankDivider part_of(per_part);  // rank / per_part
     std::vector<CandidateLists> cands(static_cast<size_t>(threads));
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
-    WorkerGuard guard(opt, budget);
+    WorkerGuard guard(opt, budget, true);
     CandidateCap cap(max_candidates_per_doc * static_cast<double>(n));
     // With probe_below, a pair is written down only when its shorter document is shorter.
     const uint64_t below = opt.probe_below == 0 ? UINT64_MAX : opt.probe_below;
@@ -780,8 +780,10 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             guard.add_pairs(out.size());
             // 5. Output.
             if (opt.sink != nullptr) {
+                const size_t put = out.size();
                 opt.sink->put(std::move(out));  // unsorted: the caller writes rows meanwhile
                 out = JoinPairs();
+                guard.handed_over(put);
             } else if (threads > 1) {
                 sort_pairs(out);  // the runs are merged in slices on the workers below
             }

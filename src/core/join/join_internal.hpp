@@ -273,16 +273,21 @@ void run_workers(int threads, size_t total, size_t chunk,
 // Shared by the workers of one join: cancel token, output budget and a pair counter.
 class WorkerGuard {
 public:
-    // Watches opt.cancel and limits pairs to what fits beside the already charged structures.
-    WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget);
+    // Watches opt.cancel and limits pairs to what fits beside the already charged structures;
+    // streams: the matcher puts its pairs to opt.sink as it goes (see add_pairs).
+    WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget, bool streams = false);
     // True once the caller asked to stop (workers return promptly when it is).
     bool stopped() const noexcept { return cancel_ != nullptr && cancel_->stopped(); }
     // Adds done probe documents to the caller's progress counter.
     void progress(uint64_t done) noexcept {
         if (cancel_ != nullptr) cancel_->progress.fetch_add(done, std::memory_order_relaxed);
     }
-    // Accounts for n more result pairs; throws JoinMemoryError past the limit.
+    // Accounts for n more result pairs; throws JoinMemoryError past the limit, unless the matcher
+    // streams: then they are held only until their run is put, and a matcher that has begun to
+    // put must not fail (its caller cannot take pairs back).
     void add_pairs(size_t n);
+    // n pairs counted by add_pairs left the matcher through the sink.
+    void handed_over(size_t n) noexcept { pairs_.fetch_sub(n, std::memory_order_relaxed); }
     // Accounts for n more candidate bytes (the prefix-group matcher's lists); false past the limit.
     bool add_candidate_bytes(size_t n) noexcept;
     // True when n candidate bytes more than those added would still fit.
@@ -291,7 +296,7 @@ public:
     }
     // Counts n more verified candidate pairs (reported to JoinOptions::candidates at the end).
     void add_verified(uint64_t n) noexcept { verified_.fetch_add(n, std::memory_order_relaxed); }
-    // Reports the structures plus the pairs and candidates counted so far as the budget's peak,
+    // Reports the most the structures, pairs and candidates took at once as the budget's peak,
     // and the verified pairs to JoinOptions::candidates.
     ~WorkerGuard();
 
@@ -301,7 +306,9 @@ private:
     CancelToken* cancel_;
     size_t limit_;  // 0 = unlimited
     size_t base_;   // bytes already charged for structures
-    std::atomic<size_t> pairs_{0};
+    bool streams_;  // pairs go to a sink
+    std::atomic<size_t> pairs_{0};  // pairs held
+    std::atomic<size_t> peak_{0};   // the most bytes of structures, candidates and pairs at once
     std::atomic<uint64_t> verified_{0};
     std::atomic<uint64_t>* verified_out_;
 };

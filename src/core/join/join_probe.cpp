@@ -10,6 +10,7 @@
 
 #include "core/join/join_bounds.hpp"
 #include "core/join/join_internal.hpp"
+#include "core/join/pair_sink.hpp"
 #include "core/join/partition.hpp"
 
 namespace spotsigs::join_detail {
@@ -20,6 +21,8 @@ constexpr size_t kProbeChunk = 32;
 constexpr uint32_t kPostingStride = 1u << 16;
 // Result pairs a worker collects before it accounts for them against the memory limit.
 constexpr size_t kPairBatch = 4096;
+// Pairs a worker gathers before it puts them to the join's sink, when it has one.
+constexpr size_t kSinkRun = size_t(1) << 16;
 
 // The overlap of A[i..] and B[j..] (sorted ids with frequencies; ra, rb their masses), or some
 // value below t as soon as Lemma 6 shows the overlap cannot reach t.
@@ -333,7 +336,7 @@ bool probe_counting(const ProbeJob& job, size_t ra, ProbeScratch& scratch, const
 JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& budget) {
     budget.charge(job.cfg.count != 0 ? 0 : static_cast<size_t>(opt.threads) * job.indexed->size() * sizeof(uint32_t),
                   "the per-thread candidate marks");
-    WorkerGuard guard(opt, budget);
+    WorkerGuard guard(opt, budget, true);
     // Empty documents take part in nothing, but they count as probed; so do, with probe_below,
     // the documents at least that long: in a self-join each pair is probed from its shorter
     // document, so theirs are all another pass's pairs.
@@ -349,6 +352,14 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
         uint32_t stride = kPostingStride;
         size_t accounted = mine.size();
         uint64_t verified = 0;
+        // With a sink, the pairs go to it a run at a time (unsorted) instead of being kept.
+        auto hand_over = [&] {
+            const size_t put = mine.size();
+            opt.sink->put(std::move(mine));
+            mine = JoinPairs();
+            guard.handed_over(put);
+            accounted = 0;
+        };
         for (size_t r = begin; r < end; ++r) {
             const bool go_on =
                 !guard.stopped() && (job.cfg.count != 0 ? probe_counting(job, r, s, guard, mine, stride, verified)
@@ -361,12 +372,21 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
             if (mine.size() - accounted >= kPairBatch) {
                 guard.add_pairs(mine.size() - accounted);
                 accounted = mine.size();
+                if (opt.sink != nullptr && mine.size() >= kSinkRun) hand_over();
             }
         }
         guard.add_verified(verified);
         if (mine.size() != accounted) guard.add_pairs(mine.size() - accounted);
+        if (opt.sink != nullptr && mine.size() >= kSinkRun) hand_over();
     });
     throw_if_canceled(opt.cancel);
+    if (opt.sink != nullptr)
+        for (JoinPairs& rest : out) {
+            const size_t put = rest.size();
+            opt.sink->put(std::move(rest));
+            rest = JoinPairs();
+            guard.handed_over(put);
+        }
     return merge_sorted(out);
 }
 

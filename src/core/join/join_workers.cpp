@@ -97,23 +97,27 @@ void run_workers(int threads, size_t total, size_t chunk,
         if (e) std::rethrow_exception(e);
 }
 
-WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget)
+WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget, bool streams)
     : budget_(budget),
       cancel_(opt.cancel),
       limit_(opt.memory_limit),
       base_(budget.used()),
+      streams_(streams && opt.sink != nullptr),
       verified_out_(opt.candidates) {}
 
 WorkerGuard::~WorkerGuard() {
-    budget_.note_peak(base_ + candidate_bytes_.load() + 2 * pairs_.load() * sizeof(JoinPair));
+    budget_.note_peak(std::max(peak_.load(), base_ + candidate_bytes_.load() + 2 * pairs_.load() * sizeof(JoinPair)));
     if (verified_out_ != nullptr) verified_out_->fetch_add(verified_.load(), std::memory_order_relaxed);
 }
 
 void WorkerGuard::add_pairs(size_t n) {
     size_t total = pairs_.fetch_add(n, std::memory_order_relaxed) + n;
-    // The pairs live once in the workers' vectors and once more while they are merged.
+    // Held pairs live once in the workers' vectors and once more while they are merged.
     const size_t bytes = base_ + candidate_bytes_.load(std::memory_order_relaxed) + 2 * total * sizeof(JoinPair);
-    if (limit_ != 0 && bytes > limit_)
+    size_t seen = peak_.load(std::memory_order_relaxed);
+    while (bytes > seen && !peak_.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+    }
+    if (limit_ != 0 && bytes > limit_ && !streams_)
         throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
                               "the result holds " + std::to_string(total) + " pairs so far", bytes);
 }

@@ -1,6 +1,7 @@
 // The hand-over of result runs from a join's workers to its caller (see pair_sink.hpp).
 #include "core/join/pair_sink.hpp"
 
+#include <chrono>
 #include <utility>
 
 namespace spotsigs {
@@ -8,7 +9,13 @@ namespace spotsigs {
 void PairSink::put(JoinPairs&& run) {
     if (run.empty()) return;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
+        // The stop flag is looked at every few milliseconds: it is set without the sink's lock.
+        while (queued_ >= kQueuedPairs && !(stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
+            taken_.wait_for(lock, std::chrono::milliseconds(5));
+        queued_ += run.size();
+        const size_t held = held_.fetch_add(run.size(), std::memory_order_relaxed) + run.size();
+        if (held > peak_.load(std::memory_order_relaxed)) peak_.store(held, std::memory_order_relaxed);
         runs_.push_back(std::move(run));
         ready_.store(true, std::memory_order_release);
     }
@@ -17,10 +24,18 @@ void PairSink::put(JoinPairs&& run) {
 
 bool PairSink::take(std::vector<JoinPairs>& out) {
     out.clear();
-    std::lock_guard<std::mutex> lock(mu_);
-    out.swap(runs_);
-    ready_.store(false, std::memory_order_release);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        out.swap(runs_);
+        queued_ = 0;
+        ready_.store(false, std::memory_order_release);
+    }
+    taken_.notify_all();
     return !out.empty();
+}
+
+void PairSink::done(size_t n) noexcept {
+    held_.fetch_sub(n, std::memory_order_relaxed);
 }
 
 }  // namespace spotsigs

@@ -1,12 +1,20 @@
 // Result pairs handed from a join's workers to its caller while the join still runs.
 //
-// The prefix-group matcher finishes its result a partition at a time; with a sink it hands each
-// finished partition over at once (unsorted) instead of merging them all at the end, so that the
-// caller (the backend's thread, idle while workers match) writes result rows meanwhile. Every
-// pair reaches the caller exactly once: through the sink, or in the join's return value.
+// The prefix-group matcher finishes its result a partition at a time, the index matcher's workers
+// theirs a batch at a time; with a sink each finished run is handed over at once (unsorted)
+// instead of being kept and merged at the end, so that the caller (the backend's thread, idle
+// while workers match) writes result rows meanwhile and the matcher never holds the whole result.
+// Every pair reaches the caller exactly once: through the sink, or in the join's return value.
+//
+// A put waits while kQueuedPairs or more pairs wait to be taken (unless the stop flag is set), so
+// the pairs between the matcher and the caller stay below kQueuedPairs plus the last run put plus
+// the runs the caller is writing, whatever the result's size; the sink records the most it held
+// so (peak_bytes), which the caller adds to the join's accounted memory.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -20,12 +28,22 @@ class PairSink {
 public:
     // wake, if given, is called (from the putting thread, without the sink's lock held) after
     // each put, so that a waiting consumer can look at once.
-    explicit PairSink(std::function<void()> wake = nullptr) : wake_(std::move(wake)) {}
+    // stop, if given, ends the waits of put at once when set (a canceled join).
+    explicit PairSink(std::function<void()> wake = nullptr, const std::atomic<bool>* stop = nullptr)
+        : wake_(std::move(wake)), stop_(stop) {}
 
-    // From any thread: hands over a run of result pairs (an empty run is dropped).
+    // Pairs that may wait in the sink before a put waits for the consumer.
+    static constexpr size_t kQueuedPairs = size_t(1) << 18;
+
+    // From any thread: hands over a run of result pairs (an empty run is dropped); waits while
+    // the sink is full (see above).
     void put(JoinPairs&& run);
     // From the consumer: moves every run handed over so far to out (cleared first); true if any.
     bool take(std::vector<JoinPairs>& out);
+    // From the consumer: a taken run of n pairs is written and freed.
+    void done(size_t n) noexcept;
+    // The most bytes of pairs that were put and not yet done at once.
+    size_t peak_bytes() const noexcept { return peak_.load(std::memory_order_relaxed) * sizeof(JoinPair); }
     // True when runs wait to be taken (a lock-free look).
     bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
@@ -35,8 +53,13 @@ public:
 
 private:
     std::function<void()> wake_;
+    const std::atomic<bool>* stop_;
     std::mutex mu_;
+    std::condition_variable taken_;  // signalled when the consumer empties the queue
     std::vector<JoinPairs> runs_;
+    size_t queued_ = 0;             // pairs in runs_
+    std::atomic<size_t> held_{0};   // pairs put and not yet done
+    std::atomic<size_t> peak_{0};   // the most held_ was
     std::atomic<bool> ready_{false};
     std::atomic<uint64_t> bound_{0};
 };

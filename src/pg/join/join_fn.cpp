@@ -361,7 +361,12 @@ size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit
 // unknown). Called on the backend's thread.
 using PairSink = std::function<void(const Collection& docs, const JoinPairs& pairs, uint64_t bound)>;
 
-// One pass of a self-join: its rows read (and no others), matched, and their pairs given to sink.
+// One pass of a self-join: its rows read (and no others), matched, and their pairs given to sink
+// while the matcher runs, so that a pass holds its structures and not its result (a pass of short
+// rows can have more pairs than rows by orders of magnitude). A pass that does not fit fails
+// before its first pair goes out (the matchers charge their structures before they verify, and
+// a matcher that streams never fails for its pairs, WorkerGuard::add_pairs), so it can be split
+// and run again without a pair written twice; that this holds is checked, not assumed.
 PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
                       const std::vector<ExternalLength>& external, const char* fn, Progress& progress,
                       const PairSink& sink) {
@@ -372,8 +377,13 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
     filter.external = &external;
     // No presizing from the table's statistics: a pass reads a part of it.
     ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
+    bool streamed = false;
+    const EmitFn emit = [&](JoinPairs& pairs, uint64_t) {
+        streamed = true;
+        sink(pipe.docs(), pairs, 0);
+    };
     try {
-        JoinPairs pairs = self_pairs(call, pipe, progress, fn, nullptr, &filter, p.probe_hi, &out.acc);
+        JoinPairs pairs = self_pairs(call, pipe, progress, fn, emit, &filter, p.probe_hi, &out.acc);
         if (filter.overflowed) {
             // Its documents alone were more than the limit (the tally's estimate may say more).
             out.fits = false;
@@ -382,6 +392,9 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
             sink(pipe.docs(), pairs, 0);
         }
     } catch (const JoinMemoryError& e) {
+        if (streamed)
+            throw_memory_limit("matching a pass that had already written pairs",
+                               e.detail().empty() ? std::string(e.what()) : e.detail());
         out.fits = false;
         out.at_least = pipe.docs().memory_bytes() + e.at_least();
     }

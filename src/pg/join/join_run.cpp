@@ -190,11 +190,14 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
     std::mutex mu;
     std::condition_variable cv;
     bool done = false;
-    // A put wakes the main thread at once (the sink calls this without its own lock held).
-    PairSink sink([&] {
-        std::lock_guard<std::mutex> lock(mu);
-        cv.notify_all();
-    });
+    // A put wakes the main thread at once (the sink calls this without its own lock held); a
+    // stopped join's puts do not wait for a consumer that has gone.
+    PairSink sink(
+        [&] {
+            std::lock_guard<std::mutex> lock(mu);
+            cv.notify_all();
+        },
+        &token.stop);
     if (emit) opt.sink = &sink;
     std::vector<JoinPairs> runs;
     // Passes every run put so far to emit, serving interrupts between runs (main thread).
@@ -202,7 +205,9 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
         while (sink.take(runs))
             for (JoinPairs& run : runs) {
                 emit(run, sink.bound());
+                const size_t written = run.size();
                 run = JoinPairs();  // its memory goes back before the next run is written
+                sink.done(written);
                 check_interrupts();
             }
     };
@@ -232,6 +237,8 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
     }
     if (failure) std::rethrow_exception(failure);
     if (emit) drain();  // the runs put after the last look
+    // The pairs on their way to emit come on top of the matcher's own peak.
+    if (emit && opt.accounted_peak != nullptr) *opt.accounted_peak += sink.peak_bytes();
     return result;
 }
 
