@@ -304,9 +304,9 @@ private:
     const MemoryBudget& budget_;
     std::atomic<size_t> candidate_bytes_{0};
     CancelToken* cancel_;
-    size_t limit_;  // 0 = unlimited
-    size_t base_;   // bytes already charged for structures
-    bool streams_;  // pairs go to a sink
+    size_t limit_;                  // 0 = unlimited
+    size_t base_;                   // bytes already charged for structures
+    bool streams_;                  // pairs go to a sink
     std::atomic<size_t> pairs_{0};  // pairs held
     std::atomic<size_t> peak_{0};   // the most bytes of structures, candidates and pairs at once
     std::atomic<uint64_t> verified_{0};

@@ -57,9 +57,9 @@ private:
     std::mutex mu_;
     std::condition_variable taken_;  // signalled when the consumer empties the queue
     std::vector<JoinPairs> runs_;
-    size_t queued_ = 0;             // pairs in runs_
-    std::atomic<size_t> held_{0};   // pairs put and not yet done
-    std::atomic<size_t> peak_{0};   // the most held_ was
+    size_t queued_ = 0;            // pairs in runs_
+    std::atomic<size_t> held_{0};  // pairs put and not yet done
+    std::atomic<size_t> peak_{0};  // the most held_ was
     std::atomic<bool> ready_{false};
     std::atomic<uint64_t> bound_{0};
 };
