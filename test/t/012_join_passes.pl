@@ -33,6 +33,8 @@ $node->safe_psql('postgres', q{
 
 # Out-of-line values the passes skipped by the lengths the first read noted (not fetching them).
 my $skipped_by_note = 0;
+# Per call: the passes that continued a probe range over further partners (join_passes.hpp).
+my %continuing;
 
 # Runs $call (a set-returning call of spotsigs_join, spotsigs_join_rs or spotsigs_clusters) without
 # a limit and under $limit (with DEBUG1 messages) and returns the rows it gives beyond the call
@@ -50,6 +52,7 @@ sub compare {
 		CREATE TABLE got AS SELECT * FROM $call;});
 	die "$call failed: $err" if $ret != 0;
 	my $passes = $err =~ /$fn: (\d+) passes within/ ? $1 : 0;
+	$continuing{$call} = $err =~ /passes within \S+ \((\d+) of them over further partners/ ? $1 : 0;
 	$skipped_by_note += $1 while $err =~ /(\d+) out-of-line values outside the pass skipped by their noted length/g;
 	my $res = $node->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM (TABLE got EXCEPT ALL TABLE want) d) || ' ' ||
@@ -79,6 +82,16 @@ for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '12MB' ], [ 'docs', 
 	check_passes("spotsigs_join('$table', 'id', 'sig', $tau, $threads)", $limit, 1000);
 }
 
+# At a low threshold one length's partners (at 0.3, every length up to 3.3 times its own) take
+# more than a pass holds: probe ranges are covered by passes over further partner ranges, with
+# the same rows as without a limit, in fewer passes than one per length.
+for my $case ([ 'docs', 0.3, 2, '16MB' ], [ 'docs', 0.2, 1, '16MB' ]) {
+	my ($table, $tau, $threads, $limit) = @$case;
+	my $call = "spotsigs_join('$table', 'id', 'sig', $tau, $threads)";
+	check_passes($call, $limit, 1000);
+	cmp_ok($continuing{$call}, '>', 0, "$call, limit $limit: passes over further partners ($continuing{$call})");
+}
+
 # spotsigs_clusters past the limit: its pairs from the join in passes, its union-find over the
 # rows' ids (per row, not per signature). The rows of docs chain into long components at 0.6.
 for my $case ([ 'docs', 0.6, 2, '24MB' ], [ 'docs', 0.9, 1, '10MB' ], [ 'wide', 0.5, 2, '32MB' ]) {
@@ -98,10 +111,12 @@ $node->safe_psql('postgres', q{
 });
 # (The R-S matcher's structures take more than the self-join's: the limits are larger.)
 for my $case ([ 'docs', 'other', 0.6, 2, '64MB' ], [ 'other', 'docs', 0.8, 1, '32MB' ],
-	[ 'wide', 'other', 0.5, 3, '96MB' ], [ 'docs', 'other', 0.6, 2, '1GB' ]) {
+	[ 'wide', 'other', 0.5, 3, '96MB' ], [ 'docs', 'other', 0.6, 2, '1GB' ], [ 'docs', 'other', 0.3, 2, '40MB' ]) {
 	my ($r, $s, $tau, $threads, $limit) = @$case;
 	check_passes("spotsigs_join_rs('$r', 'id', 'sig', '$s', 'id', 'sig', $tau, $threads)", $limit, 1000);
 }
+my $rs_low = "spotsigs_join_rs('docs', 'id', 'sig', 'other', 'id', 'sig', 0.3, 2)";
+cmp_ok($continuing{$rs_low}, '>', 0, "$rs_low: passes over further partners ($continuing{$rs_low})");
 
 cmp_ok($skipped_by_note, '>', 0, "passes skip out-of-line values by their noted length ($skipped_by_note)");
 

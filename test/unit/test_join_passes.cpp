@@ -52,63 +52,66 @@ Triples triples_of(const JoinPairs& pairs) {
 }
 
 // Self-join of docs in passes planned for pass_bytes of documents each (0: a quarter of
-// opt.memory_limit), as the PostgreSQL layer runs them: each pass's documents copied into a
-// collection of their own and joined with opt and probe_below, each pass held to
-// opt.memory_limit (copied documents plus the matcher's structures); a pass that does not fit is
-// split, down to a single length, and JoinMemoryError is thrown when even that does not fit.
-// Returns the pairs as self_join() does (indexes into docs, sorted by (a, b)); passes, when
-// given, receives how many passes ran.
+// opt.memory_limit) and run by run_planned_passes as the PostgreSQL layer runs them (margin 0:
+// without replanning after a pass): each pass's documents copied into a collection of their own
+// and joined with opt and probe_below, each pass held to opt.memory_limit (copied documents plus
+// the matcher's structures), keeping the pairs the pass reports. Returns the pairs as
+// self_join() does (indexes into docs, sorted by (a, b)); passes, when given, receives how many
+// passes ran.
 JoinPairs self_join_in_passes(const Collection& docs, const JoinOptions& opt, uint64_t pass_bytes = 0,
-                              size_t* passes = nullptr) {
+                              size_t* passes = nullptr, double margin = 0) {
     const std::vector<LengthCount> hist = length_histogram(docs);
     const uint64_t limit = opt.memory_limit == 0 ? UINT64_MAX : opt.memory_limit;
-    std::deque<JoinPass> todo;
-    for (const JoinPass& p : plan_passes(hist, opt.tau, pass_bytes != 0 ? pass_bytes : limit / 4)) todo.push_back(p);
     JoinPairs all;
-    size_t ran = 0;
-    while (!todo.empty()) {
-        const JoinPass p = todo.front();
-        todo.pop_front();
+    auto run = [&](const JoinPass& p) {
         // The pass's documents, in collection order (so a < b stays a < b once mapped back).
         Collection part;
         std::vector<uint32_t> orig;
-        for (size_t d = 0; d < docs.size(); ++d) {
-            const uint64_t len = docs.length(d);
-            if (len >= p.probe_lo && len <= p.read_hi) {
+        for (size_t d = 0; d < docs.size(); ++d)
+            if (docs.length(d) != 0 && p.reads(docs.length(d))) {
                 part.add(docs.id(d), docs.doc(d));
                 orig.push_back(static_cast<uint32_t>(d));
             }
-        }
         const size_t held = part.memory_bytes();
+        if (held >= limit) return PassResult{false, held + 1, 0};
+        JoinOptions o = opt;
+        o.probe_below = p.probe_hi;
+        o.memory_limit = opt.memory_limit == 0 ? 0 : limit - held;
+        o.sink = nullptr;
+        size_t peak = 0;
+        o.accounted_peak = &peak;
         JoinPairs pairs;
         try {
-            if (held >= limit)
-                throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit) + " bytes",
-                                      "the documents of one pass take " + std::to_string(held) + " bytes", 0);
-            JoinOptions o = opt;
-            o.probe_below = p.probe_hi;
-            o.memory_limit = opt.memory_limit == 0 ? 0 : limit - held;
-            o.sink = nullptr;
             pairs = self_join(part, o);
         } catch (const JoinMemoryError& e) {
-            JoinPass a, b;
-            if (!split_pass(p, hist, opt.tau, a, b))
-                throw JoinMemoryError(e.what(),
-                                      "one pass (lengths " + std::to_string(p.probe_lo) + " to " +
-                                          std::to_string(p.read_hi) + ") needs more than " +
-                                          std::to_string(held + e.at_least()) + " bytes",
-                                      held + e.at_least());
-            todo.push_front(b);
-            todo.push_front(a);
-            continue;
+            return PassResult{false, held + e.at_least(), 0};
         }
-        ++ran;
-        for (const JoinPair& q : pairs) all.push_back(JoinPair{orig[q.a], orig[q.b], q.similarity});
-    }
+        for (const JoinPair& q : pairs) {
+            const uint64_t x = part.length(q.a), y = part.length(q.b);
+            if (p.reports(std::min(x, y), std::max(x, y))) all.push_back(JoinPair{orig[q.a], orig[q.b], q.similarity});
+        }
+        return PassResult{true, 0, held + peak};
+    };
+    auto too_large = [&](const JoinPass& p, uint64_t at_least) {
+        throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit) + " bytes",
+                              "one pass (lengths " + std::to_string(p.probe_lo) + " to " + std::to_string(p.read_hi) +
+                                  ") needs more than " + std::to_string(at_least) + " bytes",
+                              at_least);
+    };
+    uint64_t worst = 0;
+    const size_t ran = run_planned_passes(hist, opt.tau, limit, pass_bytes != 0 ? pass_bytes : limit / 4, margin, run,
+                                          too_large, worst);
     if (passes != nullptr) *passes = ran;
     std::sort(all.begin(), all.end(),
               [](const JoinPair& x, const JoinPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
     return all;
+}
+
+// The passes of plan that read documents of lengths m <= M and report their pairs.
+size_t passes_reporting(const std::vector<JoinPass>& plan, uint64_t m, uint64_t M) {
+    size_t n = 0;
+    for (const JoinPass& p : plan) n += p.reads(m) && p.reads(M) && p.reports(m, M);
+    return n;
 }
 
 // The brute-force self-join without a limit: the reference.
@@ -141,27 +144,51 @@ TEST(JoinPasses, PlansCoverEveryLengthOnce) {
             const std::vector<JoinPass> plan = plan_passes(hist, tau, budget);
             ASSERT_FALSE(plan.empty());
             EXPECT_EQ(plan.front().probe_lo, 1u);
+            EXPECT_FALSE(plan.front().continues());
             EXPECT_EQ(plan.back().probe_hi, uint64_t(UINT32_MAX) + 1);
             for (size_t k = 0; k < plan.size(); ++k) {
                 const JoinPass& p = plan[k];
                 EXPECT_LT(p.probe_lo, p.probe_hi);
                 uint64_t longest = 0;  // the longest length of the histogram the pass probes
-                for (const LengthCount& h : hist)
-                    if (h.length >= p.probe_lo && h.length < p.probe_hi) longest = h.length;
-                EXPECT_EQ(p.read_hi, max_partner_length(longest, tau));
-                if (k > 0) {
+                size_t lengths = 0, partners = 0;
+                for (const LengthCount& h : hist) {
+                    if (h.length >= p.probe_lo && h.length < p.probe_hi) {
+                        longest = h.length;
+                        ++lengths;
+                    } else {
+                        partners += p.reads(h.length);
+                    }
+                }
+                const bool last_of_range = k + 1 == plan.size() || !plan[k + 1].continues();
+                if (last_of_range) {
+                    EXPECT_EQ(p.read_hi, max_partner_length(longest, tau)) << "tau=" << tau << " k=" << k;
+                }
+                if (k > 0 && p.continues()) {
+                    EXPECT_EQ(p.probe_lo, plan[k - 1].probe_lo);
+                    EXPECT_EQ(p.probe_hi, plan[k - 1].probe_hi);
+                    EXPECT_EQ(p.part_lo, plan[k - 1].read_hi + 1);
+                    EXPECT_GE(p.part_lo, p.probe_hi);
+                } else if (k > 0) {
                     EXPECT_EQ(p.probe_lo, plan[k - 1].probe_hi) << "tau=" << tau;
                 }
-                // Over the budget only when the pass probes a single length of the histogram.
-                size_t lengths = 0;
-                for (const LengthCount& h : hist) lengths += h.length >= p.probe_lo && h.length < p.probe_hi;
+                // Over the budget only where nothing smaller is possible: one probe length and
+                // no partner beyond it, or one partner length in a continuing pass.
                 if (pass_read_bytes(p, hist) > budget) {
-                    EXPECT_EQ(lengths, 1u) << "tau=" << tau;
+                    if (p.continues()) {
+                        EXPECT_EQ(partners, 1u) << "tau=" << tau << " k=" << k;
+                    } else {
+                        EXPECT_EQ(lengths, 1u) << "tau=" << tau << " k=" << k;
+                        EXPECT_EQ(partners, 0u) << "tau=" << tau << " k=" << k;
+                    }
                 }
             }
-            if (budget == 1) {
-                EXPECT_EQ(plan.size(), hist.size());
-            }
+            // Every pair of lengths that can be similar is read and reported by exactly one pass.
+            for (const LengthCount& a : hist)
+                for (const LengthCount& b : hist)
+                    if (a.length <= b.length && b.length <= max_partner_length(a.length, tau)) {
+                        ASSERT_EQ(passes_reporting(plan, a.length, b.length), 1u)
+                            << "tau=" << tau << " budget=" << budget << " lengths " << a.length << ", " << b.length;
+                    }
             if (budget == UINT64_MAX) {
                 EXPECT_EQ(plan.size(), 1u);
             }
@@ -169,17 +196,56 @@ TEST(JoinPasses, PlansCoverEveryLengthOnce) {
     }
 }
 
-TEST(JoinPasses, SplitHalvesAndCovers) {
-    Collection c = pass_docs(5, 2000, 40);
-    const std::vector<LengthCount> hist = length_histogram(c);
-    JoinPass whole{1, uint64_t(UINT32_MAX) + 1, UINT32_MAX}, a, b;
-    ASSERT_TRUE(split_pass(whole, hist, 0.7, a, b));
-    EXPECT_EQ(a.probe_lo, 1u);
-    EXPECT_EQ(a.probe_hi, b.probe_lo);
-    EXPECT_EQ(b.probe_hi, whole.probe_hi);
-    EXPECT_EQ(a.read_hi, max_partner_length(a.probe_hi - 1, 0.7));
-    JoinPass one{hist[3].length, hist[4].length, max_partner_length(hist[4].length - 1, 0.7)};
-    EXPECT_FALSE(split_pass(one, hist, 0.7, a, b));
+// At low thresholds a length's partners can take more than a pass holds: the plan then covers a
+// probe range of many lengths with passes over ranges of partners, instead of a pass (and a read
+// of the relation) per length; the budget holds wherever one length allows.
+TEST(JoinPasses, WidePartnerRangesArePlannedInParts) {
+    std::vector<LengthCount> hist;
+    for (uint64_t l = 100; l <= 1000; ++l) hist.push_back(LengthCount{l, 10, 10 * (33 + 8 * l)});
+    uint64_t total = 0;
+    for (const LengthCount& h : hist) total += h.bytes;
+    const uint64_t budget = total / 8;  // below the partners of any length from 150 on at 0.5
+    const std::vector<JoinPass> plan = plan_passes(hist, 0.5, budget);
+    size_t ranges = 0, continuing = 0;
+    for (const JoinPass& p : plan) {
+        ranges += !p.continues();
+        continuing += p.continues();
+        EXPECT_LE(pass_read_bytes(p, hist), budget);
+    }
+    EXPECT_GT(continuing, 0u);
+    EXPECT_LT(ranges, 40u) << "a probe range per length is " << hist.size();
+    EXPECT_LT(plan.size(), 120u);
+    for (const LengthCount& a : hist)
+        for (const LengthCount& b : hist)
+            if (a.length <= b.length && b.length <= max_partner_length(a.length, 0.5)) {
+                ASSERT_EQ(passes_reporting(plan, a.length, b.length), 1u) << a.length << ", " << b.length;
+            }
+    // Planned again over one probe range (as after a pass that did not fit): within it only.
+    const JoinPass& r = plan[plan.size() / 2];
+    const std::vector<JoinPass> again = plan_passes(hist, 0.5, budget / 2, r.probe_lo, r.probe_hi);
+    EXPECT_EQ(again.front().probe_lo, r.probe_lo);
+    EXPECT_EQ(again.back().probe_hi, r.probe_hi);
+}
+
+TEST(JoinPasses, SplitPartnersHalvesAndCovers) {
+    std::vector<LengthCount> hist;
+    for (uint64_t l = 10; l <= 40; ++l) hist.push_back(LengthCount{l, 5, 5 * (33 + 8 * l)});
+    const JoinPass p{10, 12, 30, 15};
+    ASSERT_TRUE(p.continues());
+    JoinPass a, b;
+    ASSERT_TRUE(split_partners(p, hist, a, b));
+    EXPECT_EQ(a.probe_lo, 10u);
+    EXPECT_EQ(b.probe_hi, 12u);
+    EXPECT_EQ(a.part_lo, 15u);
+    EXPECT_EQ(b.part_lo, a.read_hi + 1);
+    EXPECT_EQ(b.read_hi, 30u);
+    EXPECT_LT(a.read_hi, b.read_hi);
+    for (uint64_t m = 10; m < 12; ++m)
+        for (uint64_t M = 15; M <= 30; ++M) EXPECT_EQ(passes_reporting({a, b}, m, M), 1u) << m << ", " << M;
+    const JoinPass one{10, 12, 15, 15};
+    EXPECT_FALSE(split_partners(one, hist, a, b));
+    const JoinPass first{10, 12, 30};
+    EXPECT_FALSE(split_partners(first, hist, a, b)) << "only a continuing pass splits its partners";
 }
 
 // probe_below keeps exactly the pairs whose shorter document is shorter, for every method.
@@ -291,7 +357,7 @@ TEST(JoinPasses, PairsAtPassBoundaries) {
         size_t passes = 0;
         EXPECT_EQ(triples_of(self_join_in_passes(c, opt, pass_bytes, &passes)), want) << "pass_bytes=" << pass_bytes;
         if (pass_bytes == 1) {
-            EXPECT_EQ(passes, length_histogram(c).size());
+            EXPECT_GE(passes, length_histogram(c).size());
         }
     }
 }
@@ -346,21 +412,23 @@ TEST(JoinPasses, RsPassesGiveTheBruteForcePairs) {
                 for (int k = 0; k < 2; ++k) {
                     const Collection& side = k == 0 ? r : s;
                     for (size_t d = 0; d < side.size(); ++d)
-                        if (side.length(d) >= p.probe_lo && side.length(d) <= p.read_hi) {
+                        if (side.length(d) != 0 && p.reads(side.length(d))) {
                             part[k].add(side.id(d), side.doc(d));
                             orig[k].push_back(static_cast<uint32_t>(d));
                         }
                 }
                 JoinOptions opt;
                 opt.tau = tau;
-                for (const JoinPair& q : rs_join(part[0], part[1], opt))
-                    if (std::min(part[0].length(q.a), part[1].length(q.b)) < p.probe_hi)
+                for (const JoinPair& q : rs_join(part[0], part[1], opt)) {
+                    const uint64_t x = part[0].length(q.a), y = part[1].length(q.b);
+                    if (p.reports(std::min(x, y), std::max(x, y)))
                         got.emplace_back(orig[0][q.a], orig[1][q.b], q.similarity);
+                }
             }
             std::sort(got.begin(), got.end());
             EXPECT_EQ(got, want) << "tau=" << tau << " pass_bytes=" << pass_bytes << " passes=" << plan.size();
             if (pass_bytes == 1) {
-                EXPECT_EQ(plan.size(), hist.size());
+                EXPECT_GT(plan.size(), hist.size()) << "partner ranges of one length each";
             }
         }
     }
@@ -378,9 +446,4 @@ TEST(JoinPasses, PassReadsOnlyPartnersOfLengthsPresent) {
         EXPECT_EQ(pass_read_bytes(plan[0], hist), 4000000u);
         EXPECT_EQ(pass_read_bytes(plan[1], hist), 120000000u);
     }
-    const std::vector<LengthCount> three = {{1, 10, 400}, {2, 10, 500}, {500, 10, 50000}};
-    JoinPass whole{1, 501, max_partner_length(500, 0.9)}, first, second;
-    ASSERT_TRUE(split_pass(whole, three, 0.9, first, second));
-    EXPECT_EQ(first.probe_hi, second.probe_lo);
-    EXPECT_LT(first.read_hi, 500u) << "the first half reads the long rows";
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "core/join/join_bounds.hpp"
 #include "core/join/join_internal.hpp"
@@ -42,34 +43,74 @@ uint64_t collection_bytes_of(uint64_t distinct, unsigned width) noexcept {
     return 33 + distinct * (8 + width);
 }
 
-std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double tau, uint64_t pass_bytes,
-                                  uint64_t start) {
+namespace {
+
+// Appends the passes of one probe range whose first length's partners do not fit pass_bytes:
+// the probe lengths hist[i..] taking up to half of pass_bytes (at least one, none at or past
+// stop), then passes over consecutive partner ranges from lo to the range's read_hi, each
+// reading the probe documents and partners within pass_bytes (at least one partner length).
+// Returns the index of the first length after the probe range.
+size_t plan_partner_ranges(const std::vector<LengthCount>& hist, const std::vector<uint64_t>& sums, double tau,
+                           uint64_t pass_bytes, size_t i, uint64_t lo, uint64_t stop, std::vector<JoinPass>& out) {
+    size_t j = i;  // the probe lengths are hist[i..j]
+    while (j + 1 < hist.size() && hist[j + 1].length < stop && bytes_between(sums, i, j + 2) <= pass_bytes / 2) ++j;
+    const uint64_t hi = j + 1 < hist.size() ? std::min(stop, hist[j + 1].length) : std::min(stop, kLongest + 1);
+    const uint64_t read_hi = max_partner_length(hist[j].length, tau);
+    const size_t end = first_at_least(hist, read_hi + 1);  // past the last partner length
+    const uint64_t probe = bytes_between(sums, i, j + 1);
+    // The first pass: the probe lengths and the partners after them that fit.
+    size_t e = j + 1;
+    while (e < end && bytes_between(sums, i, e + 1) <= pass_bytes) ++e;
+    if (e == end) {  // everything fits after all
+        out.push_back(JoinPass{lo, hi, read_hi});
+        return j + 1;
+    }
+    out.push_back(JoinPass{lo, hi, hist[e].length - 1});
+    // The next ones: the probe lengths and each further range of partners.
+    while (e < end) {
+        size_t f = e + 1;
+        while (f < end && probe + bytes_between(sums, e, f + 1) <= pass_bytes) ++f;
+        out.push_back(JoinPass{lo, hi, f < end ? hist[f].length - 1 : read_hi, hist[e].length});
+        e = f;
+    }
+    return j + 1;
+}
+
+}  // namespace
+
+std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double tau, uint64_t pass_bytes, uint64_t start,
+                                  uint64_t stop) {
     std::vector<JoinPass> out;
     std::vector<uint64_t> sums(hist.size() + 1, 0);
     for (size_t k = 0; k < hist.size(); ++k) sums[k + 1] = sums[k] + hist[k].bytes;
+    const uint64_t last = std::min(stop, kLongest + 1);
     uint64_t lo = start;
-    for (size_t i = first_at_least(hist, start); i < hist.size();) {
+    for (size_t i = first_at_least(hist, start); i < hist.size() && hist[i].length < stop;) {
         // The pass's probe lengths are hist[i..j]; j grows while the documents it reads fit.
+        const size_t first_end = first_at_least(hist, max_partner_length(hist[i].length, tau) + 1);
+        if (bytes_between(sums, i, first_end) > pass_bytes) {
+            i = plan_partner_ranges(hist, sums, tau, pass_bytes, i, lo, stop, out);
+            lo = out.back().probe_hi;
+            continue;
+        }
         size_t j = i;
-        while (j + 1 < hist.size()) {
+        while (j + 1 < hist.size() && hist[j + 1].length < stop) {
             const size_t end = first_at_least(hist, max_partner_length(hist[j + 1].length, tau) + 1);
             if (bytes_between(sums, i, end) > pass_bytes) break;
             ++j;
         }
-        const uint64_t hi = j + 1 < hist.size() ? hist[j + 1].length : kLongest + 1;
+        const uint64_t hi = j + 1 < hist.size() ? std::min(stop, hist[j + 1].length) : last;
         out.push_back(JoinPass{lo, hi, max_partner_length(hist[j].length, tau)});
         lo = hi;
         i = j + 1;
     }
-    if (out.empty()) out.push_back(JoinPass{start, kLongest + 1, kLongest});
+    if (out.empty()) out.push_back(JoinPass{start, last, kLongest});
     return out;
 }
 
-bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double tau, JoinPass& first,
-                JoinPass& second) {
-    const size_t i = first_at_least(hist, p.probe_lo), j = first_at_least(hist, p.probe_hi);
-    if (j <= i + 1) return false;
-    // The probe lengths hist[i..j) split where half of their documents come before.
+bool split_partners(const JoinPass& p, const std::vector<LengthCount>& hist, JoinPass& first, JoinPass& second) {
+    const size_t i = first_at_least(hist, p.part_lo), j = first_at_least(hist, p.read_hi + 1);
+    if (!p.continues() || j <= i + 1) return false;
     uint64_t total = 0, seen = 0;
     for (size_t k = i; k < j; ++k) total += hist[k].docs;
     size_t m = i + 1;
@@ -78,17 +119,62 @@ bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double 
         m = k + 1;
         if (2 * seen >= total) break;
     }
-    const uint64_t mid = hist[m].length;
-    first = JoinPass{p.probe_lo, mid, max_partner_length(hist[m - 1].length, tau)};
-    second = JoinPass{mid, p.probe_hi, p.read_hi};
+    first = JoinPass{p.probe_lo, p.probe_hi, hist[m].length - 1, p.part_lo};
+    second = JoinPass{p.probe_lo, p.probe_hi, p.read_hi, hist[m].length};
     return true;
 }
 
 uint64_t pass_read_bytes(const JoinPass& p, const std::vector<LengthCount>& hist) noexcept {
     uint64_t b = 0;
     for (size_t k = first_at_least(hist, p.probe_lo); k < hist.size() && hist[k].length <= p.read_hi; ++k)
-        b += hist[k].bytes;
+        if (p.reads(hist[k].length)) b += hist[k].bytes;
     return b;
+}
+
+size_t run_planned_passes(const std::vector<LengthCount>& hist, double tau, uint64_t limit, uint64_t pass_bytes,
+                          double margin, const std::function<PassResult(const JoinPass&)>& run,
+                          const std::function<void(const JoinPass&, uint64_t at_least)>& too_large,
+                          uint64_t& worst_peak) {
+    std::deque<JoinPass> todo;
+    for (const JoinPass& p : plan_passes(hist, tau, pass_bytes)) todo.push_back(p);
+    size_t ran = 0;
+    while (!todo.empty()) {
+        const JoinPass p = todo.front();
+        todo.pop_front();
+        const PassResult out = run(p);
+        const uint64_t read = pass_read_bytes(p, hist);
+        if (out.fits) {
+            ++ran;
+            worst_peak = std::max(worst_peak, out.peak);
+            // The rest replanned for what this pass needed per byte of its documents, with a
+            // margin (fewer passes mean fewer reads of the relation); not in the middle of a
+            // probe range, whose passes share its plan.
+            if (margin > 0 && !todo.empty() && !todo.front().continues() && read > 0 && out.peak > 0) {
+                const double per_byte = static_cast<double>(out.peak) / static_cast<double>(read);
+                const uint64_t start = todo.front().probe_lo;
+                todo.clear();
+                const auto bytes = static_cast<uint64_t>(margin * static_cast<double>(limit) / per_byte);
+                for (const JoinPass& q : plan_passes(hist, tau, std::max<uint64_t>(bytes, 1), start)) todo.push_back(q);
+            }
+            continue;
+        }
+        if (p.continues()) {
+            JoinPass a, b;
+            if (!split_partners(p, hist, a, b)) too_large(p, out.at_least);
+            todo.push_front(b);
+            todo.push_front(a);
+            continue;
+        }
+        // p began its probe range: the passes continuing it go, and the range is planned again
+        // for half of what p read, unless p reads one length only (nothing left to divide).
+        while (!todo.empty() && todo.front().continues() && todo.front().probe_lo == p.probe_lo) todo.pop_front();
+        const size_t i = first_at_least(hist, p.probe_lo), j = first_at_least(hist, p.probe_hi);
+        const bool single = j <= i + 1 && first_at_least(hist, p.read_hi + 1) <= i + 1;
+        if (single || read <= 1) too_large(p, out.at_least);
+        const std::vector<JoinPass> again = plan_passes(hist, tau, read / 2, p.probe_lo, p.probe_hi);
+        for (auto q = again.rbegin(); q != again.rend(); ++q) todo.push_front(*q);
+    }
+    return ran;
 }
 
 std::vector<LengthCount> LengthTally::sorted() const {

@@ -24,11 +24,25 @@
 //    probe range; only P's probe range holds m.
 // Similarities are computed as in a single pass (the same documents, the same arithmetic), and
 // only the length order, not the collection, decides which pass a pair belongs to.
+//
+// Partner ranges. At low thresholds the partners of one length can take more than a pass may
+// hold (at tau 0.5 every length from l to 2l): a plan of whole passes would then give each
+// length a pass of its own, each reading nearly the same rows again. Such a probe range is
+// instead covered by several passes, each reading the probe rows and one range of partner
+// lengths: [part_lo, read_hi], consecutive ranges that start at probe_lo (the first pass's, with
+// part_lo = 0) and end at the probe range's read_hi. A pass then reports only the pairs whose
+// longer document's length lies in its partner range (JoinPass::reports). The proof above holds
+// with one more step: P is now the one pass among those sharing the probe range that holds
+// M = max(|A|, |B|) in its partner range (m <= M <= max_partner_length(m) <= the range's read_hi,
+// and the partner ranges divide [probe_lo, read_hi] into consecutive parts); it reads A (m is
+// in the probe range, which every such pass reads) and B, and reports the pair; the others
+// sharing the probe range do not, since M is not in their partner range.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -44,11 +58,25 @@ struct LengthCount {
 };
 
 // One pass: pairs whose shorter document's length is in [probe_lo, probe_hi); it reads the
-// documents with lengths in [probe_lo, read_hi].
+// documents with lengths in [probe_lo, read_hi]. With part_lo > probe_lo (then part_lo >=
+// probe_hi) it continues a probe range begun by another pass: it reads only [probe_lo, probe_hi)
+// and [part_lo, read_hi], and reports only the pairs whose longer document is at least part_lo.
 struct JoinPass {
     uint64_t probe_lo;
     uint64_t probe_hi;
     uint64_t read_hi;
+    uint64_t part_lo = 0;
+
+    // Whether this pass continues a probe range that an earlier pass of the plan began.
+    bool continues() const noexcept { return part_lo > probe_lo; }
+    // Whether the pass reads the documents of length len.
+    bool reads(uint64_t len) const noexcept {
+        return len >= probe_lo && len <= read_hi && (!continues() || len < probe_hi || len >= part_lo);
+    }
+    // Whether the pass reports a pair of documents it read, of lengths shorter <= longer.
+    bool reports(uint64_t shorter, uint64_t longer) const noexcept {
+        return shorter < probe_hi && (!continues() || longer >= part_lo);
+    }
 };
 
 // The largest y >= x with fl(x / y) >= tau: the longest partner a document of length x >= 1 can
@@ -60,19 +88,46 @@ uint64_t max_partner_length(uint64_t x, double tau) noexcept;
 uint64_t collection_bytes_of(uint64_t distinct, unsigned width) noexcept;
 
 // Passes over the lengths of hist (ascending, non-empty lengths, no length twice), each reading
-// at most pass_bytes of documents where the lengths allow it (one length and its partners that
-// take more make a pass of their own), covering every length as the proof above requires.
-// With start, the plan covers only the lengths from start on (its first pass starts there): the
-// rest of a plan replanned once passes have shown what they need.
+// at most pass_bytes of documents where the lengths allow it, covering every length as the proof
+// above requires. A length whose partners alone take more than pass_bytes starts a probe range
+// of lengths taking up to half of pass_bytes, covered by passes over consecutive partner ranges
+// (each within pass_bytes where one partner length allows). With start and stop, the plan covers
+// only the probe lengths in [start, stop) (its first pass starts at start, its last ends at
+// stop): the rest of a plan, or one probe range, planned again once passes have shown what they
+// need.
 std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double tau, uint64_t pass_bytes,
-                                  uint64_t start = 1);
+                                  uint64_t start = 1, uint64_t stop = UINT64_MAX);
 
-// Splits pass p in two passes that cover its probe range, at the length that halves its documents
-// read; false when p's probe range holds only one length of hist (it cannot be split).
-bool split_pass(const JoinPass& p, const std::vector<LengthCount>& hist, double tau, JoinPass& first, JoinPass& second);
+// Splits the partner range of a pass that continues a probe range in two passes, at the length
+// that halves its partner documents; false when the range holds only one length of hist.
+bool split_partners(const JoinPass& p, const std::vector<LengthCount>& hist, JoinPass& first, JoinPass& second);
 
 // The bytes of the documents a pass reads, from hist.
 uint64_t pass_read_bytes(const JoinPass& p, const std::vector<LengthCount>& hist) noexcept;
+
+// What running one pass gave: whether its documents and structures fit the memory limit (if
+// not, at_least is a lower bound of the bytes it needs), and the most it held.
+struct PassResult {
+    bool fits = true;
+    uint64_t at_least = 0;
+    uint64_t peak = 0;
+};
+
+// Runs a join in passes over the lengths of hist within limit bytes: plans them for pass_bytes
+// of documents each, calls run for each pass, and
+//  - after a pass that fit, plans the rest (from the next probe range on) for margin * limit
+//    divided by what that pass needed per byte of its documents (margin 0: keeps the plan);
+//  - when a pass does not fit, plans its probe range again for half the bytes it read (a pass
+//    continuing a probe range, whose first pass already ran, has its partner range split in two
+//    instead); when the pass reads a single length and nothing can be split, calls too_large
+//    (which must throw).
+// Every pair of the join is then reported by exactly one pass that fit (the proof above: the
+// passes that fit keep covering every probe length, and every partner range of a probe range,
+// once). Returns the number of passes that fit; worst_peak gets the largest peak of one.
+size_t run_planned_passes(const std::vector<LengthCount>& hist, double tau, uint64_t limit, uint64_t pass_bytes,
+                          double margin, const std::function<PassResult(const JoinPass&)>& run,
+                          const std::function<void(const JoinPass&, uint64_t at_least)>& too_large,
+                          uint64_t& worst_peak);
 
 // Counts documents by length as they come (the reader's tally of every row, kept even when the
 // rows themselves no longer fit).

@@ -11,7 +11,7 @@ void PairSink::put(JoinPairs&& run) {
     {
         std::unique_lock<std::mutex> lock(mu_);
         // The stop flag is looked at every few milliseconds: it is set without the sink's lock.
-        while (queued_ >= kQueuedPairs && !(stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
+        while (queued_ >= capacity_ && !(stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
             taken_.wait_for(lock, std::chrono::milliseconds(5));
         queued_ += run.size();
         const size_t held = held_.fetch_add(run.size(), std::memory_order_relaxed) + run.size();

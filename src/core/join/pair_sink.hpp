@@ -6,8 +6,8 @@
 // while workers match) writes result rows meanwhile and the matcher never holds the whole result.
 // Every pair reaches the caller exactly once: through the sink, or in the join's return value.
 //
-// A put waits while kQueuedPairs or more pairs wait to be taken (unless the stop flag is set), so
-// the pairs between the matcher and the caller stay below kQueuedPairs plus the last run put plus
+// A put waits while capacity or more pairs wait to be taken (unless the stop flag is set), so
+// the pairs between the matcher and the caller stay below capacity plus the last run put plus
 // the runs the caller is writing, whatever the result's size; the sink records the most it held
 // so (peak_bytes), which the caller adds to the join's accounted memory.
 #pragma once
@@ -28,12 +28,19 @@ class PairSink {
 public:
     // wake, if given, is called (from the putting thread, without the sink's lock held) after
     // each put, so that a waiting consumer can look at once.
-    // stop, if given, ends the waits of put at once when set (a canceled join).
-    explicit PairSink(std::function<void()> wake = nullptr, const std::atomic<bool>* stop = nullptr)
-        : wake_(std::move(wake)), stop_(stop) {}
+    // stop, if given, ends the waits of put at once when set (a canceled join); capacity: the
+    // pairs that may wait before a put waits for the consumer.
+    explicit PairSink(std::function<void()> wake = nullptr, const std::atomic<bool>* stop = nullptr,
+                      size_t capacity = kQueuedPairs)
+        : wake_(std::move(wake)), stop_(stop), capacity_(capacity) {}
 
-    // Pairs that may wait in the sink before a put waits for the consumer.
+    // The default capacity.
     static constexpr size_t kQueuedPairs = size_t(1) << 18;
+    // What a caller sets aside for the pairs in flight through a sink of the given capacity: the
+    // queue and the runs the consumer is writing (about as many); a run larger than the queue,
+    // which only the prefix-group matcher's partitions can be, is charged to the matcher until
+    // it is put.
+    static constexpr size_t in_flight_bytes(size_t capacity) noexcept { return 2 * capacity * sizeof(JoinPair); }
 
     // From any thread: hands over a run of result pairs (an empty run is dropped); waits while
     // the sink is full (see above).
@@ -54,6 +61,7 @@ public:
 private:
     std::function<void()> wake_;
     const std::atomic<bool>* stop_;
+    size_t capacity_;
     std::mutex mu_;
     std::condition_variable taken_;  // signalled when the consumer empties the queue
     std::vector<JoinPairs> runs_;

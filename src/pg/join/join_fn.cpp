@@ -26,6 +26,7 @@ extern "C" {
 #include "core/join/content.hpp"
 #include "core/join/join.hpp"
 #include "core/join/join_passes.hpp"
+#include "core/join/pair_sink.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
 #include "pg/boundary.hpp"
@@ -234,7 +235,9 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             filed_s = seconds_since(t1);
             check_unique_ids(pipe.docs(), call.src[0].relname);
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
-            return self_join(pipe, with_budget(o, pipe.docs().memory_bytes(), call_limit(call)));
+            // Pairs on their way to emit are held beside the matcher's structures.
+            const size_t in_flight = emit ? spotsigs::PairSink::in_flight_bytes(sink_capacity()) : 0;
+            return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
     log_phases(fn, pipe.docs().size(), pipe.docs().memory_bytes(), read_s, filed_s, seconds_since(t1) - filed_s,
@@ -294,7 +297,7 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
 [[noreturn]] void throw_pass_too_large(const JoinPass& p, const std::vector<LengthCount>& hist, uint64_t at_least) {
     uint64_t rows = 0, shortest = 0, longest = 0;
     for (const LengthCount& c : hist)
-        if (c.length >= p.probe_lo && c.length <= p.read_hi) {
+        if (p.reads(c.length)) {
             rows += c.docs;
             if (shortest == 0) shortest = c.length;
             longest = c.length;
@@ -316,44 +319,53 @@ struct PassOutcome {
 };
 
 // Runs a join whose rows or matcher structures did not fit the memory limit at once in passes
-// over the length ranges of hist (join_passes.hpp: no pair is lost or reported twice); run does
-// one pass: reads its rows again, matches them and hands on its pairs. A pass that does not fit
-// is split; a single length that does not fit is an ERROR naming a limit above what it needed.
-// Returns the number of passes run; worst gets the largest accounted peak of a pass.
+// over the length ranges of hist, as run_planned_passes plans and replans them (join_passes.hpp:
+// no pair is lost or reported twice); run does one pass: reads its rows again, matches them and
+// hands on the pairs it reports. A single length that does not fit is an ERROR naming a limit
+// above what it needed. Returns the number of passes run and, in continuing, how many of them
+// continued a probe range over further partners; worst gets the largest accounted peak of a pass.
 size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit,
-                  const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst) {
-    std::deque<JoinPass> todo;
-    for (const JoinPass& p : plan_passes(hist, tau, limit / kPassRowShare)) todo.push_back(p);
-    size_t ran = 0;
-    while (!todo.empty()) {
-        const JoinPass p = todo.front();
-        todo.pop_front();
-        const PassOutcome out = run(p);
-        // The pass's memory goes back to the system before the next one: glibc keeps freed
-        // blocks below its (raised) mmap threshold in its arenas, and without this the resident
-        // memory grew pass after pass beyond what any one pass held.
-        malloc_trim(0);
-        if (out.fits) {
-            ++ran;
-            if (out.acc.peak() > worst.peak()) worst = out.acc;
-            // The rest replanned for what this pass needed per byte of its documents (estimated
-            // from the tally), with a margin: fewer passes mean fewer reads of the relation.
-            const uint64_t est = pass_read_bytes(p, hist);
-            if (!todo.empty() && est > 0 && out.acc.peak() > 0) {
-                const double per_byte = static_cast<double>(out.acc.peak()) / static_cast<double>(est);
-                const uint64_t start = todo.front().probe_lo;
-                todo.clear();
-                const auto bytes = static_cast<uint64_t>(kPassMargin * static_cast<double>(limit) / per_byte);
-                for (const JoinPass& q : plan_passes(hist, tau, std::max<uint64_t>(bytes, 1), start)) todo.push_back(q);
-            }
-            continue;
-        }
-        JoinPass a, b;
-        if (!split_pass(p, hist, tau, a, b)) throw_pass_too_large(p, hist, out.at_least);
-        todo.push_front(b);
-        todo.push_front(a);
+                  const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst, size_t& continuing) {
+    uint64_t worst_peak = 0;
+    continuing = 0;
+    return run_planned_passes(
+        hist, tau, limit, limit / kPassRowShare, kPassMargin,
+        [&](const JoinPass& p) {
+            const PassOutcome out = run(p);
+            // The pass's memory goes back to the system before the next one: glibc keeps freed
+            // blocks below its (raised) mmap threshold in its arenas, and without this the
+            // resident memory grew pass after pass beyond what any one pass held.
+            malloc_trim(0);
+            if (out.fits && out.acc.peak() > worst.peak()) worst = out.acc;
+            if (out.fits && p.continues()) ++continuing;
+            return PassResult{out.fits, out.at_least, out.acc.peak()};
+        },
+        [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(p, hist, at_least); }, worst_peak);
+}
+
+// Drops the pairs of docs that pass p does not report (those of two documents of its probe
+// range, when p continues a probe range begun by an earlier pass).
+void keep_reported(const JoinPass& p, const Collection& docs, JoinPairs& pairs) {
+    if (!p.continues()) return;
+    size_t kept = 0;
+    for (const JoinPair& q : pairs) {
+        const uint64_t x = docs.length(q.a), y = docs.length(q.b);
+        if (p.reports(std::min(x, y), std::max(x, y))) pairs[kept++] = q;
     }
-    return ran;
+    pairs.resize(kept);
+}
+
+// The filter of the rows pass p reads.
+RowFilter pass_filter(const JoinPass& p, const std::vector<ExternalLength>* external) {
+    RowFilter f;
+    f.lo = p.probe_lo;
+    f.hi = p.read_hi;
+    if (p.continues()) {
+        f.gap_lo = p.probe_hi;
+        f.gap_hi = p.part_lo;
+    }
+    f.external = external;
+    return f;
 }
 
 // Where a join's pairs go: a batch of pairs with the collection their indexes refer to (all the
@@ -371,15 +383,13 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
                       const std::vector<ExternalLength>& external, const char* fn, Progress& progress,
                       const PairSink& sink) {
     PassOutcome out;
-    RowFilter filter;
-    filter.lo = p.probe_lo;
-    filter.hi = p.read_hi;
-    filter.external = &external;
+    RowFilter filter = pass_filter(p, &external);
     // No presizing from the table's statistics: a pass reads a part of it.
     ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
     bool streamed = false;
     const EmitFn emit = [&](JoinPairs& pairs, uint64_t) {
         streamed = true;
+        keep_reported(p, pipe.docs(), pairs);
         sink(pipe.docs(), pairs, 0);
     };
     try {
@@ -389,6 +399,7 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
             out.fits = false;
             out.at_least = std::max<uint64_t>(call_limit(call) + 1, pass_read_bytes(p, hist));
         } else {
+            keep_reported(p, pipe.docs(), pairs);
             sink(pipe.docs(), pairs, 0);
         }
     } catch (const JoinMemoryError& e) {
@@ -401,13 +412,14 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
     return out;
 }
 
-// Logs at DEBUG1 how a call ran in passes: how many, and the accounted peaks.
-void log_passes(const char* fn, size_t passes, size_t first_read, const Accounted& worst) {
+// Logs at DEBUG1 how a call ran in passes: how many (and how many continued a probe range), and
+// the accounted peaks.
+void log_passes(const char* fn, size_t passes, size_t continuing, size_t first_read, const Accounted& worst) {
     pg_guard([&] {
         elog(DEBUG1,
-             "%s: %zu passes within spotsigs.join_memory_limit, accounted peak %zu MB (first read %zu MB, passes "
-             "%zu MB)",
-             fn, passes, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+             "%s: %zu passes within spotsigs.join_memory_limit (%zu of them over further partners of a probe "
+             "range), accounted peak %zu MB (first read %zu MB, passes %zu MB)",
+             fn, passes, continuing, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
     });
 }
 
@@ -528,10 +540,11 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     if (restart) restart();  // rows some runs wrote before the matcher ran out
     Accounted worst;
     const std::vector<LengthCount> hist = tally.sorted();
+    size_t continuing = 0;
     const size_t passes = run_passes(
         hist, call.tau, call_limit(call),
-        [&](const JoinPass& p) { return self_pass(call, p, hist, external, fn, progress, sink); }, worst);
-    log_passes(fn, passes, first_read, worst);
+        [&](const JoinPass& p) { return self_pass(call, p, hist, external, fn, progress, sink); }, worst, continuing);
+    log_passes(fn, passes, continuing, first_read, worst);
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
 }
@@ -601,18 +614,19 @@ JoinPairs rs_pairs(const JoinCall& call, RsPipes& pipes, Progress& progress, Row
     return pairs;
 }
 
-// Appends an R-S join's pairs as (r_id, s_id, similarity) rows; with probe_below, only the pairs
-// whose shorter document is shorter than that (a pass's, join_passes.hpp); presize: the result
-// sized for them first.
-void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& pairs, uint64_t probe_below,
+// Appends an R-S join's pairs as (r_id, s_id, similarity) rows; with a pass, only the pairs it
+// reports (join_passes.hpp); presize: the result sized for them first.
+void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& pairs, const JoinPass* pass,
                   bool presize) {
     const Collection& r = pipes.side[0]->docs();
     const Collection& s = pipes.side[1]->docs();
     pg_guard([&] {
         if (presize) presize_result(rsinfo, pairs.size());
-        for (const JoinPair& p : pairs)
-            if (probe_below == 0 || std::min(r.length(p.a), s.length(p.b)) < probe_below)
+        for (const JoinPair& p : pairs) {
+            const uint64_t x = r.length(p.a), y = s.length(p.b);
+            if (pass == nullptr || pass->reports(std::min(x, y), std::max(x, y)))
                 put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
+        }
     });
 }
 
@@ -624,12 +638,7 @@ void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& 
 PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
                     const std::vector<ExternalLength>* external, Progress& progress, ReturnSetInfo* rsinfo) {
     PassOutcome out;
-    RowFilter filters[2];
-    for (int k = 0; k < 2; ++k) {
-        filters[k].lo = p.probe_lo;
-        filters[k].hi = p.read_hi;
-        filters[k].external = &external[k];
-    }
+    RowFilter filters[2] = {pass_filter(p, &external[0]), pass_filter(p, &external[1])};
     RsPipes pipes;
     try {
         JoinPairs pairs = rs_pairs(call, pipes, progress, filters, &out.acc, false);
@@ -637,7 +646,7 @@ PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<L
             out.fits = false;
             out.at_least = std::max<uint64_t>(call_limit(call) + 1, pass_read_bytes(p, hist));
         } else {
-            put_rs_pairs(rsinfo, pipes, pairs, p.probe_hi, false);
+            put_rs_pairs(rsinfo, pipes, pairs, &p, false);
         }
     } catch (const JoinMemoryError& e) {
         out.fits = false;
@@ -773,7 +782,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             try {
                 JoinPairs pairs = rs_pairs(call, pipes, progress, filters, nullptr, true);
                 in_passes = filters[0].overflowed || filters[1].overflowed;
-                if (!in_passes) put_rs_pairs(rsinfo, pipes, pairs, 0, true);
+                if (!in_passes) put_rs_pairs(rsinfo, pipes, pairs, nullptr, true);
             } catch (const JoinMemoryError&) {
                 in_passes = true;
             }
@@ -789,10 +798,12 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             malloc_trim(0);  // the first read's memory (see run_passes)
             const std::vector<LengthCount> hist = merge_histograms(tallies[0].sorted(), tallies[1].sorted());
             Accounted worst;
+            size_t continuing = 0;
             const size_t passes = run_passes(
                 hist, call.tau, call_limit(call),
-                [&](const JoinPass& p) { return rs_pass(call, p, hist, external, progress, rsinfo); }, worst);
-            log_passes("spotsigs_join_rs", passes, first_read, worst);
+                [&](const JoinPass& p) { return rs_pass(call, p, hist, external, progress, rsinfo); }, worst,
+                continuing);
+            log_passes("spotsigs_join_rs", passes, continuing, first_read, worst);
         }
         progress.finish();
         return Datum(0);

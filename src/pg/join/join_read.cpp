@@ -165,7 +165,7 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
         if (f->ids != nullptr) f->ids->push_back(id);
         if (f->note_external != nullptr && r->external) f->note_external->push_back(ExternalLength{id, length});
     }
-    return !f->overflowed && length >= f->lo && length <= f->hi;
+    return !f->overflowed && f->holds(length);
 }
 
 // Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
@@ -204,14 +204,14 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
 // skip most of the relation's rows this way).
 bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
     const RowFilter* f = r->filter;
-    if (f == nullptr || (f->lo <= 1 && f->hi == UINT64_MAX)) return false;
+    if (f == nullptr || !f->restricts()) return false;
     struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
     if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
     if (f->external != nullptr && VARATT_IS_EXTERNAL_ONDISK(raw)) {
         auto it = std::lower_bound(f->external->begin(), f->external->end(), id,
                                    [](const ExternalLength& e, int64 key) { return e.id < key; });
         if (it != f->external->end() && it->id == id) {
-            const bool outside = it->length < f->lo || it->length > f->hi;
+            const bool outside = !f->holds(it->length);
             if (outside) {
                 ++r->skipped_by_note;
                 if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
@@ -226,7 +226,7 @@ bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
     if (VARSIZE_ANY_EXHDR(head) >= kPackedHeaderSize) {
         uint32_t length;
         std::memcpy(&length, VARDATA_ANY(head) + 8, 4);
-        outside = length < f->lo || length > f->hi;
+        outside = !f->holds(length);
     }
     pfree(head);
     if (outside && ++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();

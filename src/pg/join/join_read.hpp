@@ -40,17 +40,24 @@ std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_t
 // memory_limit bytes, and the filing thread's errors.
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress);
 
-// What read_source_filtered keeps of the rows: those with lengths in [lo, hi]; past the memory
-// limit it stops keeping rows and sets overflowed instead of raising an error; every row read
-// (whatever its length, and after an overflow too) is counted in tally when it is given.
 // The length of a row whose value is stored out of line.
 struct ExternalLength {
     int64_t id;
     uint32_t length;
 };
+// What read_source_filtered keeps of the rows: those with lengths in [lo, hi] outside
+// [gap_lo, gap_hi) (a pass's, JoinPass::reads); past the memory limit it stops keeping rows and
+// sets overflowed instead of raising an error; every row read (whatever its length, and after an
+// overflow too) is counted in tally when it is given.
 struct RowFilter {
     uint64_t lo = 1;
     uint64_t hi = UINT64_MAX;
+    uint64_t gap_lo = 0;
+    uint64_t gap_hi = 0;
+    // Whether rows of length len are kept (before any overflow).
+    bool holds(uint64_t len) const noexcept { return len >= lo && len <= hi && (len < gap_lo || len >= gap_hi); }
+    // Whether the filter leaves rows out by their length.
+    bool restricts() const noexcept { return lo > 1 || hi != UINT64_MAX || gap_lo < gap_hi; }
     bool overflowed = false;
     LengthTally* tally = nullptr;
     std::vector<int64_t>* ids = nullptr;  // when given, every row's id (with the tally)

@@ -12,6 +12,7 @@ extern "C" {
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -181,6 +182,11 @@ void Progress::finish() {
     changed_ = false;
 }
 
+size_t sink_capacity() {
+    const size_t by_limit = join_memory_limit_bytes() / 64 / sizeof(JoinPair);
+    return std::clamp<size_t>(by_limit, 4096, PairSink::kQueuedPairs);
+}
+
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work, JoinOptions opt, Progress& progress,
                         uint64_t total, const EmitFn& emit) {
     CancelToken token;
@@ -197,7 +203,7 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
             std::lock_guard<std::mutex> lock(mu);
             cv.notify_all();
         },
-        &token.stop);
+        &token.stop, sink_capacity());
     if (emit) opt.sink = &sink;
     std::vector<JoinPairs> runs;
     // Passes every run put so far to emit, serving interrupts between runs (main thread).

@@ -47,6 +47,10 @@ private:
 // there to emit (with the sink's bound on the pairs to come) while it waits, between its polls;
 // the return value holds the pairs that did not go through the sink.
 using EmitFn = std::function<void(JoinPairs& run, uint64_t bound)>;
+// The capacity (pairs) of the sink run_on_thread gives work: a 64th of spotsigs.join_memory_limit,
+// within 4,096 and PairSink::kQueuedPairs pairs; PairSink::in_flight_bytes of it is what a
+// streaming join sets aside beside its matcher's structures.
+size_t sink_capacity();
 JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work, JoinOptions opt, Progress& progress,
                         uint64_t total, const EmitFn& emit = nullptr);
 
