@@ -227,6 +227,30 @@ TEST(JoinPasses, WidePartnerRangesArePlannedInParts) {
     EXPECT_EQ(again.back().probe_hi, r.probe_hi);
 }
 
+// Where one length's partners just fit a pass, a plan of whole passes would probe a length or
+// two in each, every pass reading nearly the same partners; passes that would probe under a
+// quarter of their read take partner ranges instead. Lengths 100 to 10,000 whose bytes fall as
+// 1 / length: every length with its partners (up to twice it at 0.5) takes about the same.
+TEST(JoinPasses, NarrowProbeRangesTakePartnerRanges) {
+    std::vector<LengthCount> hist;
+    for (uint64_t l = 100; l <= 10000; l += 10) hist.push_back(LengthCount{l, 1, 1000000000 / l});
+    uint64_t widest = 0;  // the most bytes one length and its partners take at 0.5
+    for (const LengthCount& a : hist) {
+        uint64_t w = 0;
+        for (const LengthCount& b : hist) w += b.length >= a.length && b.length <= 2 * a.length ? b.bytes : 0;
+        widest = std::max(widest, w);
+    }
+    const uint64_t budget = widest + widest / 20;  // every length's partners fit, barely
+    const std::vector<JoinPass> plan = plan_passes(hist, 0.5, budget);
+    EXPECT_LT(plan.size(), 30u) << "whole passes take 38 here";
+    for (const JoinPass& p : plan) EXPECT_LE(pass_read_bytes(p, hist), budget);
+    for (const LengthCount& a : hist)
+        for (const LengthCount& b : hist)
+            if (a.length <= b.length && b.length <= max_partner_length(a.length, 0.5)) {
+                ASSERT_EQ(passes_reporting(plan, a.length, b.length), 1u) << a.length << ", " << b.length;
+            }
+}
+
 TEST(JoinPasses, SplitPartnersHalvesAndCovers) {
     std::vector<LengthCount> hist;
     for (uint64_t l = 10; l <= 40; ++l) hist.push_back(LengthCount{l, 5, 5 * (33 + 8 * l)});

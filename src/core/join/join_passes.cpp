@@ -99,6 +99,14 @@ std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double t
             if (bytes_between(sums, i, end) > pass_bytes) break;
             ++j;
         }
+        // A pass that would probe under a quarter of what it may read spends most of its read on
+        // partners, which the next passes read again: partner ranges read them once per probe
+        // range of half a pass (plan_partner_ranges falls back to this pass when all fits).
+        if (j + 1 < hist.size() && hist[j + 1].length < stop && bytes_between(sums, i, j + 1) < pass_bytes / 4) {
+            i = plan_partner_ranges(hist, sums, tau, pass_bytes, i, lo, stop, out);
+            lo = out.back().probe_hi;
+            continue;
+        }
         const uint64_t hi = j + 1 < hist.size() ? std::min(stop, hist[j + 1].length) : last;
         out.push_back(JoinPass{lo, hi, max_partner_length(hist[j].length, tau)});
         lo = hi;

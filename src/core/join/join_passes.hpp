@@ -89,9 +89,11 @@ uint64_t collection_bytes_of(uint64_t distinct, unsigned width) noexcept;
 
 // Passes over the lengths of hist (ascending, non-empty lengths, no length twice), each reading
 // at most pass_bytes of documents where the lengths allow it, covering every length as the proof
-// above requires. A length whose partners alone take more than pass_bytes starts a probe range
-// of lengths taking up to half of pass_bytes, covered by passes over consecutive partner ranges
-// (each within pass_bytes where one partner length allows). With start and stop, the plan covers
+// above requires. A length whose partners alone take more than pass_bytes, or a pass that would
+// probe lengths taking under a quarter of pass_bytes (the rest of its read being partners that
+// the next passes read again), starts a probe range of lengths taking up to half of pass_bytes,
+// covered by passes over consecutive partner ranges (each within pass_bytes where one partner
+// length allows). With start and stop, the plan covers
 // only the probe lengths in [start, stop) (its first pass starts at start, its last ends at
 // stop): the rest of a plan, or one probe range, planned again once passes have shown what they
 // need.
