@@ -18,7 +18,8 @@
 # builds for ROWS_SMALL: scaled_small is copied from them. With wal_level = minimal the COPY
 # skips the WAL (the table is created in the same transaction). BUILD_ONLY=1 stops after the
 # build. Writes OUT/results.txt (default build/join-scale-bench) and copies it over
-# RESULTS/join_scale_results.txt (default test/bench/results; RESULTS= keeps it in OUT only).
+# RESULTS/join_scale_results.txt (join_scale_fresh_results.txt with SCALE_MODE=fresh; RESULTS
+# default test/bench/results; RESULTS= keeps it in OUT only).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -88,5 +89,7 @@ for t in scaled_small scaled_big; do
   log "sequential read of $t.sig again: $(seq_read $t) s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 done
 results=${RESULTS-$repo/test/bench/results}
-[[ -n $results ]] && cp "$OUT/results.txt" "$results/join_scale_results.txt"
+name=join_scale_results.txt
+[[ $SCALE_MODE != vocab ]] && name=join_scale_${SCALE_MODE}_results.txt
+[[ -n $results ]] && cp "$OUT/results.txt" "$results/$name"
 exit 0
