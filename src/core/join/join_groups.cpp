@@ -780,10 +780,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             guard.add_pairs(out.size());
             // 5. Output.
             if (opt.sink != nullptr) {
-                const size_t put = out.size();
-                opt.sink->put(std::move(out));  // unsorted: the caller writes rows meanwhile
-                out = JoinPairs();
-                guard.handed_over(put);
+                guard.hand_over(*opt.sink, out);  // unsorted: the caller writes rows meanwhile
             } else if (threads > 1) {
                 sort_pairs(out);  // the runs are merged in slices on the workers below
             }

@@ -286,8 +286,8 @@ public:
     // streams: then they are held only until their run is put, and a matcher that has begun to
     // put must not fail (its caller cannot take pairs back).
     void add_pairs(size_t n);
-    // n pairs counted by add_pairs left the matcher through the sink.
-    void handed_over(size_t n) noexcept { pairs_.fetch_sub(n, std::memory_order_relaxed); }
+    // Puts run (pairs counted by add_pairs) to sink, leaving it empty: they leave the matcher.
+    void hand_over(PairSink& sink, JoinPairs& run);
     // Accounts for n more candidate bytes (the prefix-group matcher's lists); false past the limit.
     bool add_candidate_bytes(size_t n) noexcept;
     // True when n candidate bytes more than those added would still fit.

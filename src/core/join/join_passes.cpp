@@ -87,22 +87,21 @@ std::vector<JoinPass> plan_passes(const std::vector<LengthCount>& hist, double t
     uint64_t lo = start;
     for (size_t i = first_at_least(hist, start); i < hist.size() && hist[i].length < stop;) {
         // The pass's probe lengths are hist[i..j]; j grows while the documents it reads fit.
-        const size_t first_end = first_at_least(hist, max_partner_length(hist[i].length, tau) + 1);
-        if (bytes_between(sums, i, first_end) > pass_bytes) {
-            i = plan_partner_ranges(hist, sums, tau, pass_bytes, i, lo, stop, out);
-            lo = out.back().probe_hi;
-            continue;
-        }
         size_t j = i;
         while (j + 1 < hist.size() && hist[j + 1].length < stop) {
             const size_t end = first_at_least(hist, max_partner_length(hist[j + 1].length, tau) + 1);
             if (bytes_between(sums, i, end) > pass_bytes) break;
             ++j;
         }
-        // A pass that would probe under a quarter of what it may read spends most of its read on
-        // partners, which the next passes read again: partner ranges read them once per probe
-        // range of half a pass (plan_partner_ranges falls back to this pass when all fits).
-        if (j + 1 < hist.size() && hist[j + 1].length < stop && bytes_between(sums, i, j + 1) < pass_bytes / 4) {
+        // Partner ranges instead when hist[i]'s partners alone do not fit, or when the pass would
+        // probe under a quarter of what it may read: it would spend most of its read on partners
+        // that the next passes read again (plan_partner_ranges falls back to one pass when all
+        // fits).
+        const size_t first_end = first_at_least(hist, max_partner_length(hist[i].length, tau) + 1);
+        const bool too_wide = bytes_between(sums, i, first_end) > pass_bytes;
+        const bool too_narrow =
+            j + 1 < hist.size() && hist[j + 1].length < stop && bytes_between(sums, i, j + 1) < pass_bytes / 4;
+        if (too_wide || too_narrow) {
             i = plan_partner_ranges(hist, sums, tau, pass_bytes, i, lo, stop, out);
             lo = out.back().probe_hi;
             continue;

@@ -73,9 +73,9 @@ struct JoinPass {
     bool reads(uint64_t len) const noexcept {
         return len >= probe_lo && len <= read_hi && (!continues() || len < probe_hi || len >= part_lo);
     }
-    // Whether the pass reports a pair of documents it read, of lengths shorter <= longer.
-    bool reports(uint64_t shorter, uint64_t longer) const noexcept {
-        return shorter < probe_hi && (!continues() || longer >= part_lo);
+    // Whether the pass reports a pair of documents it read, of lengths x and y (in any order).
+    bool reports(uint64_t x, uint64_t y) const noexcept {
+        return std::min(x, y) < probe_hi && (!continues() || std::max(x, y) >= part_lo);
     }
 };
 

@@ -354,10 +354,7 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
         uint64_t verified = 0;
         // With a sink, the pairs go to it a run at a time (unsorted) instead of being kept.
         auto hand_over = [&] {
-            const size_t put = mine.size();
-            opt.sink->put(std::move(mine));
-            mine = JoinPairs();
-            guard.handed_over(put);
+            guard.hand_over(*opt.sink, mine);
             accounted = 0;
         };
         for (size_t r = begin; r < end; ++r) {
@@ -381,12 +378,7 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
     });
     throw_if_canceled(opt.cancel);
     if (opt.sink != nullptr)
-        for (JoinPairs& rest : out) {
-            const size_t put = rest.size();
-            opt.sink->put(std::move(rest));
-            rest = JoinPairs();
-            guard.handed_over(put);
-        }
+        for (JoinPairs& rest : out) guard.hand_over(*opt.sink, rest);
     return merge_sorted(out);
 }
 

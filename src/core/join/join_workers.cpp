@@ -11,6 +11,7 @@
 #include "core/common/error.hpp"
 #include "core/common/threshold.hpp"
 #include "core/join/join_internal.hpp"
+#include "core/join/pair_sink.hpp"
 #include "core/memory/block_lists.hpp"
 #include "core/memory/huge_pages.hpp"
 
@@ -120,6 +121,13 @@ void WorkerGuard::add_pairs(size_t n) {
     if (limit_ != 0 && bytes > limit_ && !streams_)
         throw JoinMemoryError("similarity join exceeds its memory limit of " + std::to_string(limit_) + " bytes",
                               "the result holds " + std::to_string(total) + " pairs so far", bytes);
+}
+
+void WorkerGuard::hand_over(PairSink& sink, JoinPairs& run) {
+    const size_t n = run.size();
+    sink.put(std::move(run));
+    run = JoinPairs();
+    pairs_.fetch_sub(n, std::memory_order_relaxed);
 }
 
 bool WorkerGuard::add_candidate_bytes(size_t n) noexcept {

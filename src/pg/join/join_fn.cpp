@@ -350,7 +350,7 @@ void keep_reported(const JoinPass& p, const Collection& docs, JoinPairs& pairs) 
     size_t kept = 0;
     for (const JoinPair& q : pairs) {
         const uint64_t x = docs.length(q.a), y = docs.length(q.b);
-        if (p.reports(std::min(x, y), std::max(x, y))) pairs[kept++] = q;
+        if (p.reports(x, y)) pairs[kept++] = q;
     }
     pairs.resize(kept);
 }
@@ -624,8 +624,7 @@ void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& 
         if (presize) presize_result(rsinfo, pairs.size());
         for (const JoinPair& p : pairs) {
             const uint64_t x = r.length(p.a), y = s.length(p.b);
-            if (pass == nullptr || pass->reports(std::min(x, y), std::max(x, y)))
-                put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
+            if (pass == nullptr || pass->reports(x, y)) put_row(rsinfo, r.id(p.a), s.id(p.b), &p.similarity);
         }
     });
 }
