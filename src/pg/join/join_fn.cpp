@@ -229,14 +229,15 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             emitted += run.size();
             emit(run, bound);
         };
+    // Pairs on their way to emit are held beside the matcher's structures (read here, on the
+    // backend's thread, like every setting).
+    const size_t in_flight = emit ? spotsigs::PairSink::in_flight_bytes(sink_capacity()) : 0;
     JoinPairs pairs = match(
         [&](const JoinOptions& o) {
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_unique_ids(pipe.docs(), call.src[0].relname);
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
-            // Pairs on their way to emit are held beside the matcher's structures.
-            const size_t in_flight = emit ? spotsigs::PairSink::in_flight_bytes(sink_capacity()) : 0;
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
