@@ -24,10 +24,10 @@ OBJS = $(patsubst src/%.cpp,$(BUILD)/ext/%.o,$(CORE_SRCS) $(PG_SRCS))
 # The install script is assembled from one file per feature, in name order. The full scripts of
 # earlier releases and the upgrade scripts between releases are kept as they are in sql-versions/.
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
-# The step from 0.1.0 is assembled too, from its hand-written changes and the files that 0.2.0
-# added whole (sql-versions/README.md).
-UPGRADE_0_2_0_NEW = src/sql/70_citus.sql
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--0.1.0--0.2.0.sql
+# The step from the last release to this version is assembled too, from its hand-written changes
+# and the files that this version adds whole (sql-versions/README.md).
+UPGRADE_0_3_0_NEW =
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--0.2.0--0.3.0.sql
 DATA = $(sort $(wildcard sql-versions/$(EXTENSION)--*.sql))
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -61,7 +61,7 @@ $(BUILD)/ext/%.o: src/%.cpp
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) spotsigs.control
 	cat $(SQL_PARTS) > $@
 
-$(EXTENSION)--0.1.0--0.2.0.sql: sql-versions/$(EXTENSION)--0.1.0--0.2.0.sql.in $(UPGRADE_0_2_0_NEW)
+$(EXTENSION)--0.2.0--0.3.0.sql: sql-versions/$(EXTENSION)--0.2.0--0.3.0.sql.in $(UPGRADE_0_3_0_NEW)
 	cat $^ > $@
 
 # ---- TAP tests through PGXS ----

@@ -1,0 +1,451 @@
+-- spotsigs 0.1.0 -> 0.2.0 (ALTER EXTENSION spotsigs UPDATE TO '0.2.0').
+--
+-- Built from spotsigs--0.1.0--0.2.0.sql.in followed by the install-script files
+-- that 0.2.0 added whole (src/sql/70_citus.sql: Citus and spotsigs_flag_batch), whose objects
+-- are all new, as 0.2.0 shipped.
+--
+-- On-disk formats:
+-- * Stored spotsig values: unchanged (packed format version 1, the only format so far). Values
+--   written by 0.1.0 are read as they are; nothing is rewritten.
+-- * spotsigs indexes: 0.2.0 reads index format 4 only (segments carry a serial number). 0.1.0
+--   wrote format 3 (builds of it from after the format change wrote 4, and those indexes are
+--   kept). The library refuses a format 3 index (a scan with it, an insert into its table) with
+--   SQLSTATE 0A000 and the hint to REINDEX it, before and after this update alike: this script
+--   does not rebuild indexes, since a rebuild blocks writes to the table for as long as it runs
+--   and the administrator should choose when. REINDEX INDEX [CONCURRENTLY] rebuilds one from
+--   its table.
+--
+-- This script brings the catalog of a 0.1.0 installation to exactly what a fresh 0.2.0
+-- installation creates: test/t/050_upgrade.pl compares the two object by object and lists every
+-- difference. A change to src/sql/*.sql after 0.1.0 needs its counterpart here (a whole new
+-- file instead joins the list in the Makefile): CREATE for a new
+-- object, CREATE OR REPLACE or ALTER FUNCTION for changed attributes of an existing function
+-- (a changed return type or a removed argument needs DROP and CREATE, and objects that depend on
+-- the function must come back with it).
+
+\echo Use "ALTER EXTENSION spotsigs UPDATE TO '0.2.0'" to load this file. \quit
+
+-- sig % spotsig_query(q, tau): the threshold inside the operand (src/sql/20_similarity.sql), served
+-- by spotsigs indexes as strategy 3 (src/sql/40_index.sql). An existing operator class cannot
+-- take a member, so strategy 3 joins its operator family, where the index access method and the
+-- planner look it up; indexes built before the update answer it at once.
+CREATE TYPE spotsigs_query AS (sig spotsig, threshold double precision);
+COMMENT ON TYPE spotsigs_query IS 'a query signature with its own similarity threshold, for sig % spotsig_query(q, tau)';
+CREATE FUNCTION spotsig_query(sig spotsig, threshold double precision) RETURNS spotsigs_query
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_query(spotsig, double precision) IS 'a spotsigs_query: the right operand of % with its own threshold in (0, 1]';
+CREATE FUNCTION spotsig_similar_query(spotsig, spotsigs_query) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR % (
+    LEFTARG = spotsig, RIGHTARG = spotsigs_query, PROCEDURE = spotsig_similar_query,
+    RESTRICT = contsel, JOIN = contjoinsel
+);
+
+ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 3 % (spotsig, spotsigs_query);
+
+-- spotsigs_join and spotsigs_clusters take the measure (src/sql/30_join.sql): a new last argument,
+-- so each is dropped and created again (an overload beside the old one would make every call
+-- with fewer arguments ambiguous). A view of the user's that calls one of them depends on it and
+-- stops the update (2BP01): drop it first and create it again afterwards. Calls that give a
+-- threshold keep the plain measure; a call without one now uses the content measure.
+DROP FUNCTION spotsigs_join(regclass, name, name, double precision, integer, text);
+CREATE FUNCTION spotsigs_join(rel regclass, id_column name, sig_column name,
+                              threshold double precision DEFAULT NULL, threads integer DEFAULT NULL,
+                              method text DEFAULT NULL, measure text DEFAULT NULL)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'spotsigs_join' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION spotsigs_join(regclass, name, name, double precision, integer, text, text) IS
+    'all pairs of near-duplicate rows (content or plain multiset Jaccard >= threshold), id1 < id2';
+DROP FUNCTION spotsigs_clusters(regclass, name, name, double precision, integer, text);
+CREATE FUNCTION spotsigs_clusters(rel regclass, id_column name, sig_column name,
+                                  threshold double precision DEFAULT NULL, threads integer DEFAULT NULL,
+                                  method text DEFAULT NULL, measure text DEFAULT NULL)
+    RETURNS TABLE(id bigint, cluster bigint)
+    AS 'MODULE_PATHNAME', 'spotsigs_clusters' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION spotsigs_clusters(regclass, name, name, double precision, integer, text, text) IS
+    'near-duplicate clusters: connected components of the spotsigs_join graph, cluster = smallest id';
+
+-- The content measure's statistics for use outside the join (src/sql/30_join.sql).
+CREATE FUNCTION spotsigs_template(rel regclass, id_column name, sig_column name) RETURNS spotsig
+    AS 'MODULE_PATHNAME', 'spotsigs_template' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION spotsigs_template(regclass, name, name) IS
+    'the template signatures of the rows (the content measure leaves them out), each with frequency 1';
+CREATE FUNCTION spotsig_remove(sig spotsig, signatures spotsig) RETURNS spotsig
+    AS 'MODULE_PATHNAME', 'spotsig_remove' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_remove(spotsig, spotsig) IS 'sig without the signatures that occur in the second argument';
+
+-- The threshold rule for SQL code (src/sql/20_similarity.sql), which spotsigs_lsh_pairs and
+-- spotsigs_flag_batch call.
+CREATE FUNCTION spotsigs_threshold(threshold double precision) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION spotsigs_threshold(double precision) IS 'the threshold to use: the argument if in (0, 1], spotsigs.similarity_threshold if NULL; otherwise an error';
+
+-- spotsig_df_agg's support functions are IMMUTABLE, as core's are (src/sql/60_quality.sql).
+ALTER FUNCTION spotsig_df_accum(internal, spotsig) IMMUTABLE;
+ALTER FUNCTION spotsig_df_final(internal) IMMUTABLE;
+
+-- spotsigs_lsh_pairs: a pinned search_path, checked arguments, PARALLEL RESTRICTED
+-- (src/sql/60_quality.sql); CREATE OR REPLACE sets all three and keeps its comment.
+CREATE OR REPLACE FUNCTION spotsigs_lsh_pairs(rel regclass, id_col name, sig_col name,
+                                   threshold double precision, k integer DEFAULT 6,
+                                   l integer DEFAULT 32, seed bigint DEFAULT 0)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    tau double precision := @extschema@.spotsigs_threshold(threshold);
+BEGIN
+    IF rel IS NULL OR id_col IS NULL OR sig_col IS NULL OR k IS NULL OR l IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
+            MESSAGE = 'spotsigs_lsh_pairs: only the threshold may be NULL';
+    END IF;
+    -- k and l are checked by the key function itself, also when rel has no row to call it on.
+    PERFORM @extschema@.spotsig_lsh_keys('{}'::@extschema@.spotsig, k, l, seed);
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+        WITH d AS MATERIALIZED (
+            SELECT %2$I::pg_catalog.int8 AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),
+        keys AS (SELECT id, pg_catalog.unnest(@extschema@.spotsig_lsh_keys(sig, $1, $2, $3)) AS key FROM d),
+        cand AS (SELECT DISTINCT a.id AS i, b.id AS j FROM keys a JOIN keys b
+                 ON a.key = b.key AND a.id < b.id),
+        pairs AS MATERIALIZED (SELECT c.i, c.j, x.sig AS s1, y.sig AS s2
+                 FROM cand c JOIN d x ON x.id = c.i JOIN d y ON y.id = c.j)
+        SELECT i, j, sim FROM (SELECT i, j, @extschema@.similarity(s1, s2) AS sim FROM pairs) v
+        WHERE sim >= $4$q$, rel, id_col, sig_col)
+    USING k, l, seed, tau;
+END
+$fn$;
+-- Citus: the similarity joins of a hash-distributed table run on the nodes that hold its shards.
+-- spotsigs_join, spotsigs_clusters and spotsigs_join_rs call these when Citus is installed and
+-- the relation is distributed; nothing here needs Citus when the extension is created (PL/pgSQL
+-- looks up Citus's catalogs and functions only when it runs).
+--
+-- The split: node v joins the rows of its own shards with each other, and with the rows of the
+-- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
+-- shard by shard from those nodes. Every pair of rows then lies in exactly one task: on one node
+-- (v's self-join) or on two nodes v and w, of which exactly one takes the other. Only the fetched
+-- rows and the pairs cross the network.
+
+-- The rows of rel with an id and a signature, read as the caller and packed for another node
+-- (the signatures in their binary form, base64 text): how a task fetches another node's shard,
+-- and how a batch travels to the nodes. spotsigs_citus_unpack reads them back.
+CREATE FUNCTION spotsigs_citus_pack(rel regclass, id_column name, sig_column name) RETURNS text
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pack' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION spotsigs_citus_pack(regclass, name, name) IS
+    'internal: the rows of a table packed for another node (signatures in binary form)';
+
+CREATE FUNCTION spotsigs_citus_unpack(data text) RETURNS TABLE(id bigint, sig spotsig)
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_unpack' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsigs_citus_unpack(text) IS 'internal: the rows spotsigs_citus_pack packed';
+
+-- The candidate pairs (pairs left by the join's filters and verified) of the joins this session
+-- ran on this node: a task's difference across its joins is its share of the matching work.
+CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'spotsigs_join_candidates' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION spotsigs_join_candidates() IS
+    'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
+
+-- One node's share of a distributed join, run on that node. local_shards: the shards here;
+-- remotes: [{"host": h, "port": p, "shards": [name, ...]}, ...], the shards to fetch and pair with
+-- the local rows (with "id" and "sig" when their columns are named otherwise than the local ones); batch: rows packed by spotsigs_citus_pack, sent along and paired with the local
+-- rows like fetched ones; self_join: whether to pair the local rows with each other too. Returns
+-- {"rows", "fetched", "bytes", "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id,
+-- other id, sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0:
+-- similarities travel as shortest exact decimals, so the coordinator reads back the very doubles.
+CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
+                                    threshold double precision, threads integer, method text,
+                                    remotes jsonb, self_join boolean, batch text DEFAULT NULL)
+    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
+DECLARE
+    local_q text;
+    nrows bigint;
+    fetched bigint := 0;
+    nbytes bigint := 0;
+    nshards integer := 0;
+    n bigint;
+    group_rows bigint;
+    node jsonb;
+    shard text;
+    ok boolean;
+    res text;
+    self_pairs jsonb := '[]';
+    cross_pairs jsonb := '[]';
+    result jsonb;
+    candidates bigint := @extschema@.spotsigs_join_candidates();
+    started timestamptz := clock_timestamp();
+    fetch_started timestamptz;
+    fetch_s float8 := 0;
+BEGIN
+    -- the local rows, as one relation for the join (each name checked to be a local relation)
+    SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
+                             s::regclass), ' UNION ALL ')
+      INTO local_q FROM unnest(local_shards) s;
+    IF local_q IS NULL THEN
+        local_q := format('SELECT NULL::bigint AS id, NULL::@extschema@.spotsig AS sig WHERE false');
+    END IF;
+    -- The temporary view and table below are this session's own: Citus must not treat them as
+    -- DDL to propagate (it refuses that on a worker).
+    PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
+    IF to_regclass('pg_temp.spotsigs_task_local') IS NOT NULL THEN DROP VIEW pg_temp.spotsigs_task_local; END IF;
+    IF to_regclass('pg_temp.spotsigs_task_remote') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_task_remote; END IF;
+    EXECUTE 'CREATE TEMP VIEW spotsigs_task_local AS ' || local_q;
+    SELECT count(*) INTO nrows FROM pg_temp.spotsigs_task_local;
+    IF self_join THEN
+        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
+          FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local', 'id', 'sig', threshold, threads, method) j;
+    END IF;
+    -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
+    -- task holds its own rows and one other node's at most; each group joined with the local rows.
+    CREATE TEMP TABLE spotsigs_task_remote (id bigint, sig @extschema@.spotsig);
+    FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
+                                            || remotes) LOOP
+        TRUNCATE pg_temp.spotsigs_task_remote;
+        fetch_started := clock_timestamp();
+        IF node ? 'batch' THEN
+            INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(batch);
+            GET DIAGNOSTICS group_rows = ROW_COUNT;
+            nbytes := nbytes + octet_length(batch);
+        ELSE
+            group_rows := 0;
+            FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
+                SELECT w.success, w.result INTO ok, res
+                  FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
+                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L, %L, %L)', shard,
+                                 coalesce(node ->> 'id', id_column), coalesce(node ->> 'sig', sig_column))],
+                    false) w;
+                IF NOT ok THEN
+                    RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
+                        USING ERRCODE = 'XX000', DETAIL = res;
+                END IF;
+                nbytes := nbytes + octet_length(res);
+                nshards := nshards + 1;
+                INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(res);
+                GET DIAGNOSTICS n = ROW_COUNT;
+                group_rows := group_rows + n;
+            END LOOP;
+        END IF;
+        fetched := fetched + group_rows;
+        fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
+        IF group_rows > 0 THEN
+            cross_pairs := cross_pairs || (
+                SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
+                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
+                                                    'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j);
+        END IF;
+    END LOOP;
+    DROP VIEW pg_temp.spotsigs_task_local;
+    DROP TABLE pg_temp.spotsigs_task_remote;
+    candidates := @extschema@.spotsigs_join_candidates() - candidates;
+    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
+                                 'self', self_pairs, 'cross', cross_pairs);
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching',
+        nrows, cardinality(local_shards), fetched, nbytes, nshards, candidates,
+        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
+    RETURN result;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, text) IS
+    'internal: one node''s share of a distributed spotsigs_join or spotsigs_join_rs (called by the coordinator)';
+
+-- Whether rel is a hash-distributed Citus table (false without Citus).
+CREATE FUNCTION spotsigs_citus_distributed(rel regclass) RETURNS boolean
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = rel AND partmethod = 'h');
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_distributed(regclass) IS 'whether a relation is a hash-distributed Citus table';
+
+-- The nodes holding shards of the hash-distributed rel, each with its shards' qualified names
+-- (one placement per shard: the first healthy one), ordered by host and port.
+CREATE FUNCTION spotsigs_citus_nodes(rel regclass, OUT host text, OUT port integer, OUT shards jsonb)
+    RETURNS SETOF record LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    RETURN QUERY
+    SELECT n.nodename::text, n.nodeport,
+           jsonb_agg(pg_catalog.shard_name(rel, s.shardid, false) ORDER BY s.shardid)
+      FROM pg_catalog.pg_dist_shard s
+      CROSS JOIN LATERAL (SELECT p.groupid FROM pg_catalog.pg_dist_placement p
+                          WHERE p.shardid = s.shardid AND p.shardstate = 1
+                          ORDER BY p.placementid LIMIT 1) p
+      JOIN pg_catalog.pg_dist_node n ON n.groupid = p.groupid AND n.noderole = 'primary'
+     WHERE s.logicalrelid = rel
+     GROUP BY n.nodename, n.nodeport
+     ORDER BY n.nodename, n.nodeport;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_nodes(regclass) IS 'internal: the nodes holding shards of a distributed table, with their shards';
+
+-- Runs one spotsigs_citus_task per node at once through Citus's master_run_on_worker and returns
+-- their pairs: a task's own pairs as they are, its cross pairs as (local id, other id) when
+-- ordered is false, or with the smaller id first when it is true.
+CREATE FUNCTION spotsigs_citus_run(hosts text[], ports integer[], cmds text[], ordered boolean)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    r record;
+    res jsonb;
+BEGIN
+    FOR r IN SELECT m.node_name, m.node_port, m.success, m.result
+               FROM pg_catalog.master_run_on_worker(hosts, ports, cmds, true) m LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'spotsigs: the join task on %:% failed', r.node_name, r.node_port
+                USING ERRCODE = 'XX000', DETAIL = r.result;
+        END IF;
+        res := r.result::jsonb;
+        RETURN QUERY
+            SELECT (e ->> 0)::bigint, (e ->> 1)::bigint, (e ->> 2)::float8
+              FROM jsonb_array_elements(res -> 'self') e
+            UNION ALL
+            SELECT CASE WHEN ordered THEN least((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 0)::bigint END,
+                   CASE WHEN ordered THEN greatest((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 1)::bigint END,
+                   (e ->> 2)::float8
+              FROM jsonb_array_elements(res -> 'cross') e;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_run(text[], integer[], text[], boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
+
+-- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
+-- the nodes holding its shards (the split is described at the top of this file).
+CREATE FUNCTION spotsigs_citus_join(rel regclass, id_column name, sig_column name,
+                                    threshold double precision, threads integer, method text)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hosts text[];
+    ports integer[];
+    shards jsonb[];
+    cmds text[];
+    w integer;
+    remotes jsonb;
+BEGIN
+    SELECT array_agg(n.host), array_agg(n.port), array_agg(n.shards) INTO hosts, ports, shards
+      FROM @extschema@.spotsigs_citus_nodes(rel) n;
+    IF hosts IS NULL THEN
+        RETURN;
+    END IF;
+    w := cardinality(hosts);
+    FOR v IN 0 .. w - 1 LOOP
+        SELECT coalesce(jsonb_agg(jsonb_build_object('host', hosts[1 + (v + k) % w], 'port', ports[1 + (v + k) % w],
+                                                     'shards', shards[1 + (v + k) % w]) ORDER BY k), '[]')
+          INTO remotes
+          FROM generate_series(1, w / 2) k
+         WHERE k <= (w - 1) / 2 OR v < w / 2;
+        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, true)',
+                              ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
+                              threshold, threads, method, remotes);
+    END LOOP;
+    RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, true);
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text) IS
+    'internal: spotsigs_join of a hash-distributed table, run on the nodes holding its shards';
+
+-- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
+-- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is
+-- not distributed is read here once and sent to every such node; a distributed one is fetched by
+-- each node from the nodes holding its shards (its own included, through the same path), one
+-- node's at a time. When both are distributed, the smaller (citus_table_size) is the one that
+-- travels. Returns (batch id, archive id, similarity).
+CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
+                                       archive regclass, archive_id name, archive_sig name,
+                                       threshold double precision, threads integer, method text)
+    RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hosts text[];
+    ports integer[];
+    cmds text[];
+    batch_rows text;
+    remotes jsonb := '[]';
+    empty boolean;
+BEGIN
+    IF @extschema@.spotsigs_citus_distributed(batch) THEN
+        IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
+            -- the roles swapped: the other side is the smaller (equal sizes do not swap again)
+            RETURN QUERY SELECT j.s_id, j.r_id, j.similarity
+              FROM @extschema@.spotsigs_citus_join_rs(archive, archive_id, archive_sig,
+                                                      batch, batch_id, batch_sig, threshold, threads, method) j;
+            RETURN;
+        END IF;
+        SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
+                                                     'id', batch_id, 'sig', batch_sig)), '[]')
+          INTO remotes FROM @extschema@.spotsigs_citus_nodes(batch) n;
+        empty := jsonb_array_length(remotes) = 0;
+    ELSE
+        batch_rows := @extschema@.spotsigs_citus_pack(batch, batch_id, batch_sig);
+        empty := octet_length(batch_rows) <= 8;  -- the packed format's tag alone: no rows
+    END IF;
+    SELECT array_agg(n.host), array_agg(n.port),
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false, %L)',
+                            ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
+                            threshold, threads, method, remotes, batch_rows))
+      INTO hosts, ports, cmds
+      FROM @extschema@.spotsigs_citus_nodes(archive) n;
+    IF hosts IS NULL OR empty THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
+    'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
+
+-- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
+-- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each
+-- of them as spotsigs_flag_duplicates(sig, duplicate, similarity, threshold, 'best') would have,
+-- had the rows been inserted one by one in ascending id order: with the row of highest
+-- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
+-- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
+-- table it runs on the workers. Calls on one table are serialized (an advisory lock held until
+-- the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
+                                    duplicate_column name, similarity_column name,
+                                    threshold double precision, first_id bigint)
+    RETURNS bigint LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    n bigint;
+    sim_set text := '';
+    sim_clear text := '';
+BEGIN
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL
+       OR threshold IS NULL THEN
+        RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
+    END IF;
+    PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
+    IF similarity_column IS NOT NULL THEN
+        sim_set := format(', %I = m.similarity', similarity_column);
+        sim_clear := format(', %I = NULL', similarity_column);
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
+    -- left over from a call that failed in a subtransaction the caller caught
+    IF to_regclass('pg_temp.spotsigs_flag_new') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_new; END IF;
+    IF to_regclass('pg_temp.spotsigs_flag_match') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_match; END IF;
+    EXECUTE format('CREATE TEMP TABLE spotsigs_flag_new AS SELECT %I::bigint AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
+                   id_column, sig_column, target, id_column, sig_column) USING first_id;
+    CREATE TEMP TABLE spotsigs_flag_match AS
+      SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
+        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new', 'id', 'sig', target, id_column, sig_column, threshold) j
+       WHERE j.s_id < j.r_id
+       ORDER BY j.r_id, j.similarity DESC, j.s_id;
+    EXECUTE format('UPDATE %s SET %I = NULL%s WHERE %I >= $1 AND %I IS NOT NULL',
+                   target, duplicate_column, sim_clear, id_column, duplicate_column) USING first_id;
+    EXECUTE format('UPDATE %s t SET %I = m.s_id%s FROM pg_temp.spotsigs_flag_match m WHERE t.%I = m.r_id',
+                   target, duplicate_column, sim_set, id_column);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DROP TABLE pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    RETURN n;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_flag_batch(regclass, name, name, name, name, double precision, bigint) IS
+    'flags the rows with ids >= first_id as the spotsigs_flag_duplicates trigger (best) would, for tables without it (Citus)';
