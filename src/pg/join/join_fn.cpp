@@ -356,9 +356,11 @@ void keep_reported(const JoinPass& p, const Collection& docs, JoinPairs& pairs) 
     pairs.resize(kept);
 }
 
-// The filter of the rows pass p reads.
-RowFilter pass_filter(const JoinPass& p, const std::vector<ExternalLength>* external) {
+// The filter of the rows pass p reads; first: what the first read of the relation saw, which
+// every pass must see again.
+RowFilter pass_filter(const JoinPass& p, const std::vector<ExternalLength>* external, const RowsDigest* first) {
     RowFilter f;
+    f.expected = first;
     f.lo = p.probe_lo;
     f.hi = p.read_hi;
     if (p.continues()) {
@@ -381,10 +383,10 @@ using PairSink = std::function<void(const Collection& docs, const JoinPairs& pai
 // a matcher that streams never fails for its pairs, WorkerGuard::add_pairs), so it can be split
 // and run again without a pair written twice; that this holds is checked, not assumed.
 PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
-                      const std::vector<ExternalLength>& external, const char* fn, Progress& progress,
-                      const PairSink& sink) {
+                      const std::vector<ExternalLength>& external, const RowsDigest& first, const char* fn,
+                      Progress& progress, const PairSink& sink) {
     PassOutcome out;
-    RowFilter filter = pass_filter(p, &external);
+    RowFilter filter = pass_filter(p, &external, &first);
     // No presizing from the table's statistics: a pass reads a part of it.
     ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
     bool streamed = false;
@@ -544,7 +546,8 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     size_t continuing = 0;
     const size_t passes = run_passes(
         hist, call.tau, call_limit(call),
-        [&](const JoinPass& p) { return self_pass(call, p, hist, external, fn, progress, sink); }, worst, continuing);
+        [&](const JoinPass& p) { return self_pass(call, p, hist, external, filter.seen, fn, progress, sink); }, worst,
+        continuing);
     log_passes(fn, passes, continuing, first_read, worst);
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
@@ -636,9 +639,10 @@ void put_rs_pairs(ReturnSetInfo* rsinfo, const RsPipes& pipes, const JoinPairs& 
 // rows (the longer one by the length filter, whichever side it is on) and alone keeps the pair.
 // (The R-S matcher has no probe_below, so the other pairs it finds are dropped here.)
 PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
-                    const std::vector<ExternalLength>* external, Progress& progress, ReturnSetInfo* rsinfo) {
+                    const std::vector<ExternalLength>* external, const RowsDigest* first, Progress& progress,
+                    ReturnSetInfo* rsinfo) {
     PassOutcome out;
-    RowFilter filters[2] = {pass_filter(p, &external[0]), pass_filter(p, &external[1])};
+    RowFilter filters[2] = {pass_filter(p, &external[0], &first[0]), pass_filter(p, &external[1], &first[1])};
     RsPipes pipes;
     try {
         JoinPairs pairs = rs_pairs(call, pipes, progress, filters, &out.acc, false);
@@ -801,8 +805,11 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             size_t continuing = 0;
             const size_t passes = run_passes(
                 hist, call.tau, call_limit(call),
-                [&](const JoinPass& p) { return rs_pass(call, p, hist, external, progress, rsinfo); }, worst,
-                continuing);
+                [&](const JoinPass& p) {
+                    const RowsDigest first[2] = {filters[0].seen, filters[1].seen};
+                    return rs_pass(call, p, hist, external, first, progress, rsinfo);
+                },
+                worst, continuing);
             log_passes("spotsigs_join_rs", passes, continuing, first_read, worst);
         }
         progress.finish();
@@ -831,8 +838,12 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
         // ids[root] is the cluster. It takes 12 bytes a row, held against the limit in passes.
         std::vector<int64_t> ids;
         std::vector<uint32_t> parent;
+        // A pass's rows are those of the first read (RowsDigest); an id the first read did not
+        // see is refused here too, so that no pair can name a slot outside the forest.
         auto slot = [&](int64_t id) {
-            return static_cast<uint32_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+            auto it = std::lower_bound(ids.begin(), ids.end(), id);
+            if (it == ids.end() || *it != id) throw_rows_changed(call.src[0].relname);
+            return static_cast<uint32_t>(it - ids.begin());
         };
         auto grow = [&] {
             if (parent.size() == ids.size()) return;

@@ -22,6 +22,7 @@ extern "C" {
 
 #include "core/common/error.hpp"
 #include "core/join/repeated_id.hpp"
+#include "core/signature/hash.hpp"
 #include "core/signature/packed.hpp"
 #include "pg/boundary.hpp"
 #include "pg/join/join_run.hpp"
@@ -155,10 +156,14 @@ void check_read_memory(const CollectReceiver* r) {
 bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
     RowFilter* f = r->filter;
     if (f == nullptr) return true;
-    if (len < kPackedHeaderSize) return !f->overflowed;
+    if (len < kPackedHeaderSize) {
+        f->seen.add(id, 0);
+        return !f->overflowed;
+    }
     uint32_t distinct, length;
-    std::memcpy(&distinct, data + 4, 4);
     std::memcpy(&length, data + 8, 4);
+    f->seen.add(id, length);
+    std::memcpy(&distinct, data + 4, 4);
     if (f->tally != nullptr) {
         const unsigned char w = static_cast<unsigned char>(data[1]);
         f->tally->add(length, distinct, w <= 4 ? w : 4);
@@ -203,7 +208,7 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
 // outside them: only its header is fetched or decompressed, not the whole value (later passes
 // skip most of the relation's rows this way).
 bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
-    const RowFilter* f = r->filter;
+    RowFilter* f = r->filter;
     if (f == nullptr || !f->restricts()) return false;
     struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
     if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
@@ -213,6 +218,7 @@ bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
         if (it != f->external->end() && it->id == id) {
             const bool outside = !f->holds(it->length);
             if (outside) {
+                f->seen.add(id, it->length);
                 ++r->skipped_by_note;
                 if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
             }
@@ -227,6 +233,7 @@ bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
         uint32_t length;
         std::memcpy(&length, VARDATA_ANY(head) + 8, 4);
         outside = !f->holds(length);
+        if (outside) f->seen.add(id, length);
     }
     pfree(head);
     if (outside && ++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
@@ -343,6 +350,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
     });
     // The last rows since the last stride's look (a relation of fewer rows gets no other).
     check_read_memory(recv);
+    if (filter != nullptr && filter->expected != nullptr && !(filter->seen == *filter->expected))
+        throw_rows_changed(src.relname);
     pg_guard([&] {
         MemoryContextDelete(recv->scratch);
         pfree(recv);
@@ -356,6 +365,24 @@ bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
     while (!pipe.wait_filed(kBatchWait))
         if (cancel != nullptr && cancel->stopped()) return false;
     return true;
+}
+
+void RowsDigest::add(int64_t id, uint64_t length) noexcept {
+    ++rows;
+    sum += fmix64(fmix64(static_cast<uint64_t>(id)) + length);
+}
+
+void throw_rows_changed(const char* relname) {
+    pg_guard([&] {
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("the rows of %s changed between two reads of one join", relname),
+                        errdetail("A join past spotsigs.join_memory_limit runs in passes, which read the relation "
+                                  "again each and need the rows of the first read every time."),
+                        errhint("Join a table, or a view without volatile functions such as nextval() and without "
+                                "volatile row security policies; or raise spotsigs.join_memory_limit so that the "
+                                "join reads it once.")));
+    });
+    throw Error(ErrorKind::Internal, "unreachable");
 }
 
 void throw_repeated_id(const char* relname, int64_t id) {

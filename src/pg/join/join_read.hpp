@@ -49,6 +49,18 @@ struct ExternalLength {
 // [gap_lo, gap_hi) (a pass's, JoinPass::reads); past the memory limit it stops keeping rows and
 // sets overflowed instead of raising an error; every row read (whatever its length, and after an
 // overflow too) is counted in tally when it is given.
+// An order-free digest of the (id, length) rows one read saw, kept or not. Passes rely on every
+// read of a relation giving the rows the first read tallied (same snapshot); a relation whose
+// reads differ (a view over nextval() or another volatile function, a volatile row security
+// policy) gives a read whose digest differs from the first one's, but for a chance of 2^-64 per
+// read, and that read is refused before any of its rows is matched (join passes, clusters).
+struct RowsDigest {
+    uint64_t rows = 0;
+    uint64_t sum = 0;
+    void add(int64_t id, uint64_t length) noexcept;
+    bool operator==(const RowsDigest& o) const noexcept { return rows == o.rows && sum == o.sum; }
+};
+
 struct RowFilter {
     uint64_t lo = 1;
     uint64_t hi = UINT64_MAX;
@@ -66,6 +78,10 @@ struct RowFilter {
     // instead of fetching each such value's first chunk from the toast relation to skip it.
     std::vector<ExternalLength>* note_external = nullptr;
     const std::vector<ExternalLength>* external = nullptr;
+    // Every row read, kept or not; when expected is given, a read that ends with another digest
+    // raises the error of a relation whose rows changed between reads (SQLSTATE 55000).
+    RowsDigest seen;
+    const RowsDigest* expected = nullptr;
 };
 // read_source with a RowFilter (join passes, join_passes.hpp).
 void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
@@ -73,6 +89,9 @@ void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memor
 // Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
 // cancel was set first. Rethrows the filing thread's errors.
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
+
+// Raises the error of a relation whose rows differ from one read to the next (55000).
+[[noreturn]] void throw_rows_changed(const char* relname);
 
 // Throws Error(InvalidParameter) naming the relation and the id that two rows share.
 [[noreturn]] void throw_repeated_id(const char* relname, int64_t id);
