@@ -76,7 +76,8 @@ BEGIN
     SELECT count(*) INTO nrows FROM pg_temp.spotsigs_task_local;
     IF self_join THEN
         SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local', 'id', 'sig', threshold, threads, method) j;
+          FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local'::pg_catalog.regclass, 'id'::pg_catalog.name,
+                                         'sig'::pg_catalog.name, threshold, threads, method, NULL::pg_catalog.text) j;
     END IF;
     -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
     -- task holds its own rows and one other node's at most; each group joined with the local rows.
@@ -94,7 +95,7 @@ BEGIN
             FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
                 SELECT w.success, w.result INTO ok, res
                   FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
-                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L, %L, %L)', shard,
+                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L::pg_catalog.regclass, %L::pg_catalog.name, %L::pg_catalog.name)', shard,
                                  coalesce(node ->> 'id', id_column), coalesce(node ->> 'sig', sig_column))],
                     false) w;
                 IF NOT ok THEN
@@ -113,8 +114,9 @@ BEGIN
         IF group_rows > 0 THEN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
-                                                    'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j);
+                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local'::pg_catalog.regclass, 'id'::pg_catalog.name,
+                                                    'sig'::pg_catalog.name, 'pg_temp.spotsigs_task_remote'::pg_catalog.regclass,
+                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method) j);
         END IF;
     END LOOP;
     DROP VIEW pg_temp.spotsigs_task_local;
@@ -224,7 +226,9 @@ BEGIN
           INTO remotes
           FROM generate_series(1, w / 2) k
          WHERE k <= (w - 1) / 2 OR v < w / 2;
-        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, true)',
+        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+                              '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+                              'true::pg_catalog.bool, NULL::pg_catalog.text)',
                               ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
                               threshold, threads, method, remotes);
     END LOOP;
@@ -271,7 +275,9 @@ BEGIN
         empty := octet_length(batch_rows) <= 8;  -- the packed format's tag alone: no rows
     END IF;
     SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false, %L)',
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+                            '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+                            'false::pg_catalog.bool, %L::pg_catalog.text)',
                             ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
                             threshold, threads, method, remotes, batch_rows))
       INTO hosts, ports, cmds
@@ -320,7 +326,9 @@ BEGIN
                    id_column, sig_column, target, id_column, sig_column) USING first_id;
     CREATE TEMP TABLE spotsigs_flag_match AS
       SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
-        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new', 'id', 'sig', target, id_column, sig_column, threshold) j
+        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new'::pg_catalog.regclass, 'id'::pg_catalog.name,
+                                          'sig'::pg_catalog.name, target, id_column, sig_column, threshold,
+                                          NULL::pg_catalog.int4, NULL::pg_catalog.text) j
        WHERE j.s_id < j.r_id
        ORDER BY j.r_id, j.similarity DESC, j.s_id;
     EXECUTE format('UPDATE %s SET %I = NULL%s WHERE %I >= $1 AND %I IS NOT NULL',
