@@ -2,6 +2,7 @@
 -- the signatures in binary form) come back unchanged through spotsigs_citus_unpack, which checks
 -- what it reads; and spotsigs_join_candidates counts the pairs the joins verified. Both work
 -- without Citus.
+\i sql/include/sqlerr.sql
 CREATE TABLE cp (id int, sig spotsig);
 INSERT INTO cp VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{}'), (-7, '{ffffffffffffffff:3,9}'),
                       (4, NULL), (NULL, '{1}');
@@ -21,6 +22,25 @@ SELECT * FROM spotsigs_citus_unpack(left(spotsigs_citus_pack('cp', 'id', 'sig'),
 -- A signature whose binary form lies about its count: the receive function refuses it.
 SELECT * FROM spotsigs_citus_unpack(encode('SSR1'::bytea || '\x0000000000000001'::bytea || '\x00000010'::bytea
                                            || '\x00000009'::bytea || '\x000000000000000100000001'::bytea, 'base64'));
+-- Bytes of a value that its binary form does not use are refused (binary COPY refuses them too).
+\set VERBOSITY default
+SELECT sqlerr($$SELECT * FROM spotsigs_citus_unpack(encode('SSR1'::bytea || int8send(5)
+  || int4send(octet_length(spotsig_send('{1,2}')) + 1) || spotsig_send('{1,2}') || '\x00'::bytea, 'base64'))$$);
+-- The same value without the stray byte is read.
+SELECT * FROM spotsigs_citus_unpack(encode('SSR1'::bytea || int8send(5) || int4send(octet_length(spotsig_send('{1,2}')))
+                                           || spotsig_send('{1,2}'), 'base64'));
+-- The columns pass the joins' checks: the signature column must be a spotsig (a bytea column of
+-- sent values is not one), the id an integer column (numeric 1.5 and 2 would both become 2) and a
+-- user column (not ctid).
+CREATE TABLE cp_bad (id int, n numeric, b bytea, sig spotsig);
+INSERT INTO cp_bad VALUES (1, 1.5, spotsig_send('{1,2}'), '{1,2}'), (2, 2, spotsig_send('{1,3}'), '{1,3}');
+SELECT sqlerr($$SELECT spotsigs_citus_pack('cp_bad', 'id', 'b')$$);
+SELECT sqlerr($$SELECT spotsigs_citus_pack('cp_bad', 'n', 'sig')$$);
+SELECT sqlerr($$SELECT spotsigs_citus_pack('cp_bad', 'ctid', 'sig')$$);
+SELECT sqlerr($$SELECT spotsigs_citus_pack('cp_bad', 'nosuch', 'sig')$$);
+SELECT count(*) FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp_bad', 'id', 'sig'));
+DROP TABLE cp_bad;
+\set VERBOSITY sqlstate
 -- The caller's privileges apply to the read.
 CREATE ROLE cp_nobody;
 SET ROLE cp_nobody;

@@ -31,6 +31,33 @@ UPDATE fb SET dup = -1 WHERE id = 300;
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 1, 300);
 SELECT dup, sim FROM fb WHERE id = 300;
 
+-- The call's own temporary tables never are the caller's objects, whatever these are called: a
+-- temporary table of the caller's named like the function's former work tables is neither read
+-- nor dropped, and a target with such a name is flagged like any other. Nothing is left behind.
+CREATE TEMP TABLE spotsigs_flag_match (note text);
+INSERT INTO spotsigs_flag_match VALUES ('the caller''s row');
+SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0.6, 201);
+SELECT * FROM spotsigs_flag_match;
+CREATE TEMP TABLE spotsigs_flag_new (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
+INSERT INTO spotsigs_flag_new (id, sig) SELECT id, sig FROM fb_src WHERE id <= 40;
+SELECT spotsigs_flag_batch('spotsigs_flag_new', 'id', 'sig', 'dup', 'sim', 0.6, 1);
+SELECT count(*) AS rows, count(dup) AS flagged FROM spotsigs_flag_new;
+SELECT count(*) AS differences FROM spotsigs_flag_new n JOIN fb_trig t USING (id)
+WHERE n.dup IS DISTINCT FROM t.dup OR n.sim IS DISTINCT FROM t.sim;
+SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind = 'r' ORDER BY 1;
+DROP TABLE spotsigs_flag_match, spotsigs_flag_new;
+-- Likewise the Citus task (run here directly, with ordinary tables as its shards): the caller's
+-- spotsigs_task_local and spotsigs_task_remote stay as they are.
+CREATE TEMP VIEW spotsigs_task_local AS SELECT 'the caller''s view' AS note;
+CREATE TEMP TABLE spotsigs_task_remote AS SELECT 'the caller''s table' AS note;
+SELECT t -> 'rows' AS rows, jsonb_array_length(t -> 'self') AS pairs,
+       (SELECT count(*) FROM spotsigs_join('fb', 'id', 'sig', 0.6)) AS join_pairs
+  FROM spotsigs_citus_task(ARRAY['public.fb'], 'id', 'sig', 0.6, NULL, NULL, '[]', true) t;
+SELECT * FROM spotsigs_task_local UNION ALL SELECT * FROM spotsigs_task_remote;
+SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'v') ORDER BY 1;
+DROP VIEW spotsigs_task_local;
+DROP TABLE spotsigs_task_remote;
+
 -- errors
 \set VERBOSITY sqlstate
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0, 1);

@@ -66,12 +66,12 @@ BEGIN
     RETURN QUERY EXECUTE pg_catalog.format($q$
         WITH d AS MATERIALIZED (
             SELECT %2$I::pg_catalog.int8 AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),
-        keys AS (SELECT id, pg_catalog.unnest(@extschema@.spotsig_lsh_keys(sig, $1, $2, $3)) AS key FROM d),
+        keys AS (SELECT id, pg_catalog.unnest(@extschema@.spotsig_lsh_keys(sig::@extschema@.spotsig, $1, $2, $3)) AS key FROM d),
         cand AS (SELECT DISTINCT a.id AS i, b.id AS j FROM keys a JOIN keys b
                  ON a.key = b.key AND a.id < b.id),
         pairs AS MATERIALIZED (SELECT c.i, c.j, x.sig AS s1, y.sig AS s2
                  FROM cand c JOIN d x ON x.id = c.i JOIN d y ON y.id = c.j)
-        SELECT i, j, sim FROM (SELECT i, j, @extschema@.similarity(s1, s2) AS sim FROM pairs) v
+        SELECT i, j, sim FROM (SELECT i, j, @extschema@.similarity(s1::@extschema@.spotsig, s2::@extschema@.spotsig) AS sim FROM pairs) v
         WHERE sim >= $4$q$, rel, id_col, sig_col)
     USING k, l, seed, tau;
 END

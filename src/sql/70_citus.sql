@@ -59,6 +59,9 @@ DECLARE
     started timestamptz := clock_timestamp();
     fetch_started timestamptz;
     fetch_s float8 := 0;
+    suffix text;
+    local_rel regclass;
+    remote_rel regclass;
 BEGIN
     -- the local rows, as one relation for the join (each name checked to be a local relation)
     SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
@@ -68,25 +71,33 @@ BEGIN
         local_q := format('SELECT NULL::bigint AS id, NULL::@extschema@.spotsig AS sig WHERE false');
     END IF;
     -- The temporary view and table below are this session's own: Citus must not treat them as
-    -- DDL to propagate (it refuses that on a worker).
+    -- DDL to propagate (it refuses that on a worker). Their names carry a random suffix that no
+    -- relation of the session has (checked), so that the task creates and drops these two only,
+    -- never an object of the session's user.
     PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
-    IF to_regclass('pg_temp.spotsigs_task_local') IS NOT NULL THEN DROP VIEW pg_temp.spotsigs_task_local; END IF;
-    IF to_regclass('pg_temp.spotsigs_task_remote') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_task_remote; END IF;
-    EXECUTE 'CREATE TEMP VIEW spotsigs_task_local AS ' || local_q;
-    SELECT count(*) INTO nrows FROM pg_temp.spotsigs_task_local;
+    LOOP
+        suffix := md5(random()::text || clock_timestamp()::text);
+        EXIT WHEN to_regclass(format('pg_temp.%I', 'spotsigs_task_local_' || suffix)) IS NULL
+              AND to_regclass(format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)) IS NULL;
+    END LOOP;
+    EXECUTE format('CREATE TEMP VIEW %I AS ', 'spotsigs_task_local_' || suffix) || local_q;
+    local_rel := format('pg_temp.%I', 'spotsigs_task_local_' || suffix)::regclass;
+    EXECUTE format('SELECT count(*) FROM %s', local_rel) INTO nrows;
     IF self_join THEN
         SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_join('pg_temp.spotsigs_task_local', 'id', 'sig', threshold, threads, method) j;
+          FROM @extschema@.spotsigs_join(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads,
+                                         method, NULL::pg_catalog.text) j;
     END IF;
     -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
     -- task holds its own rows and one other node's at most; each group joined with the local rows.
-    CREATE TEMP TABLE spotsigs_task_remote (id bigint, sig @extschema@.spotsig);
+    EXECUTE format('CREATE TEMP TABLE %I (id pg_catalog.int8, sig @extschema@.spotsig)', 'spotsigs_task_remote_' || suffix);
+    remote_rel := format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)::regclass;
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
-        TRUNCATE pg_temp.spotsigs_task_remote;
+        EXECUTE format('TRUNCATE %s', remote_rel);
         fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
-            INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(batch);
+            EXECUTE format('INSERT INTO %s SELECT * FROM @extschema@.spotsigs_citus_unpack($1)', remote_rel) USING batch;
             GET DIAGNOSTICS group_rows = ROW_COUNT;
             nbytes := nbytes + octet_length(batch);
         ELSE
@@ -94,7 +105,7 @@ BEGIN
             FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
                 SELECT w.success, w.result INTO ok, res
                   FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
-                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L, %L, %L)', shard,
+                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L::pg_catalog.regclass, %L::pg_catalog.name, %L::pg_catalog.name)', shard,
                                  coalesce(node ->> 'id', id_column), coalesce(node ->> 'sig', sig_column))],
                     false) w;
                 IF NOT ok THEN
@@ -103,7 +114,7 @@ BEGIN
                 END IF;
                 nbytes := nbytes + octet_length(res);
                 nshards := nshards + 1;
-                INSERT INTO pg_temp.spotsigs_task_remote SELECT * FROM @extschema@.spotsigs_citus_unpack(res);
+                EXECUTE format('INSERT INTO %s SELECT * FROM @extschema@.spotsigs_citus_unpack($1)', remote_rel) USING res;
                 GET DIAGNOSTICS n = ROW_COUNT;
                 group_rows := group_rows + n;
             END LOOP;
@@ -113,12 +124,12 @@ BEGIN
         IF group_rows > 0 THEN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_task_local', 'id', 'sig',
-                                                    'pg_temp.spotsigs_task_remote', 'id', 'sig', threshold, threads, method) j);
+                  FROM @extschema@.spotsigs_join_rs(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, remote_rel,
+                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method) j);
         END IF;
     END LOOP;
-    DROP VIEW pg_temp.spotsigs_task_local;
-    DROP TABLE pg_temp.spotsigs_task_remote;
+    EXECUTE format('DROP VIEW pg_temp.%I', 'spotsigs_task_local_' || suffix);
+    EXECUTE format('DROP TABLE pg_temp.%I', 'spotsigs_task_remote_' || suffix);
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);
@@ -224,7 +235,9 @@ BEGIN
           INTO remotes
           FROM generate_series(1, w / 2) k
          WHERE k <= (w - 1) / 2 OR v < w / 2;
-        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, true)',
+        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+                              '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+                              'true::pg_catalog.bool, NULL::pg_catalog.text)',
                               ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
                               threshold, threads, method, remotes);
     END LOOP;
@@ -271,7 +284,9 @@ BEGIN
         empty := octet_length(batch_rows) <= 8;  -- the packed format's tag alone: no rows
     END IF;
     SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::text[], %L, %L, %L::float8, %L::integer, %L, %L::jsonb, false, %L)',
+           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+                            '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+                            'false::pg_catalog.bool, %L::pg_catalog.text)',
                             ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
                             threshold, threads, method, remotes, batch_rows))
       INTO hosts, ports, cmds
@@ -302,6 +317,9 @@ DECLARE
     n bigint;
     sim_set text := '';
     sim_clear text := '';
+    suffix text;
+    new_rows text;
+    matches text;
 BEGIN
     IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL
        OR threshold IS NULL THEN
@@ -313,22 +331,31 @@ BEGIN
         sim_clear := format(', %I = NULL', similarity_column);
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
-    -- left over from a call that failed in a subtransaction the caller caught
-    IF to_regclass('pg_temp.spotsigs_flag_new') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_new; END IF;
-    IF to_regclass('pg_temp.spotsigs_flag_match') IS NOT NULL THEN DROP TABLE pg_temp.spotsigs_flag_match; END IF;
-    EXECUTE format('CREATE TEMP TABLE spotsigs_flag_new AS SELECT %I::bigint AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
-                   id_column, sig_column, target, id_column, sig_column) USING first_id;
-    CREATE TEMP TABLE spotsigs_flag_match AS
+    -- The new rows and their matches go to two temporary tables of this call's own, under names
+    -- that no relation of the session has when the call starts (a random suffix, checked): the
+    -- call creates, reads and drops those two and never an object of the caller's, whatever the
+    -- caller's objects (the target included) are called.
+    LOOP
+        suffix := md5(random()::text || clock_timestamp()::text);
+        new_rows := 'spotsigs_flag_new_' || suffix;
+        matches := 'spotsigs_flag_match_' || suffix;
+        EXIT WHEN to_regclass(format('pg_temp.%I', new_rows)) IS NULL AND to_regclass(format('pg_temp.%I', matches)) IS NULL;
+    END LOOP;
+    EXECUTE format('CREATE TEMP TABLE %I AS SELECT %I::pg_catalog.int8 AS id, %I AS sig FROM %s WHERE %I >= $1 AND %I IS NOT NULL',
+                   new_rows, id_column, sig_column, target, id_column, sig_column) USING first_id;
+    EXECUTE format('CREATE TEMP TABLE %I AS
       SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
-        FROM @extschema@.spotsigs_join_rs('pg_temp.spotsigs_flag_new', 'id', 'sig', target, id_column, sig_column, threshold) j
+        FROM @extschema@.spotsigs_join_rs($1, ''id''::pg_catalog.name, ''sig''::pg_catalog.name, $2, $3, $4, $5,
+                                          NULL::pg_catalog.int4, NULL::pg_catalog.text) j
        WHERE j.s_id < j.r_id
-       ORDER BY j.r_id, j.similarity DESC, j.s_id;
+       ORDER BY j.r_id, j.similarity DESC, j.s_id', matches)
+      USING format('pg_temp.%I', new_rows)::regclass, target, id_column, sig_column, threshold;
     EXECUTE format('UPDATE %s SET %I = NULL%s WHERE %I >= $1 AND %I IS NOT NULL',
                    target, duplicate_column, sim_clear, id_column, duplicate_column) USING first_id;
-    EXECUTE format('UPDATE %s t SET %I = m.s_id%s FROM pg_temp.spotsigs_flag_match m WHERE t.%I = m.r_id',
-                   target, duplicate_column, sim_set, id_column);
+    EXECUTE format('UPDATE %s t SET %I = m.s_id%s FROM pg_temp.%I m WHERE t.%I = m.r_id',
+                   target, duplicate_column, sim_set, matches, id_column);
     GET DIAGNOSTICS n = ROW_COUNT;
-    DROP TABLE pg_temp.spotsigs_flag_new, pg_temp.spotsigs_flag_match;
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', new_rows, matches);
     RETURN n;
 END
 $fn$;

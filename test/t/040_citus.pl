@@ -311,6 +311,55 @@ DROP POLICY some_rows ON pages_local;
 });
 }
 
+# ---- overloads planted in the extension's schema (public here) on every node by a role that may
+# create there: each would catch a loosely typed internal call (on the coordinator, or in the
+# commands the coordinator and the tasks send to the workers) and make the role superuser when a
+# superuser ran it. The superuser's distributed joins and spotsigs_flag_batch still answer as on
+# one node, and the role is superuser on no node. (The calls below are exactly typed: a loosely
+# typed call of the user's own could itself reach a plant.)
+{
+	my $body = q{LANGUAGE plpgsql AS $$ BEGIN
+  IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN EXECUTE 'ALTER ROLE planter SUPERUSER'; END IF;
+  RETURN%s; END $$;};
+	# (Tasks run on the workers only: the coordinator, whose log must not name them, gets the others.)
+	my $task_plants = join "\n",
+		"CREATE FUNCTION public.spotsigs_citus_task(text[], text, text, double precision, integer, text, jsonb, boolean)
+		   RETURNS jsonb " . sprintf($body, ' NULL'),
+		"CREATE FUNCTION public.spotsigs_citus_task(text[], text, text, double precision, integer, text, jsonb, boolean, text)
+		   RETURNS jsonb " . sprintf($body, ' NULL');
+	my $plants = join "\n",
+		"CREATE FUNCTION public.spotsigs_join(text, text, text, double precision, integer, text)
+		   RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision) " . sprintf($body, ''),
+		"CREATE FUNCTION public.spotsigs_join_rs(text, text, text, text, text, text, double precision, integer, text)
+		   RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision) " . sprintf($body, ''),
+		"CREATE FUNCTION public.spotsigs_join_rs(text, text, text, regclass, name, name, double precision)
+		   RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision) " . sprintf($body, ''),
+		"CREATE FUNCTION public.spotsigs_citus_pack(text, text, text) RETURNS text " . sprintf($body, ' NULL');
+	$_->safe_psql('postgres', "SET citus.enable_ddl_propagation = off; CREATE ROLE planter;
+GRANT CREATE ON SCHEMA public TO planter; SET ROLE planter; $plants" . ($_ == $coord ? '' : "\n$task_plants")) for @nodes;
+	my $typed = "'id'::name, 'sig'::name, 0.5::float8, NULL::integer, NULL::text";
+	for my $c (
+		[ 'spotsigs_join', "$pairs FROM spotsigs_join('TABLE'::regclass, $typed, NULL::text) j(a, b, s)" ],
+		[ 'spotsigs_clusters', "SELECT count(*) || ' ' || md5(string_agg(i || ',' || c, ';' ORDER BY i)) FROM spotsigs_clusters('TABLE'::regclass, $typed, NULL::text) k(i, c)" ],
+		[ 'spotsigs_join_rs(batch, archive)', "$pairs FROM spotsigs_join_rs('batch'::regclass, 'id'::name, 'sig'::name, 'TABLE'::regclass, $typed) j(a, b, s)" ],
+		[ 'spotsigs_join_rs(archive, distributed batch)', "$pairs FROM spotsigs_join_rs('TABLE'::regclass, 'id'::name, 'sig'::name, 'batch_dist'::regclass, 'bid'::name, 'bsig'::name, 0.5::float8, NULL::integer, NULL::text) j(a, b, s)" ]) {
+		my ($what, $sql) = @$c;
+		is($coord->safe_psql('postgres', $sql =~ s/TABLE/pages/gr), $coord->safe_psql('postgres', $sql =~ s/TABLE/pages_local/gr),
+			"$what with the plants in place: distributed = single node");
+	}
+	$coord->safe_psql('postgres', q{
+UPDATE ingest SET duplicate_of = NULL, similarity = NULL;
+SELECT spotsigs_flag_batch('ingest'::regclass, 'id'::name, 'sig'::name, 'duplicate_of'::name, 'similarity'::name, 0.5::float8, 1::bigint);
+});
+	is($coord->safe_psql('postgres', $flags . 'ingest'), $coord->safe_psql('postgres', q{
+CREATE TEMP TABLE ingest_one AS SELECT id, sig, NULL::int AS duplicate_of, NULL::float8 AS similarity FROM ingest_local;
+SELECT spotsigs_flag_batch('ingest_one'::regclass, 'id'::name, 'sig'::name, 'duplicate_of'::name, 'similarity'::name, 0.5::float8, 1::bigint);
+} . $flags . 'ingest_one') =~ s/^\d+\n//r, 'spotsigs_flag_batch with the plants in place: distributed = single node');
+	is($_->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'planter'}), 'f',
+		$_->name . ': the planting role is not superuser') for @nodes;
+	$_->safe_psql('postgres', 'SET citus.enable_ddl_propagation = off; DROP OWNED BY planter; DROP ROLE planter') for @nodes;
+}
+
 # ---- cancellation: with a task blocked on worker 1 (one of its shards locked), the
 # coordinator's statement timeout ends the join, and the blocked statements on the worker end too
 {

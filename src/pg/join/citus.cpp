@@ -2,6 +2,9 @@
 // tuplestore, so that PostgreSQL errors may be raised anywhere here. See citus.hpp.
 #include "pg/join/citus.hpp"
 
+#include "pg/join/join_read.hpp"
+#include "pg/type/datum.hpp"
+
 extern "C" {
 #include "catalog/pg_type_d.h"
 #include "commands/extension.h"
@@ -170,20 +173,18 @@ using namespace spotsigs::pg;
 // spotsigs_citus_pack(rel regclass, id_column name, sig_column name) -> text: the rows of rel
 // with an id and a signature, read as the caller (privileges and row security apply, as to any
 // query), packed (kPackTag) and base64-encoded: what a Citus task fetches from another node's
-// shard in one text value. The signatures travel in their binary form and are checked by the
-// receive function on arrival (spotsigs_citus_unpack), so no text is formatted or parsed.
+// shard in one text value. The relation and its columns pass the joins' checks (resolve_source):
+// a user column each, an integer id (a cast of any other type could merge distinct ids) and a
+// spotsig signature (the bytes sent are its binary form, which only the spotsig type defines).
+// The signatures travel in their binary form and are checked by the receive function on
+// arrival (spotsigs_citus_unpack), so no text is formatted or parsed.
 SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
     if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the arguments must not be NULL")));
-    Oid relid = PG_GETARG_OID(0);
-    char* rel = get_rel_name(relid);
-    if (rel == nullptr)
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
-    char* relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), rel);
-    const char* id_q = quote_identifier(NameStr(*PG_GETARG_NAME(1)));
-    const char* sig_q = quote_identifier(NameStr(*PG_GETARG_NAME(2)));
-    char* query = psprintf("SELECT %s::bigint, %s FROM %s WHERE %s IS NOT NULL AND %s IS NOT NULL", id_q, sig_q,
-                           relname, id_q, sig_q);
+    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+                                    spotsig_type_oid(fcinfo), "spotsigs_citus_pack");
+    const char* relname = src.relname;
+    const char* query = src.query;
     StringInfoData out;
     initStringInfo(&out);
     appendBinaryStringInfo(&out, kPackTag, sizeof kPackTag);
@@ -277,6 +278,9 @@ SPOTSIGS_FUNCTION(spotsigs_citus_unpack) {
         Datum v[2] = {Int64GetDatum((int64)pg_ntoh64(id_be)), ReceiveFunctionCall(&recv, &buf, ioparam, -1)};
         bool nulls[2] = {false, false};
         MemoryContextSwitchTo(old);
+        // The value is exactly its binary form: bytes the receive function left unread are
+        // refused, as binary COPY refuses them.
+        if (buf.cursor != buf.len) malformed_pack("stray bytes after a signature");
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
         MemoryContextReset(row_cxt);
         if ((++rows & 0x3FF) == 0) CHECK_FOR_INTERRUPTS();
