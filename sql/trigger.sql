@@ -88,6 +88,30 @@ BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT try($$INSERT INTO locked_docs VALUES (3, spotsigs(t('b1')))$$);
 COMMIT;
 
+-- The buckets a row of 5 signatures locks: lengths 1 to 11 at 0.5; at the smallest thresholds,
+-- where 5/tau exceeds every integer (or is infinite), every bucket a stored length can have
+-- (1 to 231), never none.
+CREATE TABLE tiny_locks (id int PRIMARY KEY, sig spotsig, dup int, sim real);
+CREATE INDEX ON tiny_locks USING spotsigs (sig);
+CREATE FUNCTION bucket_locks(tau text) RETURNS TABLE (mode text, locks bigint, first_bucket int, last_bucket int)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('CREATE OR REPLACE TRIGGER tiny_dedup BEFORE INSERT ON tiny_locks FOR EACH ROW
+                  EXECUTE FUNCTION spotsigs_flag_duplicates(%L, %L, %L, %L, %L, %L)',
+                 'sig', 'dup', 'sim', tau, 'best', 'locked');
+  INSERT INTO tiny_locks VALUES (1, '{1,2,3,4,5}');
+  DELETE FROM tiny_locks;
+  RETURN QUERY SELECT l.mode, count(*), min(l.objid)::int, max(l.objid)::int FROM pg_locks l
+  WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = 'tiny_locks'::regclass::oid
+  GROUP BY l.mode ORDER BY l.mode;
+END $f$;
+SELECT * FROM bucket_locks('0.5');
+SELECT * FROM bucket_locks('3e-19');
+SELECT * FROM bucket_locks('2e-19');
+SELECT * FROM bucket_locks('1e-300');
+DROP TABLE tiny_locks;
+DROP FUNCTION bucket_locks(text);
+
 -- Misconfiguration: each is an ERROR naming the problem, at the first row.
 CREATE TABLE m (id int PRIMARY KEY, body text, sig spotsig, dup int, sim float8, note text,
                 gen int GENERATED ALWAYS AS (id + 1) STORED);
