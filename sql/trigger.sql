@@ -70,8 +70,9 @@ SELECT f.id, f.dup IS NOT NULL AS flagged, f.dup < f.id AS earlier,
        similarity(f.sig, e.sig) >= 0.3 AS at_least_tau
 FROM first_seen f LEFT JOIN first_seen e ON e.id = f.dup ORDER BY f.id;
 
--- Mode 'locked' takes advisory locks on the length buckets of the new row's possible matches
--- (transaction-level; shown here while the transaction is open) and flags as usual.
+-- Mode 'locked' locks the length buckets of the new row's possible matches (object locks of
+-- pg_class on the table, the bucket as sub-id; transaction-level, shown here while the
+-- transaction is open) and flags as usual.
 CREATE TABLE locked_docs (id int PRIMARY KEY, sig spotsig, dup int, sim real);
 CREATE INDEX ON locked_docs USING spotsigs (sig);
 CREATE TRIGGER locked_dedup BEFORE INSERT ON locked_docs
@@ -79,7 +80,8 @@ CREATE TRIGGER locked_dedup BEFORE INSERT ON locked_docs
 BEGIN;
 INSERT INTO locked_docs VALUES (1, spotsigs(t('b1'))), (2, spotsigs(t('b2')));
 SELECT mode, count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 'locked_docs'::regclass::oid
+WHERE locktype = 'object' AND pid = pg_backend_pid() AND classid = 'pg_class'::regclass
+      AND objid = 'locked_docs'::regclass
 GROUP BY mode ORDER BY mode;
 COMMIT;
 SELECT id, dup, sim FROM locked_docs ORDER BY id;
@@ -101,8 +103,9 @@ BEGIN
                  'sig', 'dup', 'sim', tau, 'best', 'locked');
   INSERT INTO tiny_locks VALUES (1, '{1,2,3,4,5}');
   DELETE FROM tiny_locks;
-  RETURN QUERY SELECT l.mode, count(*), min(l.objid)::int, max(l.objid)::int FROM pg_locks l
-  WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = 'tiny_locks'::regclass::oid
+  RETURN QUERY SELECT l.mode, count(*), min(l.objsubid)::int, max(l.objsubid)::int FROM pg_locks l
+  WHERE l.locktype = 'object' AND l.pid = pg_backend_pid() AND l.classid = 'pg_class'::regclass
+        AND l.objid = 'tiny_locks'::regclass
   GROUP BY l.mode ORDER BY l.mode;
 END $f$;
 SELECT * FROM bucket_locks('0.5');
