@@ -9,7 +9,18 @@ CREATE TABLE th_values (v double precision);
 INSERT INTO th_values VALUES ('NaN'), (-1), (0), ('-0'), (1.0000000000000002), (1.5), ('Infinity'),
                              ('-Infinity'), (1);
 
--- Every function with a threshold argument, on every value: the invalid ones fail alike.
+-- The trigger's threshold argument, checked when the trigger first fires.
+CREATE TABLE th_trig (id int PRIMARY KEY, sig spotsig, dup bigint, sim double precision);
+CREATE INDEX ON th_trig USING spotsigs (sig);
+CREATE FUNCTION th_trigger(v double precision) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('CREATE OR REPLACE TRIGGER th_probe BEFORE INSERT ON th_trig FOR EACH ROW
+                  EXECUTE FUNCTION spotsigs_flag_duplicates(%L, %L, %L, %L)', 'sig', 'dup', 'sim', v);
+  RETURN sqlerr($$INSERT INTO th_trig VALUES (1, '{1,2}') ON CONFLICT DO NOTHING$$);
+END $f$;
+
+-- Every entry point with a threshold (function arguments, spotsigs_query's field, the setting,
+-- the trigger's argument), on every value: the invalid ones fail alike.
 SELECT v,
        sqlerr(format($$SELECT spotsigs_threshold(%L)$$, v)) AS spotsigs_threshold,
        sqlerr(format($$SELECT * FROM spotsigs_join('th_docs', 'id', 'sig', %L)$$, v)) AS join,
@@ -17,8 +28,29 @@ SELECT v,
        sqlerr(format($$SELECT * FROM spotsigs_clusters('th_docs', 'id', 'sig', %L)$$, v)) AS clusters,
        sqlerr(format($$SELECT * FROM spotsigs_lsh_pairs('th_docs', 'id', 'sig', %L)$$, v)) AS lsh_pairs,
        sqlerr(format($$SELECT spotsig_query('{1}', %L)$$, v)) AS spotsig_query,
-       sqlerr(format($$SELECT spotsigs_flag_batch('th_docs', 'id', 'sig', 'dup', 'sim', %L, 1)$$, v)) AS flag_batch
+       sqlerr(format($$SELECT spotsigs_flag_batch('th_docs', 'id', 'sig', 'dup', 'sim', %L, 1)$$, v)) AS flag_batch,
+       sqlerr(format($$SELECT count(*) FROM th_docs WHERE sig %% ROW('{1}', %L)::spotsigs_query$$, v)) AS query_operator,
+       sqlerr(format($$SET spotsigs.similarity_threshold = %L$$, v)) AS setting,
+       th_trigger(v) AS trigger
 FROM th_values \gx
+RESET spotsigs.similarity_threshold;
+DROP FUNCTION th_trigger(double precision);
+DROP TABLE th_trig;
+
+-- The setting as a number, as a string, a non-number: it stores the shortest exact spelling.
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 1.0000000000000002$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 1e400$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = 'high'$$);
+SELECT sqlerr($$SET spotsigs.similarity_threshold = ''$$);
+SET spotsigs.similarity_threshold = ' 0.50 ';
+SHOW spotsigs.similarity_threshold;
+SET spotsigs.similarity_threshold = 0.99999999999999989;
+SHOW spotsigs.similarity_threshold;
+SELECT spotsigs_threshold(NULL) = 0.99999999999999989 AS exact;
+SET spotsigs.similarity_threshold = 1;
+SHOW spotsigs.similarity_threshold;
+RESET spotsigs.similarity_threshold;
+SHOW spotsigs.similarity_threshold;
 
 -- NULL takes spotsigs.similarity_threshold, in the joins and in spotsigs_lsh_pairs alike.
 SET spotsigs.similarity_threshold = 0.6;

@@ -70,8 +70,9 @@ SELECT f.id, f.dup IS NOT NULL AS flagged, f.dup < f.id AS earlier,
        similarity(f.sig, e.sig) >= 0.3 AS at_least_tau
 FROM first_seen f LEFT JOIN first_seen e ON e.id = f.dup ORDER BY f.id;
 
--- Mode 'locked' takes advisory locks on the length buckets of the new row's possible matches
--- (transaction-level; shown here while the transaction is open) and flags as usual.
+-- Mode 'locked' locks the length buckets of the new row's possible matches (object locks of
+-- pg_class on the table, the bucket as sub-id; transaction-level, shown here while the
+-- transaction is open) and flags as usual.
 CREATE TABLE locked_docs (id int PRIMARY KEY, sig spotsig, dup int, sim real);
 CREATE INDEX ON locked_docs USING spotsigs (sig);
 CREATE TRIGGER locked_dedup BEFORE INSERT ON locked_docs
@@ -79,7 +80,8 @@ CREATE TRIGGER locked_dedup BEFORE INSERT ON locked_docs
 BEGIN;
 INSERT INTO locked_docs VALUES (1, spotsigs(t('b1'))), (2, spotsigs(t('b2')));
 SELECT mode, count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 'locked_docs'::regclass::oid
+WHERE locktype = 'object' AND pid = pg_backend_pid() AND classid = 'pg_class'::regclass
+      AND objid = 'locked_docs'::regclass
 GROUP BY mode ORDER BY mode;
 COMMIT;
 SELECT id, dup, sim FROM locked_docs ORDER BY id;
@@ -87,6 +89,31 @@ SELECT id, dup, sim FROM locked_docs ORDER BY id;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT try($$INSERT INTO locked_docs VALUES (3, spotsigs(t('b1')))$$);
 COMMIT;
+
+-- The buckets a row of 5 signatures locks: lengths 1 to 11 at 0.5; at the smallest thresholds,
+-- where 5/tau exceeds every integer (or is infinite), every bucket a stored length can have
+-- (1 to 231), never none.
+CREATE TABLE tiny_locks (id int PRIMARY KEY, sig spotsig, dup int, sim real);
+CREATE INDEX ON tiny_locks USING spotsigs (sig);
+CREATE FUNCTION bucket_locks(tau text) RETURNS TABLE (mode text, locks bigint, first_bucket int, last_bucket int)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  EXECUTE format('CREATE OR REPLACE TRIGGER tiny_dedup BEFORE INSERT ON tiny_locks FOR EACH ROW
+                  EXECUTE FUNCTION spotsigs_flag_duplicates(%L, %L, %L, %L, %L, %L)',
+                 'sig', 'dup', 'sim', tau, 'best', 'locked');
+  INSERT INTO tiny_locks VALUES (1, '{1,2,3,4,5}');
+  DELETE FROM tiny_locks;
+  RETURN QUERY SELECT l.mode, count(*), min(l.objsubid)::int, max(l.objsubid)::int FROM pg_locks l
+  WHERE l.locktype = 'object' AND l.pid = pg_backend_pid() AND l.classid = 'pg_class'::regclass
+        AND l.objid = 'tiny_locks'::regclass
+  GROUP BY l.mode ORDER BY l.mode;
+END $f$;
+SELECT * FROM bucket_locks('0.5');
+SELECT * FROM bucket_locks('3e-19');
+SELECT * FROM bucket_locks('2e-19');
+SELECT * FROM bucket_locks('1e-300');
+DROP TABLE tiny_locks;
+DROP FUNCTION bucket_locks(text);
 
 -- Misconfiguration: each is an ERROR naming the problem, at the first row.
 CREATE TABLE m (id int PRIMARY KEY, body text, sig spotsig, dup int, sim float8, note text,

@@ -83,6 +83,32 @@ SELECT sqlerr($$INSERT INTO ts_parts (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10
 RESET ROLE;
 DROP TABLE ts_parts;
 
+-- A partition with its own row-level security under a partitioned table without: a writer with
+-- SELECT and INSERT on the partitioned table reads every row of the partition through it (a
+-- partition's policies apply only to queries naming the partition), so the trigger matches them.
+-- A writer granted the partition alone is subject to its policies, and is served under them.
+CREATE TABLE ts_pp (id int, tenant name NOT NULL DEFAULT current_user, sig spotsig, dup int,
+                    PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE ts_pp1 PARTITION OF ts_pp FOR VALUES FROM (0) TO (1000);
+CREATE INDEX ON ts_pp1 USING spotsigs (sig);
+CREATE TRIGGER ts_pp_dedup BEFORE INSERT ON ts_pp1 FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', '', '0.5');
+ALTER TABLE ts_pp1 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ts_pp1_own ON ts_pp1 USING (tenant = current_user);
+GRANT SELECT, INSERT ON ts_pp TO spotsigs_ts_b;
+GRANT SELECT, INSERT ON ts_pp1 TO spotsigs_ts_writer;
+INSERT INTO ts_pp (id, tenant, sig) VALUES (1, 'spotsigs_ts_a', '{1,2,3,4,5,6,7,8,9,10}');
+SET ROLE spotsigs_ts_b;
+SELECT id, tenant FROM ts_pp ORDER BY id;
+SELECT sqlerr($$INSERT INTO ts_pp (id, sig) VALUES (2, '{1,2,3,4,5,6,7,8,9,10}')$$);
+SET ROLE spotsigs_ts_writer;
+SELECT id, tenant FROM ts_pp1 ORDER BY id;
+INSERT INTO ts_pp1 (id, sig) VALUES (4, '{1,2,3,4,5,6,7,8,9,10}');
+INSERT INTO ts_pp1 (id, sig) VALUES (5, '{1,2,3,4,5,6,7,8,9,10}');
+RESET ROLE;
+SELECT id, tenant, dup FROM ts_pp ORDER BY id;
+DROP TABLE ts_pp;
+
 -- Domains and typmods of the written columns apply: numeric(3,2) rounds, a domain's CHECK and
 -- NOT NULL are enforced (a row without a match writes NULL, which a NOT NULL domain refuses).
 CREATE DOMAIN ts_dup AS integer CHECK (VALUE <> 13);

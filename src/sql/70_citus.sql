@@ -306,8 +306,8 @@ COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name,
 -- had the rows been inserted one by one in ascending id order: with the row of highest
 -- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
 -- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
--- table it runs on the workers. Calls on one table are serialized (an advisory lock held until
--- the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+-- table it runs on the workers. Calls on one table are serialized (a SHARE UPDATE EXCLUSIVE lock
+-- on it held until the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
 CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
                                     duplicate_column name, similarity_column name,
                                     threshold double precision, first_id bigint)
@@ -330,7 +330,10 @@ BEGIN
         sim_set := format(', %I = m.similarity', similarity_column);
         sim_clear := format(', %I = NULL', similarity_column);
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('spotsigs_flag_batch'), target::oid::integer);
+    -- Serializes calls on one table with a lock only its writers can take (LOCK TABLE in this mode
+    -- needs UPDATE, DELETE or TRUNCATE; an advisory lock could be held by any role). It lets
+    -- INSERT, UPDATE, DELETE and reads through.
+    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', target);
     -- The new rows and their matches go to two temporary tables of this call's own, under names
     -- that no relation of the session has when the call starts (a random suffix, checked): the
     -- call creates, reads and drops those two and never an object of the caller's, whatever the

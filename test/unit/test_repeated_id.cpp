@@ -22,8 +22,12 @@ Collection collection_of(const std::vector<int64_t>& ids) {
     return c;
 }
 
+// The repeated id of a collection of these ids; the overload over the ids alone (every row a
+// join read, kept or not) must give the same.
 std::optional<int64_t> repeat_in(const std::vector<int64_t>& ids) {
-    return repeated_id(collection_of(ids));
+    std::optional<int64_t> of_docs = repeated_id(collection_of(ids));
+    EXPECT_EQ(repeated_id(ids), of_docs);
+    return of_docs;
 }
 
 // 1..n in ascending order.

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/join/join.hpp"
 
@@ -14,5 +15,8 @@ namespace spotsigs {
 // one and later rows in the gaps, so a table loaded in id order is not read back in id order) are
 // checked against a bitmap of that range; anything else is sorted first.
 std::optional<int64_t> repeated_id(const Collection& docs);
+
+// The same among a list of ids (every row a join read, kept or not).
+std::optional<int64_t> repeated_id(const std::vector<int64_t>& ids);
 
 }  // namespace spotsigs

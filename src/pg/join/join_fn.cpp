@@ -236,7 +236,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
         [&](const JoinOptions& o) {
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
-            check_unique_ids(pipe.docs(), call.src[0].relname);
+            check_read_ids(pipe.docs(), filter, call.src[0].relname);
             if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
@@ -601,8 +601,8 @@ JoinPairs rs_pairs(const JoinCall& call, RsPipes& pipes, Progress& progress, Row
         [&](const JoinOptions& o) {
             if (!wait_filed(rp, o.cancel) || !wait_filed(sp, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
-            check_unique_ids(rp.docs(), call.src[0].relname);
-            check_unique_ids(sp.docs(), call.src[1].relname);
+            check_read_ids(rp.docs(), filters != nullptr ? &filters[0] : nullptr, call.src[0].relname);
+            check_read_ids(sp.docs(), filters != nullptr ? &filters[1] : nullptr, call.src[1].relname);
             return rs_join(rp.docs(), sp.docs(),
                            with_budget(o, rp.docs().memory_bytes() + sp.docs().memory_bytes(), limit));
         },

@@ -395,4 +395,10 @@ void check_unique_ids(const Collection& docs, const char* relname) {
     if (dup) throw_repeated_id(relname, *dup);
 }
 
+void check_read_ids(const Collection& docs, const RowFilter* filter, const char* relname) {
+    std::optional<int64_t> dup =
+        filter != nullptr && filter->ids != nullptr ? repeated_id(*filter->ids) : repeated_id(docs);
+    if (dup) throw_repeated_id(relname, *dup);
+}
+
 }  // namespace spotsigs::pg

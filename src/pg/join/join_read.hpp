@@ -99,4 +99,10 @@ bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
 // Throws Error(InvalidParameter) naming the relation if two documents share an id.
 void check_unique_ids(const Collection& docs, const char* relname);
 
+// The same for every row a read saw: with a filter that collects ids, among those (every row,
+// those it did not keep too: an empty signature's id counts as much as any, so that a repeated
+// id is an error whatever the rows' signatures, the limit or the entry point), else among docs.
+// Plain C++: callable on a matcher thread.
+void check_read_ids(const Collection& docs, const RowFilter* filter, const char* relname);
+
 }  // namespace spotsigs::pg

@@ -44,7 +44,7 @@ struct TriggerConfig {
     double threshold;         // tau in (0, 1]
     char threshold_text[40];  // tau, printed exactly, for the GUC
     bool best;                // 'best' (else 'first')
-    bool locked;              // take the length-bucket advisory locks
+    bool locked;              // take the length-bucket locks (trigger_locks.hpp)
     ColumnWrite dup_write;    // how the duplicate column stores a value
     ColumnWrite sim_write;    // how the similarity column does
     Oid index_oid;            // the valid, non-partial spotsigs index on the spotsig column

@@ -26,26 +26,30 @@ char* probe_query(Oid relid, AttrNumber id_att) {
                     quote_identifier(get_attname(relid, id_att, false)));
 }
 
+// True when the user may SELECT the primary key and spotsig columns of the partition c->relid
+// through a partitioned table above it (whose columns have the same names, not necessarily the
+// same numbers).
+bool readable_through_ancestor(const TriggerConfig* c, Oid user) {
+    List* ancestors = get_partition_ancestors(c->relid);
+    ListCell* lc;
+    bool granted = false;
+    foreach (lc, ancestors) {
+        Oid up = lfirst_oid(lc);
+        if (may_select(up, get_attnum(up, get_attname(c->relid, c->id_att, false)), user) &&
+            may_select(up, get_attnum(up, get_attname(c->relid, c->sig_att, false)), user))
+            granted = true;
+    }
+    list_free(ancestors);
+    return granted;
+}
+
 }  // namespace
 
 void check_match_privilege(const TriggerConfig* c, Relation rel) {
     Oid user = GetUserId();
     if (may_select(c->relid, c->id_att, user) && may_select(c->relid, c->sig_att, user)) return;
-    // A partition's rows are also readable through the partitioned tables above it, whose
-    // columns have the same names (not necessarily the same numbers).
-    if (rel->rd_rel->relispartition) {
-        List* ancestors = get_partition_ancestors(c->relid);
-        ListCell* lc;
-        bool granted = false;
-        foreach (lc, ancestors) {
-            Oid up = lfirst_oid(lc);
-            if (may_select(up, get_attnum(up, get_attname(c->relid, c->id_att, false)), user) &&
-                may_select(up, get_attnum(up, get_attname(c->relid, c->sig_att, false)), user))
-                granted = true;
-        }
-        list_free(ancestors);
-        if (granted) return;
-    }
+    // A partition's rows are also readable through the partitioned tables above it.
+    if (rel->rd_rel->relispartition && readable_through_ancestor(c, user)) return;
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("spotsigs_flag_duplicates: permission denied for table %s", RelationGetRelationName(rel)),
                     errdetail("The trigger tells the writer the id of a matching row and its similarity, so "
@@ -72,7 +76,15 @@ bool row_security_applies(const TriggerConfig* c, Relation rel) {
                                           "policies do not apply.")));
         list_free(ancestors);
     }
-    return check_enable_rls(c->relid, InvalidOid, true) == RLS_ENABLED;
+    if (check_enable_rls(c->relid, InvalidOid, true) != RLS_ENABLED) return false;
+    // A partition's own policies apply only to queries that name the partition: a query through a
+    // partitioned table applies that table's policies alone. A user who may read the columns
+    // through a partitioned table above (none of which has row-level security for the user, or it
+    // was refused above) sees every row of the partition there, so nothing is hidden from it;
+    // probing the partition would apply policies that user is not subject to, and fail with
+    // 42501 when it has no SELECT on the partition itself.
+    if (rel->rd_rel->relispartition && readable_through_ancestor(c, GetUserId())) return false;
+    return true;
 }
 
 bool row_visible(TriggerConfig* c, Datum id) {

@@ -18,7 +18,8 @@ namespace spotsigs::pg {
 // directly or, for a partition, through a partitioned table above it.
 void check_match_privilege(const TriggerConfig* c, Relation rel);
 
-// True when row-level security restricts which rows of the table the current user sees. ERROR
+// True when row-level security restricts which rows of the table the current user sees: not for
+// a partition whose rows the user may read through a partitioned table above it. ERROR
 // 0A000 when rel is a partition and row-level security of a partitioned table above it applies
 // to the user (the trigger would search past those policies).
 bool row_security_applies(const TriggerConfig* c, Relation rel);

@@ -7,6 +7,12 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
 #include "core/common/threshold.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
@@ -19,15 +25,75 @@ namespace spotsigs::pg {
 
 double similarity_threshold = 0.2;
 
-// Rejects thresholds of 0 (every pair, even of empty values, would be "similar"); the GUC's
-// range already rejects values outside [0, 1].
-static bool check_similarity_threshold(double* newval, void**, GucSource) {
-    if (valid_threshold(*newval)) return true;
-    char msg[kThresholdMessageSize];
-    threshold_message(*newval, msg, sizeof msg);
-    GUC_check_errdetail("The %s.", msg);
-    return false;
+namespace {
+
+// The setting's text: a string setting, not a real one, because PostgreSQL checks a real
+// setting's range (printing the value with %g: 1.0000000000000002 reads "1") and rejects NaN
+// before any hook of ours runs, each with its own wording. As a string, every value reaches
+// check_similarity_threshold, which applies the threshold rule and message of every other entry
+// point and stores the shortest exact spelling of the value.
+char* similarity_threshold_text = nullptr;
+
+// Reads the value as float8in does (the same values, the same two errors for a non-number and
+// for an overflow), then applies the threshold rule (threshold.hpp's message, 22023). A valid
+// value is rewritten to the shortest digits that read back as the same double, and handed to the
+// assign hook in extra; both are malloc'd, as PostgreSQL (which frees them) requires. Sets no error through ereport:
+// PostgreSQL also calls check hooks while reading the configuration file, where a hook must report failure by returning
+// false.
+bool check_similarity_threshold(char** newval, void** extra, GucSource) {
+    const char* s = *newval;
+    while (*s == ' ' || *s == '\t' || *s == '\n') ++s;
+    char* end = nullptr;
+    errno = 0;
+    double tau = *s == '\0' ? 0.0 : std::strtod(s, &end);
+    if (*s == '\0' || end == s) {
+        GUC_check_errcode(ERRCODE_INVALID_TEXT_REPRESENTATION);
+        GUC_check_errmsg("invalid input syntax for type double precision: \"%s\"", *newval);
+        return false;
+    }
+    if (errno == ERANGE && (tau == 0.0 || std::isinf(tau))) {
+        GUC_check_errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE);
+        GUC_check_errmsg("\"%s\" is out of range for type double precision", *newval);
+        return false;
+    }
+    while (*end == ' ' || *end == '\t' || *end == '\n') ++end;
+    if (*end != '\0') {
+        GUC_check_errcode(ERRCODE_INVALID_TEXT_REPRESENTATION);
+        GUC_check_errmsg("invalid input syntax for type double precision: \"%s\"", *newval);
+        return false;
+    }
+    if (!valid_threshold(tau)) {
+        char msg[kThresholdMessageSize];
+        threshold_message(tau, msg, sizeof msg);
+        GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+        GUC_check_errmsg("%s", msg);
+        return false;
+    }
+    char text[40];
+    auto r = std::to_chars(text, text + sizeof text - 1, tau);
+    *r.ptr = '\0';
+    char* canonical = static_cast<char*>(std::malloc(std::strlen(text) + 1));
+    double* value = static_cast<double*>(std::malloc(sizeof(double)));
+    if (canonical == nullptr || value == nullptr) {
+        std::free(canonical);
+        std::free(value);
+        GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+        GUC_check_errmsg("out of memory");
+        return false;
+    }
+    std::strcpy(canonical, text);
+    std::free(*newval);
+    *newval = canonical;
+    *value = tau;
+    *extra = value;
+    return true;
 }
+
+void assign_similarity_threshold(const char*, void* extra) {
+    similarity_threshold = *static_cast<double*>(extra);
+}
+
+}  // namespace
 
 void check_threshold_value(double tau) {
     if (valid_threshold(tau)) return;
@@ -44,10 +110,10 @@ double threshold_arg(FunctionCallInfo fcinfo, int argno) {
 }
 
 void register_similarity_gucs() {
-    DefineCustomRealVariable(
+    DefineCustomStringVariable(
         "spotsigs.similarity_threshold", "Threshold of the spotsig % operator (multiset Jaccard similarity).",
-        "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].", &similarity_threshold, 0.2, 0.0,
-        1.0, PGC_USERSET, 0, check_similarity_threshold, nullptr, nullptr);
+        "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].", &similarity_threshold_text,
+        "0.2", PGC_USERSET, 0, check_similarity_threshold, assign_similarity_threshold, nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
 
