@@ -242,7 +242,8 @@ INSERT INTO jdup_calls VALUES
   ('SELECT count(*) FROM spotsigs_join(%L, ''id'', ''sig'')'),
   ('SELECT count(*) FROM spotsigs_join_rs(%1$L, ''id'', ''sig'', ''jdup_ok'', ''id'', ''sig'', 0.5)'),
   ('SELECT count(*) FROM spotsigs_join_rs(''jdup_ok'', ''id'', ''sig'', %1$L, ''id'', ''sig'', 0.5)'),
-  ('SELECT count(*) FROM spotsigs_clusters(%L, ''id'', ''sig'', 0.5)');
+  ('SELECT count(*) FROM spotsigs_clusters(%L, ''id'', ''sig'', 0.5)'),
+  ('SELECT count(*) FROM spotsigs_lsh_pairs(%L, ''id'', ''sig'', 0.5)');
 CREATE FUNCTION jdup_err(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE d text;
 BEGIN

@@ -144,6 +144,8 @@ SELECT try_trigger($$'sig', 'dup', 'sim', '0'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '1.5'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '-0.2'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', 'high'$$);
+SELECT try_trigger($$'sig', 'dup', 'sim', '1e400'$$);
+SELECT try_trigger($$'sig', 'dup', 'sim', '1e-400'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', 'NaN'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '1'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8', 'worst'$$);

@@ -56,6 +56,7 @@ CREATE FUNCTION spotsigs_lsh_pairs(rel regclass, id_col name, sig_col name,
     LANGUAGE plpgsql STABLE PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     tau double precision := @extschema@.spotsigs_threshold(threshold);
+    dup pg_catalog.int8;
 BEGIN
     IF rel IS NULL OR id_col IS NULL OR sig_col IS NULL OR k IS NULL OR l IS NULL OR seed IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed',
@@ -63,6 +64,14 @@ BEGIN
     END IF;
     -- k and l are checked by the key function itself, also when rel has no row to call it on.
     PERFORM @extschema@.spotsig_lsh_keys('{}'::@extschema@.spotsig, k, l, seed);
+    -- The joins' rule: ids unique among the rows whose signature is not NULL (22023).
+    EXECUTE pg_catalog.format('SELECT %2$I::pg_catalog.int8 FROM %1$s WHERE %3$I IS NOT NULL AND %2$I IS NOT NULL
+                               GROUP BY 1 HAVING pg_catalog.count(*) > 1 LIMIT 1', rel, id_col, sig_col) INTO dup;
+    IF dup IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = pg_catalog.format('id column of relation %s is not unique', rel),
+            DETAIL = pg_catalog.format('The id %s occurs more than once.', dup);
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format($q$
         WITH d AS MATERIALIZED (
             SELECT %2$I::pg_catalog.int8 AS id, %3$I AS sig FROM %1$s WHERE %3$I IS NOT NULL),

@@ -17,6 +17,8 @@ extern "C" {
 }
 
 #include <cstdio>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -108,13 +110,20 @@ void check_writable(TriggerData* td, AttrNumber att, const char* role, const cha
                         errhint("The trigger assigns this column; it must be a plain column.")));
 }
 
-// Parses tau; ERROR 22023 unless it is a number in (0, 1] (threshold.hpp's message).
+// Parses tau as float8in reads a number (22P02 for what is not one, 22003 past the range of
+// double precision, in its words), then ERROR 22023 unless it is in (0, 1] (threshold.hpp's
+// message): the same as the setting and every function argument.
 double parse_threshold(TriggerData* td, const char* s) {
     char* end = nullptr;
+    errno = 0;
     double v = std::strtod(s, &end);
-    while (end != nullptr && *end == ' ') ++end;
+    const bool range = errno == ERANGE && (v == 0.0 || std::isinf(v));
+    while (end != nullptr && (*end == ' ' || *end == '\t' || *end == '\n')) ++end;
     if (end == s || end == nullptr || *end != '\0')
-        CONFIG_ERROR(ERRCODE_INVALID_PARAMETER_VALUE, td, "threshold \"%s\" is not a number", s);
+        CONFIG_ERROR(ERRCODE_INVALID_TEXT_REPRESENTATION, td, "invalid input syntax for type double precision: \"%s\"",
+                     s);
+    if (range)
+        CONFIG_ERROR(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, td, "\"%s\" is out of range for type double precision", s);
     if (!valid_threshold(v)) {
         char msg[kThresholdMessageSize];
         threshold_message(v, msg, sizeof msg);
