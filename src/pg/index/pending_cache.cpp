@@ -7,6 +7,11 @@
 // its previous one: the list grows only at its end until VACUUM moves its head, which bumps
 // MetaData::pending_gen (and a new relfilenode after REINDEX or TRUNCATE changes the key).
 //
+// A backend's first search of an index does not build the copy: it compares the query with every
+// pending entry, as a search does when the list is too large to cache. Indexing the entries as
+// posting lists costs more than comparing one query with them, so the copy pays only from a second
+// search on, and a connection that searches once (a short-lived client) never pays for it.
+//
 // C-style code around the page reads; C++ work (the posting lists) runs inside pg_entry.
 #include "pg/index/index.hpp"
 
@@ -73,8 +78,18 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
     if (meta->pending_head == InvalidBlockNumber) return true;  // never had a pending row
     Slot* s = slot_for(index);
     s->last_use = ++use_clock;
-    if (!s->used || s->gen != meta->pending_gen || s->head_blk != meta->pending_head ||
-        s->head_off != meta->pending_head_off) {
+    if (!s->used) {
+        // This backend's first search of the index (since the slot went to another one): the
+        // caller compares with every entry; the copy starts from the head at the next search.
+        s->used = true;
+        s->node = index->rd_node;
+        s->gen = meta->pending_gen;
+        s->head_blk = s->read_blk = meta->pending_head;
+        s->head_off = s->read_off = meta->pending_head_off;
+        s->oversize = false;
+        return false;
+    }
+    if (s->gen != meta->pending_gen || s->head_blk != meta->pending_head || s->head_off != meta->pending_head_off) {
         // A new list (or the first use): start over from its head. A list of the same index
         // (after a merge) reuses the memory of the previous one.
         if (s->used && s->mem != nullptr) {
@@ -90,6 +105,9 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
         s->oversize = false;
     }
     if (s->oversize) return false;
+    if (s->read_blk == s->head_blk && s->read_off == s->head_off)
+        ereport(DEBUG1,
+                errmsg_internal("spotsigs: copying the pending list of index \"%s\"", RelationGetRelationName(index)));
 
     // Entries appended since the last read (palloc'd in the caller's context).
     int64 n = 0;
