@@ -105,11 +105,12 @@ SELECT * FROM ix_compare(0.8);
 INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0 AND id >= 1500;
 SELECT spotsigs_index_check('ix_big_sig');
 SELECT * FROM ix_compare(0.8);
--- a new session's first search compares the query with every pending row; the copy of the list
--- starts at its second search (DEBUG1 says when); both answer as a sequential scan does
+-- a new session's first two searches compare the query with every pending row; the copy of the
+-- list starts at its third search (DEBUG1 says when); all answer as a sequential scan does
 \c
 SET enable_seqscan = off;
 SET client_min_messages = debug1;
+SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
 SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
 SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
 RESET client_min_messages;
