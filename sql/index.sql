@@ -51,6 +51,9 @@ SET jit = off;
 SET enable_seqscan = off;
 SET client_min_messages = debug1;
 \set VERBOSITY terse
+-- but never within a single search, however many signatures its query has (its descent reads
+-- each directory page at most once): a new session's first search descends
+SELECT count(*) FROM ix_big WHERE sig % (SELECT ('{' || string_agg(to_hex(k), ',') || '}')::spotsig FROM generate_series(1, 200) k);
 SELECT count(*) FROM ix_big q, LATERAL (SELECT b.id FROM ix_big b WHERE b.sig % q.sig) s WHERE q.id % 100 = 3;
 \set VERBOSITY default
 RESET client_min_messages;
@@ -102,6 +105,22 @@ SELECT * FROM ix_compare(0.8);
 INSERT INTO ix_big SELECT id + 10000, sig FROM ix_big WHERE id % 3 = 0 AND id >= 1500;
 SELECT spotsigs_index_check('ix_big_sig');
 SELECT * FROM ix_compare(0.8);
+-- a new session's first two searches compare the query with every pending row; the copy of the
+-- list starts at its third search (DEBUG1 says when); all answer as a sequential scan does
+\c
+SET enable_seqscan = off;
+SET client_min_messages = debug1;
+SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
+SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
+SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
+RESET client_min_messages;
+SET enable_seqscan = on;
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+SELECT count(*) FROM ix_big WHERE sig % (SELECT sig FROM ix_big WHERE id = 10042);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
 -- VACUUM of an insert-only table merges the pending list into a second segment
 VACUUM ix_big;
 SELECT spotsigs_index_check('ix_big_sig');

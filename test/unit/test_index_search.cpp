@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include <sys/resource.h>
+
 #include "core/common/error.hpp"
 #include "core/index/df_cache.hpp"
 #include "core/index/index_search.hpp"
@@ -306,6 +308,25 @@ TEST(IndexSearch, DfCacheKeepsFrequentSignatures) {
     d.put(same[2], 900);  // larger: evicts
     EXPECT_EQ(d.get(same[0]), 0u);
     EXPECT_EQ(d.get(same[2]), 900u);
+}
+
+// Minor page faults of this process so far.
+static long minor_faults() {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+TEST(IndexSearch, DfCacheTouchesOnlyTheSlotsUsed) {
+    // A new backend creates the cache for its first search of an index: creating it must not
+    // write its slots (64 MB here, 16,384 pages of 4 kB), only a put or get touches a page.
+    long before = minor_faults();
+    DfCache c(22, 16);
+    for (uint64_t h = 1; h <= 100; ++h) c.put(h * 0x9e3779b97f4a7c15ULL, 1000 + h);
+    long faults = minor_faults() - before;
+    EXPECT_LT(faults, 1000) << "creating the cache wrote its slots";
+    for (uint64_t h = 1; h <= 100; ++h) EXPECT_EQ(c.get(h * 0x9e3779b97f4a7c15ULL), 1000 + h);
+    EXPECT_EQ(c.get(12345), 0u);
 }
 
 class MemoryPostingsTest : public ::testing::TestWithParam<int> {};

@@ -6,15 +6,24 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <memory>
+#include <new>
 
 namespace spotsigs {
 
 class DfCache {
 public:
     // 2^log2_slots slots; postings counts below min_df are not kept.
+    // The slots come zeroed from calloc, which hands out fresh pages of a large block without
+    // writing them: a page of slots costs a page fault only when a hash first falls into it, so a
+    // new backend's first searches pay for the few pages their hashes reach, not for all of them.
     explicit DfCache(unsigned log2_slots = 18, uint64_t min_df = 16)
-        : shift_(64 - log2_slots), min_df_(min_df), slots_(size_t(1) << log2_slots) {}
+        : shift_(64 - log2_slots),
+          min_df_(min_df),
+          slots_(static_cast<Slot*>(std::calloc(size_t(1) << log2_slots, sizeof(Slot)))) {
+        if (!slots_) throw std::bad_alloc();
+    }
 
     // The cached count of hash, or 0 when it is not cached.
     uint64_t get(uint64_t hash) const noexcept {
@@ -39,15 +48,19 @@ public:
     uint64_t searches = 0;
 
 private:
+    // All-zero bytes are an empty slot (calloc's zeroes are the initial state).
     struct Slot {
-        uint64_t hash = 0;
-        uint32_t df = 0;  // 0: empty
+        uint64_t hash;
+        uint32_t df;  // 0: empty
+    };
+    struct Free {
+        void operator()(Slot* p) const noexcept { std::free(p); }
     };
     size_t slot_of(uint64_t hash) const noexcept { return size_t((hash * 0x9e3779b97f4a7c15ULL) >> shift_); }
 
     unsigned shift_;
     uint64_t min_df_;
-    std::vector<Slot> slots_;
+    std::unique_ptr<Slot[], Free> slots_;
 };
 
 }  // namespace spotsigs

@@ -255,8 +255,9 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
 // Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the
 // backend's searchable copy of the pending list, after reading the entries appended since the
-// last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache; the
-// caller then compares q with every entry itself. Call outside pg_entry: it reads pages.
+// last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache, and
+// in the backend's first two searches of the index (the copy starts at its third); the caller
+// then compares q with every entry itself. Call outside pg_entry: it reads pages.
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
                           int64* nout);
 

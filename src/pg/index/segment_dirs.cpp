@@ -4,9 +4,12 @@
 // and a page copy per directory level, before the DATA page that may hold the hash. A COPY with
 // the trigger searches the same large segment for every row, about twenty hashes each, so after
 // kBuildAfter lookups in a segment the backend copies the lowest directory level (the first hash
-// and block of every DATA page, in order) into one array and finds DATA blocks there. Rarely
-// used segments (a single query in a new session) keep descending: copying the whole level then
-// would cost more than the descents it saves.
+// and block of every DATA page, in order) into one array and finds DATA blocks there. Only the
+// lookups of earlier calls count: a call's own hashes come sorted and its descent reads each
+// directory page at most once (it keeps the last page of every level), so within one call the
+// copy, which reads every page of the level, can never save page reads. A single query in a new
+// connection, however many signatures it has, therefore descends, and rarely used segments keep
+// descending.
 //
 // Exactness: as for the segment filters, a segment is immutable once written and known by its
 // serial within the index's storage (RelFileNode); VACUUM writes a changed segment under a new
@@ -115,11 +118,17 @@ const SegmentDirectory* segment_directory(Relation index, const SegmentDesc& seg
     }
     slot->last_use = ++dir_clock;
     if (slot->built) return &slot->dir;
+    uint64 earlier = slot->lookups;
     slot->lookups += lookups;
-    if (slot->failed || slot->lookups < kBuildAfter) return nullptr;
+    if (slot->failed || earlier < kBuildAfter) return nullptr;
 
     SegmentDirectory d;
     try {
+        // The level has one entry per DATA page, fewer than the segment's pages: reserving that
+        // many avoids regrowing (and copying) the arrays, and reserved room that is never
+        // written costs no memory.
+        d.first.reserve(seg.npages);
+        d.block.reserve(seg.npages);
         std::vector<std::vector<char>> bufs(seg.height + 1, std::vector<char>(BLCKSZ));
         collect_level1(index, seg.root, seg.height, bufs, d);
         // Room within the limit: the least recently used copies go first.
