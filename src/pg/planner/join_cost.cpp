@@ -5,6 +5,8 @@
 //           + (rows(outer) + rows(inner)) * kPerRow       each row kept and its signature filed
 //                                                         into the matcher's index, then probed
 //           + pairs * kPerPair                            each pair found verified
+// (a self join reads its one scan once: one cost and one rows term, and half the pairs to
+// verify, since it finds each unordered pair once and the pairs of a row with itself free)
 //   total   = startup + pairs * (cpu_tuple_cost + the other clauses' cost per pair)
 //           + rows * the target list's cost per row
 // with pairs the matcher's result before the other clauses (the join's estimated rows over the
@@ -47,14 +49,17 @@ void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inne
     // The pairs the matcher gives: the join's rows before the other clauses filter them.
     Selectivity sel = others != NIL ? clauselist_selectivity(root, others, 0, JOIN_INNER, extra->sjinfo) : 1.0;
     sel = std::max(sel, 1e-10);
-    const double pairs = clamp_row_est(std::min(rows / sel, outer->rows * inner->rows));
+    const double inner_rows = inner != nullptr ? inner->rows : outer->rows;
+    const double pairs = clamp_row_est(std::min(rows / sel, outer->rows * inner_rows));
+    const double verified = inner != nullptr ? pairs : pairs / 2;
 
     QualCost quals;
     cost_qual_eval(&quals, others, root);
 
     const double per_row = cpu_tuple_cost + kRowOperators * cpu_operator_cost;
-    Cost startup = outer->total_cost + inner->total_cost + (outer->rows + inner->rows) * per_row +
-                   pairs * kPairOperators * cpu_operator_cost + quals.startup;
+    Cost startup = outer->total_cost + (inner != nullptr ? inner->total_cost : 0) +
+                   (outer->rows + (inner != nullptr ? inner->rows : 0)) * per_row +
+                   verified * kPairOperators * cpu_operator_cost + quals.startup;
     Cost run = pairs * (cpu_tuple_cost + quals.per_tuple) + rows * path->path.pathtarget->cost.per_tuple;
     path->path.rows = rows;
     path->path.startup_cost = startup + path->path.pathtarget->cost.startup;

@@ -12,17 +12,30 @@
 // exact whatever the two sides are (a self join too: a row is paired with itself, and each pair
 // of rows is found in both orders, exactly as the SQL join's semantics ask).
 //
+// A self join also gets a second path, which reads the relation once and runs the core's
+// self-join: when both sides are the same table (not its inheritance children, no TABLESAMPLE,
+// checked as the same user) with equal filters that have no volatile function, both scans return
+// the same rows under the query's snapshot, so one scan of them, its rows paired with each other
+// in both orders and each with itself, gives the R-S join's pairs. That scan is a sequential scan
+// of the table whose output has the columns either side needs.
+//
 // Left alone: outer, semi and anti joins, a % under OR or NOT or inside an expression, a side
 // that needs parameters from elsewhere (LATERAL), and queries with row marks (FOR UPDATE, or the
 // rows of UPDATE/DELETE ... FROM), whose EvalPlanQual rechecks this scan does not implement.
 #include "pg/planner/join_planner.hpp"
 
 extern "C" {
+#include "catalog/pg_class.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
@@ -92,6 +105,67 @@ bool usable_side(RelOptInfo* rel) {
            PATH_REQ_OUTER(rel->cheapest_total_path) == nullptr && bms_is_empty(rel->lateral_relids);
 }
 
+// The clauses of rel's filters, with the Vars of rel renumbered to varno.
+List* filter_clauses(RelOptInfo* rel, Index varno) {
+    List* out = NIL;
+    ListCell* lc;
+    foreach (lc, rel->baserestrictinfo) out = lappend(out, copyObjectImpl(lfirst_node(RestrictInfo, lc)->clause));
+    if (rel->relid != varno) ChangeVarNodes((Node*)out, rel->relid, varno, 0);
+    return out;
+}
+
+// Whether outer and inner return the same rows (see the head of this file).
+bool same_rows(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
+    RangeTblEntry* o = planner_rt_fetch(outer->relid, root);
+    RangeTblEntry* i = planner_rt_fetch(inner->relid, root);
+    if (o->rtekind != RTE_RELATION || i->rtekind != RTE_RELATION || o->relid != i->relid) return false;
+    if (o->inh || i->inh || o->tablesample != nullptr || i->tablesample != nullptr) return false;
+    if (o->relkind != RELKIND_RELATION && o->relkind != RELKIND_MATVIEW) return false;
+    if (o->checkAsUser != i->checkAsUser) return false;
+    List* oq = filter_clauses(outer, outer->relid);
+    if (contain_volatile_functions((Node*)oq)) return false;
+    return equal(oq, filter_clauses(inner, outer->relid));
+}
+
+// The output of the self join's single scan: every column outer or inner needs, as columns of
+// outer; nullptr when a side needs something other than plain columns.
+PathTarget* self_scan_target(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
+    PathTarget* t = create_empty_pathtarget();
+    RelOptInfo* rels[2] = {outer, inner};
+    for (RelOptInfo* rel : rels) {
+        ListCell* lc;
+        foreach (lc, rel->reltarget->exprs) {
+            Var* v = plain_column((Node*)lfirst(lc));
+            if (v == nullptr) return nullptr;
+            Var* c = (Var*)copyObjectImpl(v);
+            ChangeVarNodes((Node*)c, rel->relid, outer->relid, 0);
+            if (!list_member(t->exprs, c)) add_column_to_pathtarget(t, (Expr*)c, 0);
+        }
+    }
+    return set_pathtarget_cost_width(root, t);
+}
+
+// A SpotsigsJoin path over the child paths `children` (two: R-S; one: the self join's scan).
+CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var) {
+    CustomPath* cp = makeNode(CustomPath);
+    cp->path.pathtype = T_CustomScan;
+    cp->path.parent = joinrel;
+    cp->path.pathtarget = joinrel->reltarget;
+    cp->path.param_info = nullptr;
+    // Never under a Gather: each copy would join all the rows again.
+    cp->path.parallel_aware = false;
+    cp->path.parallel_safe = false;
+    cp->path.parallel_workers = 0;
+    cp->path.pathkeys = NIL;
+    cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+    cp->custom_paths = children;
+    // The clauses applied to the pairs, and the two signature columns (found in the children's
+    // output when the plan is made).
+    cp->custom_private = list_make3(others, outer_var, inner_var);
+    cp->methods = &path_methods;
+    return cp;
+}
+
 void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* outerrel, RelOptInfo* innerrel,
                             JoinType jointype, JoinPathExtraData* extra) {
     if (prev_join_pathlist_hook != nullptr) prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
@@ -107,24 +181,20 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     foreach (lc, extra->restrictlist)
         if (lfirst(lc) != sim) others = lappend(others, lfirst(lc));
 
-    CustomPath* cp = makeNode(CustomPath);
-    cp->path.pathtype = T_CustomScan;
-    cp->path.parent = joinrel;
-    cp->path.pathtarget = joinrel->reltarget;
-    cp->path.param_info = nullptr;
-    // Never under a Gather: each copy would join all the rows again.
-    cp->path.parallel_aware = false;
-    cp->path.parallel_safe = false;
-    cp->path.parallel_workers = 0;
-    cp->path.pathkeys = NIL;
-    cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-    cp->custom_paths = list_make2(outerrel->cheapest_total_path, innerrel->cheapest_total_path);
-    // The clauses applied to the pairs, and the two signature columns (found in the children's
-    // output when the plan is made).
-    cp->custom_private = list_make3(others, outer_var, inner_var);
-    cp->methods = &path_methods;
-    cost_join_path(root, cp, outerrel->cheapest_total_path, innerrel->cheapest_total_path, others, extra);
+    Path* outer = outerrel->cheapest_total_path;
+    Path* inner = innerrel->cheapest_total_path;
+    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var);
+    cost_join_path(root, cp, outer, inner, others, extra);
     add_path(joinrel, &cp->path);
+
+    if (outer_var->varattno != inner_var->varattno || !same_rows(root, outerrel, innerrel)) return;
+    PathTarget* target = self_scan_target(root, outerrel, innerrel);
+    if (target == nullptr) return;
+    Path* scan = create_seqscan_path(root, outerrel, nullptr, 0);
+    scan->pathtarget = target;
+    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var);
+    cost_join_path(root, self, scan, nullptr, others, extra);
+    add_path(joinrel, &self->path);
 }
 
 // The 1-based position of column v in the output of child, whose target list is made of the
@@ -146,8 +216,16 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     List* others = (List*)linitial(best_path->custom_private);
     Var* outer_var = (Var*)lsecond(best_path->custom_private);
     Var* inner_var = (Var*)lthird(best_path->custom_private);
+    // The self join's one scan gives both sides' rows: its output is the outer side's and, with
+    // its Vars renumbered, the inner side's.
+    const bool self = list_length(custom_plans) == 1;
     Plan* outer = (Plan*)linitial(custom_plans);
-    Plan* inner = (Plan*)lsecond(custom_plans);
+    Plan* inner = self ? outer : (Plan*)lsecond(custom_plans);
+    Var* inner_col = inner_var;
+    if (self) {
+        inner_col = (Var*)copyObjectImpl(inner_var);
+        inner_col->varno = outer_var->varno;
+    }
 
     CustomScan* cs = makeNode(CustomScan);
     cs->scan.plan.targetlist = tlist;
@@ -163,14 +241,16 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     List* scan_tlist = NIL;
     AttrNumber resno = 1;
     Plan* children[2] = {outer, inner};
-    for (Plan* child : children) {
-        foreach (lc, child->targetlist) {
+    for (int k = 0; k < 2; ++k) {
+        foreach (lc, children[k]->targetlist) {
             TargetEntry* te = lfirst_node(TargetEntry, lc);
-            scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr*)copyObjectImpl(te->expr), resno++, nullptr, false));
+            Expr* e = (Expr*)copyObjectImpl(te->expr);
+            if (self && k == 1) ChangeVarNodes((Node*)e, outer_var->varno, inner_var->varno, 0);
+            scan_tlist = lappend(scan_tlist, makeTargetEntry(e, resno++, nullptr, false));
         }
     }
     cs->custom_scan_tlist = scan_tlist;
-    cs->custom_private = make_private(output_position(outer, outer_var), output_position(inner, inner_var));
+    cs->custom_private = make_private(self, output_position(outer, outer_var), output_position(inner, inner_col));
     cs->methods = &scan_methods;
     return &cs->scan.plan;
 }

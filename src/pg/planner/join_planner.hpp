@@ -24,13 +24,14 @@ extern bool enable_join;
 void register_join_planner();
 
 // The CustomScan's methods (join_scan.cpp); its custom_private is the list built by
-// make_private: the 1-based positions of the signature column in the outer and the inner
-// child's output.
+// make_private: whether it is a self join over one child (whose rows are both sides), and the
+// 1-based positions of the signature column in the outer and the inner side's output.
 extern CustomScanMethods scan_methods;
-List* make_private(int outer_sig, int inner_sig);
+List* make_private(bool self, int outer_sig, int inner_sig);
 
 // Sets the startup and total cost and the rows of path, the join of outer and inner (their
-// cheapest unparameterized paths) whose % clause the matcher evaluates and whose other clauses
+// cheapest unparameterized paths; inner nullptr: a self join whose one scan, outer, gives both
+// sides' rows) whose % clause the matcher evaluates and whose other clauses
 // (RestrictInfos, `others`) are applied to each pair it finds. The model is described in
 // join_cost.cpp.
 void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inner, List* others,

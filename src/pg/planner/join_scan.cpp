@@ -5,6 +5,11 @@
 // scan tuple, the outer row's columns followed by the inner row's, which ExecScan filters with
 // the other join clauses and projects.
 //
+// A self join (one child whose rows are both sides, join_path.cpp) keeps its rows once and runs
+// the core's self-join, which finds each unordered pair of distinct rows once: every such pair
+// is emitted in both orders, and every kept row with itself (similarity 1, at or above any
+// threshold), which are the pairs the R-S join of the rows with themselves finds.
+//
 // Rows with a NULL signature are not kept (a % b is NULL, so never true, for them), nor rows
 // with an empty one (similarity 0, below any threshold, which is in (0, 1]).
 #include "pg/planner/join_planner.hpp"
@@ -50,6 +55,7 @@ struct JoinRows {
 
 struct JoinScanState {
     CustomScanState css;  // first: the executor sees a CustomScanState
+    bool self;            // one child, whose rows are both sides
     int sig_attno[2];     // the signature's position in each child's output
     bool sig_needed[2];   // whether the target list or qual read a side's signature column
     int natts[2];
@@ -95,8 +101,9 @@ void new_rows(JoinScanState* st) {
 Node* create_state(CustomScan* cscan) {
     JoinScanState* st = (JoinScanState*)newNode(sizeof(JoinScanState), T_CustomScanState);
     st->css.methods = &exec_methods;
-    st->sig_attno[0] = intVal(linitial(cscan->custom_private));
-    st->sig_attno[1] = intVal(lsecond(cscan->custom_private));
+    st->self = intVal(linitial(cscan->custom_private)) != 0;
+    st->sig_attno[0] = intVal(lsecond(cscan->custom_private));
+    st->sig_attno[1] = intVal(lthird(cscan->custom_private));
     return (Node*)st;
 }
 
@@ -119,13 +126,15 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     foreach (lc, cs->custom_plans)
         node->custom_ps = lappend(node->custom_ps, ExecInitNode((Plan*)lfirst(lc), estate, eflags));
     for (int k = 0; k < 2; ++k) {
-        PlanState* child = (PlanState*)list_nth(node->custom_ps, k);
+        PlanState* child = (PlanState*)list_nth(node->custom_ps, st->self ? 0 : k);
         TupleDesc desc = ExecGetResultType(child);
         st->natts[k] = desc->natts;
         st->side_slot[k] = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
     }
     st->sig_needed[0] = scan_column_read(&cs->scan.plan, st->sig_attno[0]);
     st->sig_needed[1] = scan_column_read(&cs->scan.plan, st->natts[0] + st->sig_attno[1]);
+    // One kept row serves both sides.
+    if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
     // The settings as this execution uses them (EXPLAIN shows them).
     st->tau = similarity_threshold;
     st->threads = join_max_threads;
@@ -218,8 +227,12 @@ void match(JoinScanState* st) {
         if (used >= limit) throw_memory_limit("reading the rows of a SpotsigsJoin");
         opt.memory_limit = limit - used;
         try {
-            r->pairs = run_on_thread([r](const JoinOptions& o) { return rs_join(r->docs[0], r->docs[1], o); }, opt,
-                                     progress, r->docs[0].size());
+            const bool self = st->self;
+            r->pairs = run_on_thread(
+                [r, self](const JoinOptions& o) {
+                    return self ? self_join(r->docs[0], o) : rs_join(r->docs[0], r->docs[1], o);
+                },
+                opt, progress, r->docs[0].size());
         } catch (const Error& e) {
             if (e.kind() == ErrorKind::OutOfMemory)
                 throw_memory_limit("matching", e.detail().empty() ? std::string(e.what()) : e.detail());
@@ -237,7 +250,7 @@ TupleTableSlot* next_pair(ScanState* ss) {
     if (!st->matched) {
         auto t0 = std::chrono::steady_clock::now();
         read_side(st, 0);
-        read_side(st, 1);
+        if (!st->self) read_side(st, 1);
         st->read_s = seconds_since(t0);
         match(st);
         st->matched = true;
@@ -245,13 +258,31 @@ TupleTableSlot* next_pair(ScanState* ss) {
     TupleTableSlot* out = ss->ss_ScanTupleSlot;
     ExecClearTuple(out);
     JoinRows* r = st->rows;
-    if (r->next >= r->pairs.size()) return out;
-    const JoinPair p = r->pairs[r->next++];
-    const uint32_t idx[2] = {p.a, p.b};
+    uint32_t idx[2];
+    const size_t npairs = r->pairs.size();
+    if (!st->self) {
+        if (r->next >= npairs) return out;
+        const JoinPair& p = r->pairs[r->next++];
+        idx[0] = p.a;
+        idx[1] = p.b;
+    } else {
+        // Emission e: pair e / 2 (swapped when e is odd) for e < 2 * npairs, then row
+        // e - 2 * npairs with itself.
+        const size_t e = r->next;
+        if (e >= 2 * npairs + r->tuples[0].size()) return out;
+        r->next++;
+        if (e < 2 * npairs) {
+            const JoinPair& p = r->pairs[e / 2];
+            idx[0] = e % 2 == 0 ? p.a : p.b;
+            idx[1] = e % 2 == 0 ? p.b : p.a;
+        } else {
+            idx[0] = idx[1] = static_cast<uint32_t>(e - 2 * npairs);
+        }
+    }
     int at = 0;
     for (int k = 0; k < 2; ++k) {
         TupleTableSlot* side = st->side_slot[k];
-        ExecStoreMinimalTuple(r->tuples[k][idx[k]], side, false);
+        ExecStoreMinimalTuple(r->tuples[st->self ? 0 : k][idx[k]], side, false);
         slot_getallattrs(side);
         memcpy(out->tts_values + at, side->tts_values, sizeof(Datum) * st->natts[k]);
         memcpy(out->tts_isnull + at, side->tts_isnull, sizeof(bool) * st->natts[k]);
@@ -304,7 +335,7 @@ void explain_scan(CustomScanState* node, List*, ExplainState* es) {
     char buf[64];
     snprintf(buf, sizeof buf, "%g", st->tau);
     ExplainPropertyText("Threshold", buf, es);
-    snprintf(buf, sizeof buf, "%s, R-S", method_name(st->method));
+    snprintf(buf, sizeof buf, "%s, %s", method_name(st->method), st->self ? "self-join" : "R-S");
     ExplainPropertyText("Method", buf, es);
     ExplainPropertyInteger("Threads", nullptr, st->threads, es);
     const long kb = join_memory_limit_kb;
@@ -327,8 +358,8 @@ void explain_scan(CustomScanState* node, List*, ExplainState* es) {
 
 CustomScanMethods scan_methods = {"SpotsigsJoin", create_state};
 
-List* make_private(int outer_sig, int inner_sig) {
-    return list_make2(makeInteger(outer_sig), makeInteger(inner_sig));
+List* make_private(bool self, int outer_sig, int inner_sig) {
+    return list_make3(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig));
 }
 
 namespace {
