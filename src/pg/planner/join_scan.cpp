@@ -119,6 +119,14 @@ bool scan_column_read(Plan* plan, int attno) {
     return false;
 }
 
+// The settings a run uses, read when it starts (a subquery's scan starts with the statement, but
+// % takes the threshold in force when it is evaluated), and shown by EXPLAIN.
+void read_settings(JoinScanState* st) {
+    st->tau = similarity_threshold;
+    st->threads = join_max_threads;
+    st->method = static_cast<JoinMethod>(join_method_guc);
+}
+
 void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     JoinScanState* st = (JoinScanState*)node;
     CustomScan* cs = (CustomScan*)node->ss.ps.plan;
@@ -135,10 +143,7 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     st->sig_needed[1] = scan_column_read(&cs->scan.plan, st->natts[0] + st->sig_attno[1]);
     // One kept row serves both sides.
     if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
-    // The settings as this execution uses them (EXPLAIN shows them).
-    st->tau = similarity_threshold;
-    st->threads = join_max_threads;
-    st->method = static_cast<JoinMethod>(join_method_guc);
+    read_settings(st);
     st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_SIZES);
     st->cleanup.func = delete_rows;
     st->cleanup.arg = st;
@@ -248,6 +253,7 @@ void match(JoinScanState* st) {
 TupleTableSlot* next_pair(ScanState* ss) {
     JoinScanState* st = (JoinScanState*)ss;
     if (!st->matched) {
+        read_settings(st);
         auto t0 = std::chrono::steady_clock::now();
         read_side(st, 0);
         if (!st->self) read_side(st, 1);
@@ -308,12 +314,12 @@ void end_scan(CustomScanState* node) {
     foreach (lc, node->custom_ps) ExecEndNode((PlanState*)lfirst(lc));
 }
 
-// A rescan with the same parameters gives the same pairs again; otherwise (or before the pairs
-// were all found) the children are read and matched again.
+// A rescan with the same parameters and threshold gives the same pairs again; otherwise (or
+// before the pairs were all found) the children are read and matched again.
 void rescan(CustomScanState* node) {
     JoinScanState* st = (JoinScanState*)node;
     Bitmapset* changed = node->ss.ps.chgParam;
-    if (changed == nullptr && st->matched) {
+    if (changed == nullptr && st->matched && st->tau == similarity_threshold) {
         st->rows->next = 0;
         return;
     }
