@@ -36,6 +36,12 @@ FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp 
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10;
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
 
+-- A session that has not used the library yet plans the same (the join's selectivity function
+-- loads it, and its planner hook, while the join is planned).
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SET spotsigs.similarity_threshold = 0.7;
+
 -- Shapes it leaves alone.
 -- an outer join
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a LEFT JOIN sj2 b ON a.sig % b.sig;

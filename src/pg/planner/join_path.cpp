@@ -270,3 +270,11 @@ void register_join_planner() {
 }
 
 }  // namespace spotsigs::pg::planner
+
+// spotsig_joinsel(root, operator, args, jointype, sjinfo) -> float8: the join selectivity of
+// spotsig % spotsig, contjoinsel's. Being in this library is its point: the planner calls it
+// while it sizes a join on %, before it makes the join's paths, so the library (and with it the
+// hook above) is loaded in time in a session that has not used it yet.
+SPOTSIGS_FUNCTION(spotsig_joinsel) {
+    return contjoinsel(fcinfo);
+}
