@@ -150,6 +150,28 @@ ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
 REVOKE SELECT ON sj FROM spotsigs_sj_user;
 DROP ROLE spotsigs_sj_user;
 
+-- Signatures stored out of line (read after the rows, by one scan of the toast relation) and
+-- inline ones in one table: 60 groups of 4 long documents (300 signatures, 280 of their group's)
+-- and 100 short ones.
+CREATE TABLE sjlong (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjlong SELECT i, spotsig_from_terms(
+    ARRAY(SELECT 'l' || (i % 60) || ':' || k FROM generate_series(1, 280) k) ||
+    ARRAY(SELECT 'o' || i || ':' || k FROM generate_series(1, 20) k), array_fill(1, ARRAY[300]))
+FROM generate_series(1, 240) i;
+INSERT INTO sjlong SELECT i, spotsig_from_terms(ARRAY['s' || (i % 30), 't' || (i % 7), 'u' || i], ARRAY[1, 1, 1])
+FROM generate_series(241, 340) i;
+CREATE TABLE sjlong2 AS SELECT id + 1000 AS id, sig FROM sjlong WHERE id % 3 <> 0;
+ANALYZE sjlong, sjlong2;
+SELECT count(*) FILTER (WHERE pg_column_size(sig) < 100) AS inline, count(*) FILTER (WHERE pg_column_size(sig) > 2000) AS long,
+       (SELECT pg_relation_size(reltoastrelid) > 0 FROM pg_class WHERE oid = 'sjlong'::regclass) AS toasted
+FROM sjlong;
+SELECT q, sj_compare(q, 0.5)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y, a.sig AS s FROM sjlong a JOIN sjlong b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig',
+  'SELECT a.id AS x, b.id AS y, b.sig AS s FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig AND a.id + 1000 <> b.id']) q;
+
 -- The rows and signatures kept count against spotsigs.join_memory_limit.
 CREATE TABLE sjbig (id int, sig spotsig);
 INSERT INTO sjbig SELECT i, spotsig_from_terms(ARRAY(SELECT 'w' || i || ':' || k FROM generate_series(1, 200) k),
@@ -163,4 +185,4 @@ SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
 
 RESET spotsigs.similarity_threshold;
 DROP FUNCTION sj_compare(text, float8);
-DROP TABLE sj, sj2, sjt, sjbig;
+DROP TABLE sj, sj2, sjt, sjbig, sjlong, sjlong2;

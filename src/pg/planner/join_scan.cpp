@@ -1,6 +1,8 @@
 // Execution of the SpotsigsJoin custom scan: both children are read in full on the backend's
-// thread (each row kept as a MinimalTuple, its signature copied into the core's Collection, both
-// charged to spotsigs.join_memory_limit), the core's R-S matcher runs on a signal-blocked thread
+// thread (each row kept as a MinimalTuple, its signature handed to a ReadPipeline, whose filing
+// thread stores it in the core's Collection and, for a self-join by the default method, lists
+// its prefix while the reading goes on, as the join functions read; all of it charged to
+// spotsigs.join_memory_limit), the core's R-S matcher runs on a signal-blocked thread
 // while the backend's thread polls for cancels (run_on_thread), and each pair found becomes one
 // scan tuple, the outer row's columns followed by the inner row's, which ExecScan filters with
 // the other join clauses and projects.
@@ -9,6 +11,12 @@
 // the core's self-join, which finds each unordered pair of distinct rows once: every such pair
 // is emitted in both orders, and every kept row with itself (similarity 1, at or above any
 // threshold), which are the pairs the R-S join of the rows with themselves finds.
+//
+// A signature stored out of line is not detoasted with its row: its toast pointer is noted, and
+// once the child is done the noted values are read by one scan of the toast relation
+// (toast_scan.hpp), as the join functions read them. The pipeline then receives the rows out of
+// order, so each is filed under its kept tuple's index as its id, and a pair's documents find
+// their tuples through their ids.
 //
 // Rows with a NULL signature are not kept (a % b is NULL, so never true, for them), nor rows
 // with an empty one (similarity 0, below any threshold, which is in (0, 1]).
@@ -27,15 +35,20 @@ extern "C" {
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/common/error.hpp"
 #include "core/join/join.hpp"
+#include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/join/join_gucs.hpp"
+#include "pg/join/join_read.hpp"
 #include "pg/join/join_run.hpp"
+#include "pg/join/toast_scan.hpp"
 #include "pg/type/datum.hpp"
 
 namespace spotsigs::pg::planner {
@@ -46,8 +59,11 @@ namespace {
 // heap; deleted by EndCustomScan, a rescan that reads again, or (after an error) the reset
 // callback of the query's memory context.
 struct JoinRows {
-    Collection docs[2];
-    std::vector<MinimalTuple> tuples[2];  // palloc'd in JoinScanState::rows_cxt; index = Collection index
+    std::unique_ptr<ReadPipeline> pipe[2];
+    // Declared after the pipelines, so destroyed before them.
+    std::optional<ExitStop> stop[2];
+    std::vector<MinimalTuple> tuples[2];  // palloc'd in JoinScanState::rows_cxt; index = id in the Collection
+    DeferredToast deferred[2];
     JoinPairs pairs;
     size_t next = 0;
     std::atomic<uint64_t> candidates{0};
@@ -151,27 +167,87 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0) new_rows(st);
 }
 
-// The bytes the kept rows hold: their tuples, their signatures and the vectors indexing them.
-size_t kept_bytes(const JoinScanState* st) {
-    const JoinRows* r = st->rows;
-    return MemoryContextMemAllocated(st->rows_cxt, true) + r->docs[0].memory_bytes() + r->docs[1].memory_bytes() +
-           (r->tuples[0].capacity() + r->tuples[1].capacity()) * sizeof(MinimalTuple);
+// How long add() waits for a free batch before the backend's thread serves its interrupts.
+constexpr auto kBatchWait = std::chrono::milliseconds(10);
+
+// The bytes of the kept tuples (PostgreSQL call: backend's thread only).
+size_t tuple_bytes(const JoinScanState* st) {
+    return MemoryContextMemAllocated(st->rows_cxt, true);
 }
 
-// Keeps row t of side k with signature v (the C++ half of read_side).
-void keep_row(JoinScanState* st, int k, MinimalTuple t, const struct varlena* v, size_t limit) {
+// The bytes the pipelines and the vectors of kept tuples hold (any thread).
+size_t pipe_bytes(const JoinRows* r) {
+    size_t n = (r->tuples[0].capacity() + r->tuples[1].capacity()) * sizeof(MinimalTuple) +
+               r->deferred[0].memory_bytes() + r->deferred[1].memory_bytes();
+    for (int k = 0; k < 2; ++k)
+        if (r->pipe[k]) n += r->pipe[k]->memory_bytes();
+    return n;
+}
+
+// Starts the pipeline of side k: with a filing thread when the threads allow one more (the
+// outer side from 2 threads on, the inner, read while the outer may still be filing, from 3);
+// listing prefixes for a self-join by the default method; presized for the child's estimated
+// rows when they are few enough.
+void open_side(JoinScanState* st, int k) {
+    const double est = ((Plan*)list_nth(((CustomScan*)st->css.ss.ps.plan)->custom_plans, k))->plan_rows;
+    const size_t limit = join_memory_limit_bytes();
     pg_entry([&] {
-        MultisetView m = view_of(v);
-        if (m.length == 0) return Datum(0);
         JoinRows* r = st->rows;
+        const double list_tau = st->self && st->method == JoinMethod::Partitioned ? st->tau : 0.0;
+        const bool presize = est > 0 && est * 64 < static_cast<double>(limit) / 2;
+        r->pipe[k] =
+            std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(est) : 0, 0, st->threads > k + 1);
+        r->stop[k].emplace(*r->pipe[k]);
+        if (presize) r->tuples[k].reserve(static_cast<size_t>(est));
+        return Datum(0);
+    });
+}
+
+// Keeps tuple t of side k (the C++ half of read_side); returns its index.
+int64_t keep_tuple(JoinScanState* st, int k, MinimalTuple t, size_t limit) {
+    JoinRows* r = st->rows;
+    const size_t tuples = tuple_bytes(st);
+    pg_entry([&] {
         r->tuples[k].push_back(t);
-        r->docs[k].add(static_cast<int64_t>(r->docs[k].size()), m);
-        if (kept_bytes(st) > limit)
+        if (tuples + pipe_bytes(r) > limit)
             throw_memory_limit("reading the rows of a SpotsigsJoin", "its sides' rows and signatures need more than " +
                                                                          std::to_string(limit >> 20) +
                                                                          " MB (the SQL join does not run in passes)");
         return Datum(0);
     });
+    return static_cast<int64_t>(r->tuples[k].size() - 1);
+}
+
+// Where hand_over puts a value: the scan and the side.
+struct HandOverTarget {
+    JoinScanState* st;
+    int k;
+};
+
+// Hands the value of kept tuple id (len payload bytes) to side k's pipeline, waiting for a free
+// batch while serving interrupts. PostgreSQL code (an AddValueFn for DeferredToast).
+void hand_over(void* ctx, int64 id, const char* data, size_t len) {
+    HandOverTarget* to = static_cast<HandOverTarget*>(ctx);
+    ReadPipeline* pipe = to->st->rows->pipe[to->k].get();
+    for (;;) {
+        bool taken = false;
+        pg_entry([&] {
+            taken = pipe->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
+            return Datum(0);
+        });
+        if (taken) break;
+        CHECK_FOR_INTERRUPTS();  // the filing thread is behind: serve interrupts while waiting
+    }
+}
+
+// Whether v holds no signature (such a row pairs with nothing).
+bool empty_signature(const struct varlena* v) {
+    bool empty = false;
+    pg_entry([&] {
+        empty = view_of(v).length == 0;
+        return Datum(0);
+    });
+    return empty;
 }
 
 // Reads every row of child k, keeping those with a non-empty signature.
@@ -182,6 +258,8 @@ void read_side(JoinScanState* st, int k) {
     const int natts = st->natts[k];
     Datum* values = (Datum*)palloc(sizeof(Datum) * (natts > 0 ? natts : 1));
     bool* nulls = (bool*)palloc(sizeof(bool) * (natts > 0 ? natts : 1));
+    open_side(st, k);
+    HandOverTarget to = {st, k};
     for (;;) {
         TupleTableSlot* slot = ExecProcNode(child);
         if (TupIsNull(slot)) break;
@@ -189,8 +267,17 @@ void read_side(JoinScanState* st, int k) {
         bool isnull;
         Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
         if (isnull) continue;
+        const bool external = VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d));
+        struct varlena* v = nullptr;
         MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-        struct varlena* v = fetch_spotsig(d);
+        if (!external) {
+            v = PG_DETOAST_DATUM_PACKED(d);
+            if (empty_signature(v)) {
+                MemoryContextSwitchTo(old);
+                ResetExprContext(econtext);
+                continue;
+            }
+        }
         MemoryContextSwitchTo(st->rows_cxt);
         MinimalTuple t;
         if (st->sig_needed[k]) {
@@ -204,11 +291,30 @@ void read_side(JoinScanState* st, int k) {
             t = heap_form_minimal_tuple(slot->tts_tupleDescriptor, values, nulls);
         }
         MemoryContextSwitchTo(old);
-        keep_row(st, k, t, v, limit);
+        const int64_t id = keep_tuple(st, k, t, limit);
+        bool noted = false;
+        if (external) {
+            // An out-of-line value holds more than 2 kB: it is not empty.
+            pg_entry([&] {
+                noted = st->rows->deferred[k].defer(id, d);
+                return Datum(0);
+            });
+            if (!noted) {
+                old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+                v = PG_DETOAST_DATUM_PACKED(d);
+                MemoryContextSwitchTo(old);
+            }
+        }
+        if (!noted) hand_over(&to, id, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
         ResetExprContext(econtext);
     }
     pfree(values);
     pfree(nulls);
+    pg_entry([&] {
+        st->rows->deferred[k].fetch(hand_over, &to);
+        st->rows->pipe[k]->close();
+        return Datum(0);
+    });
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -217,7 +323,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Matches the kept rows of both sides into st->rows->pairs (outer rows are R, inner rows S).
 void match(JoinScanState* st) {
-    use_reserved_huge_pages(join_huge_pages);
     const size_t limit = join_memory_limit_bytes();
     pg_entry([&] {
         auto t0 = std::chrono::steady_clock::now();
@@ -228,16 +333,22 @@ void match(JoinScanState* st) {
         opt.threads = st->threads;
         opt.method = st->method;
         opt.candidates = &r->candidates;
-        const size_t used = kept_bytes(st);
-        if (used >= limit) throw_memory_limit("reading the rows of a SpotsigsJoin");
-        opt.memory_limit = limit - used;
+        const size_t tuples = tuple_bytes(st);
         try {
             const bool self = st->self;
             r->pairs = run_on_thread(
-                [r, self](const JoinOptions& o) {
-                    return self ? self_join(r->docs[0], o) : rs_join(r->docs[0], r->docs[1], o);
+                [r, self, tuples, limit](const JoinOptions& o) {
+                    if (!wait_filed(*r->pipe[0], o.cancel)) return JoinPairs();
+                    if (!self && !wait_filed(*r->pipe[1], o.cancel)) return JoinPairs();
+                    // The matcher's structures get what the rows leave of the limit.
+                    const size_t used = tuples + pipe_bytes(r);
+                    if (used >= limit) throw JoinMemoryError("the rows alone exceed the memory limit", "", used + 1);
+                    JoinOptions budget = o;
+                    budget.memory_limit = limit - used;
+                    return self ? self_join(*r->pipe[0], budget)
+                                : rs_join(r->pipe[0]->docs(), r->pipe[1]->docs(), budget);
                 },
-                opt, progress, r->docs[0].size());
+                opt, progress, r->tuples[0].size());
         } catch (const Error& e) {
             if (e.kind() == ErrorKind::OutOfMemory)
                 throw_memory_limit("matching", e.detail().empty() ? std::string(e.what()) : e.detail());
@@ -254,6 +365,8 @@ TupleTableSlot* next_pair(ScanState* ss) {
     JoinScanState* st = (JoinScanState*)ss;
     if (!st->matched) {
         read_settings(st);
+        // Whether this join's large blocks may come from the reserved huge pages (huge_alloc.hpp).
+        use_reserved_huge_pages(join_huge_pages);
         auto t0 = std::chrono::steady_clock::now();
         read_side(st, 0);
         if (!st->self) read_side(st, 1);
@@ -269,8 +382,8 @@ TupleTableSlot* next_pair(ScanState* ss) {
     if (!st->self) {
         if (r->next >= npairs) return out;
         const JoinPair& p = r->pairs[r->next++];
-        idx[0] = p.a;
-        idx[1] = p.b;
+        idx[0] = static_cast<uint32_t>(r->pipe[0]->docs().id(p.a));
+        idx[1] = static_cast<uint32_t>(r->pipe[1]->docs().id(p.b));
     } else {
         // Emission e: pair e / 2 (swapped when e is odd) for e < 2 * npairs, then row
         // e - 2 * npairs with itself.
@@ -279,8 +392,10 @@ TupleTableSlot* next_pair(ScanState* ss) {
         r->next++;
         if (e < 2 * npairs) {
             const JoinPair& p = r->pairs[e / 2];
-            idx[0] = e % 2 == 0 ? p.a : p.b;
-            idx[1] = e % 2 == 0 ? p.b : p.a;
+            const Collection& docs = r->pipe[0]->docs();
+            const uint32_t a = static_cast<uint32_t>(docs.id(p.a)), b = static_cast<uint32_t>(docs.id(p.b));
+            idx[0] = e % 2 == 0 ? a : b;
+            idx[1] = e % 2 == 0 ? b : a;
         } else {
             idx[0] = idx[1] = static_cast<uint32_t>(e - 2 * npairs);
         }
@@ -350,7 +465,8 @@ void explain_scan(CustomScanState* node, List*, ExplainState* es) {
     else snprintf(buf, sizeof buf, "%ldkB", kb);
     ExplainPropertyText("Memory Limit", buf, es);
     if (es->analyze && st->matched && st->rows != nullptr) {
-        ExplainPropertyInteger("Rows Kept", nullptr, (int64)(st->rows->docs[0].size() + st->rows->docs[1].size()), es);
+        ExplainPropertyInteger("Rows Kept", nullptr, (int64)(st->rows->tuples[0].size() + st->rows->tuples[1].size()),
+                               es);
         ExplainPropertyInteger("Pairs", nullptr, (int64)st->rows->pairs.size(), es);
         ExplainPropertyInteger("Candidates", nullptr, (int64)st->rows->candidates.load(), es);
         if (es->timing) {
