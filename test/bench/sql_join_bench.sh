@@ -10,7 +10,9 @@
 # (default 0.8 0.5) times, best of REPEAT runs (default 2),
 #   SELECT count(*) FROM base a JOIN base b ON a.sig % b.sig AND a.id < b.id     (SpotsigsJoin)
 #   SELECT count(*) FROM spotsigs_join('base', 'id', 'sig', tau)
-# and prints both pair counts (they must be equal), the times and the ratio SQL / function; with
+# and prints both pair counts (they must be equal), the times and the ratio SQL / function, and the
+# SQL join's time with jit = off (PostgreSQL compiles the plan's expressions when its estimated
+# cost passes jit_above_cost, which this join's does: a fixed cost the function does not pay); with
 # NESTLOOP=1 (default) the SQL join with spotsigs.enable_join = off (PostgreSQL's nested loop of
 # index probes) is timed once at the first tau. spotsigs.max_threads is 2. Results go to
 # OUT/sql_join_results.txt (default build/sql-join-bench) and, when the run completes, to
@@ -72,12 +74,13 @@ psql_q -c "SELECT sum(length(sig)) FROM base" >/dev/null   # warm the cache
 sql_join="SELECT count(*) FROM base a JOIN base b ON a.sig % b.sig AND a.id < b.id"
 first=1
 log ""
-log "$(printf '%-5s %10s %10s %10s %10s %8s' tau sql_pairs fn_pairs sql_s fn_s sql/fn)"
+log "$(printf '%-5s %10s %10s %10s %10s %8s %12s %8s' tau sql_pairs fn_pairs sql_s fn_s sql/fn sql_nojit_s ratio)"
 for tau in $TAUS; do
   plan=$(psql_q -c "SET spotsigs.similarity_threshold = $tau" -c "EXPLAIN (COSTS OFF) $sql_join" | grep -E 'Custom Scan|Method|Nested Loop' | sed 's/^ *//' | paste -sd';')
   best "SET spotsigs.similarity_threshold = $tau; $sql_join"; sql_s=$s; sql_pairs=$val
   best "SELECT count(*) FROM spotsigs_join('base', 'id', 'sig', $tau)"; fn_s=$s; fn_pairs=$val
-  log "$(printf '%-5s %10s %10s %10s %10s %7sx' "$tau" "$sql_pairs" "$fn_pairs" "$sql_s" "$fn_s" "$(ratio "$sql_s" "$fn_s")")"
+  best "SET jit = off; SET spotsigs.similarity_threshold = $tau; $sql_join"; nojit_s=$s
+  log "$(printf '%-5s %10s %10s %10s %10s %7sx %12s %7sx' "$tau" "$sql_pairs" "$fn_pairs" "$sql_s" "$fn_s" "$(ratio "$sql_s" "$fn_s")" "$nojit_s" "$(ratio "$nojit_s" "$fn_s")")"
   log "      plan: $plan"
   if [[ $sql_pairs != "$fn_pairs" ]]; then log "      PAIRS DIFFER"; fi
   if [[ $first == 1 && $NESTLOOP == 1 ]]; then
