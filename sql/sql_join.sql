@@ -35,6 +35,10 @@ FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp 
 -- different filters on the two sides of one table, and two tables: the R-S matcher over two scans
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10;
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+-- semi and anti joins: the other clauses checked on each pair (not shown by EXPLAIN)
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig);
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
+EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25);
 
 -- A session that has not used the library yet plans the same (the join's selectivity function
 -- loads it, and its planner hook, while the join is planned).
@@ -47,8 +51,6 @@ SET spotsigs.similarity_threshold = 0.7;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a LEFT JOIN sj2 b ON a.sig % b.sig;
 -- % under OR
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig OR a.id = b.id;
--- a semi join
-EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig);
 -- FOR UPDATE (row marks)
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig FOR UPDATE;
 -- a handful of outer rows: the nested loop stays
@@ -95,7 +97,13 @@ FROM unnest(ARRAY[
   'SELECT a.id AS x, b.grp AS y, similarity(a.sig, b.sig) AS s FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp < 20',
   'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10',
   'SELECT r.id AS x, s.id AS y, r.sig AS rs, s.sig AS ss FROM sj r JOIN sj2 s ON r.sig % s.sig',
-  'SELECT r.id AS x, s.id AS y FROM sj2 s JOIN sj r ON s.sig % r.sig AND r.id + s.id < 400']) q,
+  'SELECT r.id AS x, s.id AS y FROM sj2 s JOIN sj r ON s.sig % r.sig AND r.id + s.id < 400',
+  -- semi and anti joins (the anti join's rows include those without a signature, 401 and 402)
+  'SELECT a.id AS x FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig)',
+  'SELECT a.id AS x FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig)',
+  'SELECT a.id AS x, a.grp AS y FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id)',
+  'SELECT a.id AS x, a.sig AS y FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25)']) q,
   unnest(ARRAY[0.5, 0.7, 0.8, 1.0]::float8[]) tau
 ORDER BY q, tau;
 

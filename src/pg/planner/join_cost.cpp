@@ -42,7 +42,7 @@ constexpr double kPairOperators = 100.0;
 
 }  // namespace
 
-void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inner, List* others,
+void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inner, List* others, JoinType jointype,
                     JoinPathExtraData* extra) {
     RelOptInfo* joinrel = path->path.parent;
     const double rows = joinrel->rows;
@@ -50,7 +50,9 @@ void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inne
     Selectivity sel = others != NIL ? clauselist_selectivity(root, others, 0, JOIN_INNER, extra->sjinfo) : 1.0;
     sel = std::max(sel, 1e-10);
     const double inner_rows = inner != nullptr ? inner->rows : outer->rows;
-    const double pairs = clamp_row_est(std::min(rows / sel, outer->rows * inner_rows));
+    // (A semi or anti join's rows are outer rows: its pairs are taken as that many again.)
+    const double pairs =
+        clamp_row_est(jointype == JOIN_INNER ? std::min(rows / sel, outer->rows * inner_rows) : rows + outer->rows);
     const double verified = inner != nullptr ? pairs : pairs / 2;
 
     QualCost quals;

@@ -19,7 +19,10 @@
 // in both orders and each with itself, gives the R-S join's pairs. That scan is a sequential scan
 // of the table whose output has the columns either side needs.
 //
-// Left alone: outer, semi and anti joins, a % under OR or NOT or inside an expression, a side
+// Semi and anti joins (EXISTS and NOT EXISTS) are served too, with the other clauses checked on
+// each pair found (join_scan.cpp).
+//
+// Left alone: outer joins, a % under OR or NOT or inside an expression, a side
 // that needs parameters from elsewhere (LATERAL), and queries with row marks (FOR UPDATE, or the
 // rows of UPDATE/DELETE ... FROM), whose EvalPlanQual rechecks this scan does not implement.
 #include "pg/planner/join_planner.hpp"
@@ -146,7 +149,8 @@ PathTarget* self_scan_target(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* i
 }
 
 // A SpotsigsJoin path over the child paths `children` (two: R-S; one: the self join's scan).
-CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var) {
+CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var,
+                           JoinType jointype) {
     CustomPath* cp = makeNode(CustomPath);
     cp->path.pathtype = T_CustomScan;
     cp->path.parent = joinrel;
@@ -159,9 +163,9 @@ CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Va
     cp->path.pathkeys = NIL;
     cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
     cp->custom_paths = children;
-    // The clauses applied to the pairs, and the two signature columns (found in the children's
-    // output when the plan is made).
-    cp->custom_private = list_make3(others, outer_var, inner_var);
+    // The clauses applied to the pairs, the two signature columns (found in the children's
+    // output when the plan is made) and the join type.
+    cp->custom_private = list_make4(others, outer_var, inner_var, makeInteger(static_cast<int>(jointype)));
     cp->methods = &path_methods;
     return cp;
 }
@@ -169,7 +173,8 @@ CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Va
 void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* outerrel, RelOptInfo* innerrel,
                             JoinType jointype, JoinPathExtraData* extra) {
     if (prev_join_pathlist_hook != nullptr) prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-    if (!enable_join || jointype != JOIN_INNER || root->rowMarks != NIL) return;
+    if (!enable_join || root->rowMarks != NIL) return;
+    if (jointype != JOIN_INNER && jointype != JOIN_SEMI && jointype != JOIN_ANTI) return;
     if (!usable_side(outerrel) || !usable_side(innerrel) || !bms_is_empty(joinrel->lateral_relids)) return;
     Var* outer_var = nullptr;
     Var* inner_var = nullptr;
@@ -178,13 +183,19 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
 
     List* others = NIL;
     ListCell* lc;
-    foreach (lc, extra->restrictlist)
-        if (lfirst(lc) != sim) others = lappend(others, lfirst(lc));
+    foreach (lc, extra->restrictlist) {
+        RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
+        // Every clause of an inner or semi join is a condition on the pairs (as in PostgreSQL's
+        // own joins); an anti join's pushed-down clauses would filter its output instead, which
+        // this scan does not do.
+        if (jointype == JOIN_ANTI && RINFO_IS_PUSHED_DOWN(ri, joinrel->relids)) return;
+        if (ri != sim) others = lappend(others, ri);
+    }
 
     Path* outer = outerrel->cheapest_total_path;
     Path* inner = innerrel->cheapest_total_path;
-    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var);
-    cost_join_path(root, cp, outer, inner, others, extra);
+    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype);
+    cost_join_path(root, cp, outer, inner, others, jointype, extra);
     add_path(joinrel, &cp->path);
 
     if (outer_var->varattno != inner_var->varattno || !same_rows(root, outerrel, innerrel)) return;
@@ -192,8 +203,8 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     if (target == nullptr) return;
     Path* scan = create_seqscan_path(root, outerrel, nullptr, 0);
     scan->pathtarget = target;
-    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var);
-    cost_join_path(root, self, scan, nullptr, others, extra);
+    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype);
+    cost_join_path(root, self, scan, nullptr, others, jointype, extra);
     add_path(joinrel, &self->path);
 }
 
@@ -216,6 +227,7 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     List* others = (List*)linitial(best_path->custom_private);
     Var* outer_var = (Var*)lsecond(best_path->custom_private);
     Var* inner_var = (Var*)lthird(best_path->custom_private);
+    const JoinType jointype = static_cast<JoinType>(intVal(lfourth(best_path->custom_private)));
     // The self join's one scan gives both sides' rows: its output is the outer side's and, with
     // its Vars renumbered, the inner side's.
     const bool self = list_length(custom_plans) == 1;
@@ -234,7 +246,10 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     List* quals = NIL;
     ListCell* lc;
     foreach (lc, others) quals = lappend(quals, lfirst_node(RestrictInfo, lc)->clause);
-    cs->scan.plan.qual = quals;
+    // A semi or anti join checks them on each pair before it decides on the outer row (its
+    // output has no inner columns to check them on).
+    if (jointype == JOIN_INNER) cs->scan.plan.qual = quals;
+    else cs->custom_exprs = quals;
     cs->scan.scanrelid = 0;
     cs->flags = best_path->flags;
     cs->custom_plans = custom_plans;
@@ -250,7 +265,8 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
         }
     }
     cs->custom_scan_tlist = scan_tlist;
-    cs->custom_private = make_private(self, output_position(outer, outer_var), output_position(inner, inner_col));
+    cs->custom_private =
+        make_private(self, output_position(outer, outer_var), output_position(inner, inner_col), jointype);
     cs->methods = &scan_methods;
     return &cs->scan.plan;
 }

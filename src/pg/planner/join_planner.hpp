@@ -24,17 +24,19 @@ extern bool enable_join;
 void register_join_planner();
 
 // The CustomScan's methods (join_scan.cpp); its custom_private is the list built by
-// make_private: whether it is a self join over one child (whose rows are both sides), and the
-// 1-based positions of the signature column in the outer and the inner side's output.
+// make_private: whether it is a self join over one child (whose rows are both sides), the
+// 1-based positions of the signature column in the outer and the inner side's output, and the
+// join type (inner, semi or anti; the other join clauses of a semi or anti join are its
+// custom_exprs, those of an inner join its qual).
 extern CustomScanMethods scan_methods;
-List* make_private(bool self, int outer_sig, int inner_sig);
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype);
 
 // Sets the startup and total cost and the rows of path, the join of outer and inner (their
 // cheapest unparameterized paths; inner nullptr: a self join whose one scan, outer, gives both
 // sides' rows) whose % clause the matcher evaluates and whose other clauses
 // (RestrictInfos, `others`) are applied to each pair it finds. The model is described in
 // join_cost.cpp.
-void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inner, List* others,
+void cost_join_path(PlannerInfo* root, CustomPath* path, Path* outer, Path* inner, List* others, JoinType jointype,
                     JoinPathExtraData* extra);
 
 }  // namespace spotsigs::pg::planner

@@ -18,6 +18,13 @@
 // order, so each is filed under its kept tuple's index as its id, and a pair's documents find
 // their tuples through their ids.
 //
+// Semi and anti joins (EXISTS / NOT EXISTS of a % over the other side) keep only the outer side
+// in their output: every pair the matcher finds is checked against the other join clauses
+// (custom_exprs) on the pair's scan tuple, which marks its outer row as matched, and then each
+// outer row is emitted once when matched (semi) or not (anti), with the inner columns NULL. An
+// anti join also emits the outer rows without a signature or with an empty one, which match
+// nothing.
+//
 // Rows with a NULL signature are not kept (a % b is NULL, so never true, for them), nor rows
 // with an empty one (similarity 0, below any threshold, which is in (0, 1]).
 #include "pg/planner/join_planner.hpp"
@@ -62,7 +69,9 @@ struct JoinRows {
     std::unique_ptr<ReadPipeline> pipe[2];
     // Declared after the pipelines, so destroyed before them.
     std::optional<ExitStop> stop[2];
-    std::vector<MinimalTuple> tuples[2];  // palloc'd in JoinScanState::rows_cxt; index = id in the Collection
+    std::vector<MinimalTuple> tuples[2];    // palloc'd in JoinScanState::rows_cxt; index = id in the Collection
+    std::vector<MinimalTuple> unmatchable;  // an anti join's outer rows without a signature to match
+    std::vector<bool> hit;                  // semi and anti joins: outer rows with a pair passing the clauses
     DeferredToast deferred[2];
     JoinPairs pairs;
     size_t next = 0;
@@ -70,10 +79,12 @@ struct JoinRows {
 };
 
 struct JoinScanState {
-    CustomScanState css;  // first: the executor sees a CustomScanState
-    bool self;            // one child, whose rows are both sides
-    int sig_attno[2];     // the signature's position in each child's output
-    bool sig_needed[2];   // whether the target list or qual read a side's signature column
+    CustomScanState css;   // first: the executor sees a CustomScanState
+    bool self;             // one child, whose rows are both sides
+    JoinType jointype;     // JOIN_INNER, JOIN_SEMI or JOIN_ANTI
+    ExprState* join_qual;  // semi and anti joins: the other join clauses, on a pair's scan tuple
+    int sig_attno[2];      // the signature's position in each child's output
+    bool sig_needed[2];    // whether the target list or qual read a side's signature column
     int natts[2];
     double tau;
     int threads;
@@ -120,12 +131,14 @@ Node* create_state(CustomScan* cscan) {
     st->self = intVal(linitial(cscan->custom_private)) != 0;
     st->sig_attno[0] = intVal(lsecond(cscan->custom_private));
     st->sig_attno[1] = intVal(lthird(cscan->custom_private));
+    st->jointype = static_cast<JoinType>(intVal(lfourth(cscan->custom_private)));
     return (Node*)st;
 }
 
 // Whether the scan tuple's column attno is read by the plan's target list or qual.
-bool scan_column_read(Plan* plan, int attno) {
-    List* vars = pull_var_clause((Node*)list_concat_copy(plan->targetlist, plan->qual),
+bool scan_column_read(CustomScan* cs, int attno) {
+    Plan* plan = &cs->scan.plan;
+    List* vars = pull_var_clause((Node*)list_concat(list_concat_copy(plan->targetlist, plan->qual), cs->custom_exprs),
                                  PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
     ListCell* lc;
     foreach (lc, vars) {
@@ -155,11 +168,12 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
         st->natts[k] = desc->natts;
         st->side_slot[k] = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
     }
-    st->sig_needed[0] = scan_column_read(&cs->scan.plan, st->sig_attno[0]);
-    st->sig_needed[1] = scan_column_read(&cs->scan.plan, st->natts[0] + st->sig_attno[1]);
+    st->sig_needed[0] = scan_column_read(cs, st->sig_attno[0]);
+    st->sig_needed[1] = scan_column_read(cs, st->natts[0] + st->sig_attno[1]);
     // One kept row serves both sides.
     if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
     read_settings(st);
+    st->join_qual = ExecInitQual(cs->custom_exprs, &node->ss.ps);
     st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_SIZES);
     st->cleanup.func = delete_rows;
     st->cleanup.arg = st;
@@ -250,6 +264,17 @@ bool empty_signature(const struct varlena* v) {
     return empty;
 }
 
+// Keeps the row in slot among an anti join's outer rows that match nothing.
+void keep_unmatchable(JoinScanState* st, TupleTableSlot* slot) {
+    MemoryContext old = MemoryContextSwitchTo(st->rows_cxt);
+    MinimalTuple t = ExecCopySlotMinimalTuple(slot);
+    MemoryContextSwitchTo(old);
+    pg_entry([&] {
+        st->rows->unmatchable.push_back(t);
+        return Datum(0);
+    });
+}
+
 // Reads every row of child k, keeping those with a non-empty signature.
 void read_side(JoinScanState* st, int k) {
     PlanState* child = (PlanState*)list_nth(st->css.custom_ps, k);
@@ -266,7 +291,10 @@ void read_side(JoinScanState* st, int k) {
         st->read[k]++;
         bool isnull;
         Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
-        if (isnull) continue;
+        if (isnull) {
+            if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
+            continue;
+        }
         const bool external = VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d));
         struct varlena* v = nullptr;
         MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -274,6 +302,7 @@ void read_side(JoinScanState* st, int k) {
             v = PG_DETOAST_DATUM_PACKED(d);
             if (empty_signature(v)) {
                 MemoryContextSwitchTo(old);
+                if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
                 ResetExprContext(econtext);
                 continue;
             }
@@ -361,6 +390,80 @@ void match(JoinScanState* st) {
 }
 
 // ExecScan's access method: the next pair as a scan tuple (empty slot at the end).
+// The number of pairs emission goes through (a self join's in both orders and each row with
+// itself).
+size_t emissions(const JoinScanState* st) {
+    const JoinRows* r = st->rows;
+    return st->self ? 2 * r->pairs.size() + r->tuples[0].size() : r->pairs.size();
+}
+
+// The outer and inner tuple indexes of emission e < emissions(st).
+void emission(const JoinScanState* st, size_t e, uint32_t idx[2]) {
+    const JoinRows* r = st->rows;
+    const size_t npairs = r->pairs.size();
+    if (!st->self) {
+        const JoinPair& p = r->pairs[e];
+        idx[0] = static_cast<uint32_t>(r->pipe[0]->docs().id(p.a));
+        idx[1] = static_cast<uint32_t>(r->pipe[1]->docs().id(p.b));
+    } else if (e < 2 * npairs) {
+        // Pair e / 2, swapped when e is odd; then each row with itself.
+        const JoinPair& p = r->pairs[e / 2];
+        const Collection& docs = r->pipe[0]->docs();
+        const uint32_t a = static_cast<uint32_t>(docs.id(p.a)), b = static_cast<uint32_t>(docs.id(p.b));
+        idx[0] = e % 2 == 0 ? a : b;
+        idx[1] = e % 2 == 0 ? b : a;
+    } else {
+        idx[0] = idx[1] = static_cast<uint32_t>(e - 2 * npairs);
+    }
+}
+
+// Fills the scan slot out with the outer tuple outer and the inner tuple inner (nullptr: the
+// inner columns NULL).
+TupleTableSlot* fill_scan_tuple(JoinScanState* st, TupleTableSlot* out, MinimalTuple outer, MinimalTuple inner) {
+    ExecClearTuple(out);
+    MinimalTuple tuples[2] = {outer, inner};
+    int at = 0;
+    for (int k = 0; k < 2; ++k) {
+        if (tuples[k] == nullptr) {
+            for (int i = 0; i < st->natts[k]; ++i) {
+                out->tts_values[at + i] = Datum(0);
+                out->tts_isnull[at + i] = true;
+            }
+        } else {
+            TupleTableSlot* side = st->side_slot[k];
+            ExecStoreMinimalTuple(tuples[k], side, false);
+            slot_getallattrs(side);
+            memcpy(out->tts_values + at, side->tts_values, sizeof(Datum) * st->natts[k]);
+            memcpy(out->tts_isnull + at, side->tts_isnull, sizeof(bool) * st->natts[k]);
+        }
+        at += st->natts[k];
+    }
+    return ExecStoreVirtualTuple(out);
+}
+
+// Semi and anti joins: marks the outer rows with a pair that passes the other join clauses.
+void mark_hits(JoinScanState* st) {
+    JoinRows* r = st->rows;
+    pg_entry([&] {
+        r->hit.assign(r->tuples[0].size(), false);
+        return Datum(0);
+    });
+    TupleTableSlot* out = st->css.ss.ss_ScanTupleSlot;
+    ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
+    const size_t n = emissions(st);
+    for (size_t e = 0; e < n; ++e) {
+        uint32_t idx[2];
+        emission(st, e, idx);
+        if (r->hit[idx[0]]) continue;
+        if ((e & 1023) == 0) CHECK_FOR_INTERRUPTS();
+        fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
+        econtext->ecxt_scantuple = out;
+        if (ExecQual(st->join_qual, econtext)) r->hit[idx[0]] = true;
+        ResetExprContext(econtext);
+    }
+    ExecClearTuple(out);
+}
+
 TupleTableSlot* next_pair(ScanState* ss) {
     JoinScanState* st = (JoinScanState*)ss;
     if (!st->matched) {
@@ -372,44 +475,25 @@ TupleTableSlot* next_pair(ScanState* ss) {
         if (!st->self) read_side(st, 1);
         st->read_s = seconds_since(t0);
         match(st);
+        if (st->jointype != JOIN_INNER) mark_hits(st);
         st->matched = true;
     }
     TupleTableSlot* out = ss->ss_ScanTupleSlot;
-    ExecClearTuple(out);
     JoinRows* r = st->rows;
+    if (st->jointype != JOIN_INNER) {
+        // Outer row e once, when hit (semi) or not (anti); then an anti join's unmatchable rows.
+        const bool want = st->jointype == JOIN_SEMI;
+        const size_t n = r->tuples[0].size();
+        while (r->next < n && r->hit[r->next] != want) r->next++;
+        if (r->next < n) return fill_scan_tuple(st, out, r->tuples[0][r->next++], nullptr);
+        if (st->jointype == JOIN_ANTI && r->next - n < r->unmatchable.size())
+            return fill_scan_tuple(st, out, r->unmatchable[r->next++ - n], nullptr);
+        return ExecClearTuple(out);
+    }
+    if (r->next >= emissions(st)) return ExecClearTuple(out);
     uint32_t idx[2];
-    const size_t npairs = r->pairs.size();
-    if (!st->self) {
-        if (r->next >= npairs) return out;
-        const JoinPair& p = r->pairs[r->next++];
-        idx[0] = static_cast<uint32_t>(r->pipe[0]->docs().id(p.a));
-        idx[1] = static_cast<uint32_t>(r->pipe[1]->docs().id(p.b));
-    } else {
-        // Emission e: pair e / 2 (swapped when e is odd) for e < 2 * npairs, then row
-        // e - 2 * npairs with itself.
-        const size_t e = r->next;
-        if (e >= 2 * npairs + r->tuples[0].size()) return out;
-        r->next++;
-        if (e < 2 * npairs) {
-            const JoinPair& p = r->pairs[e / 2];
-            const Collection& docs = r->pipe[0]->docs();
-            const uint32_t a = static_cast<uint32_t>(docs.id(p.a)), b = static_cast<uint32_t>(docs.id(p.b));
-            idx[0] = e % 2 == 0 ? a : b;
-            idx[1] = e % 2 == 0 ? b : a;
-        } else {
-            idx[0] = idx[1] = static_cast<uint32_t>(e - 2 * npairs);
-        }
-    }
-    int at = 0;
-    for (int k = 0; k < 2; ++k) {
-        TupleTableSlot* side = st->side_slot[k];
-        ExecStoreMinimalTuple(r->tuples[st->self ? 0 : k][idx[k]], side, false);
-        slot_getallattrs(side);
-        memcpy(out->tts_values + at, side->tts_values, sizeof(Datum) * st->natts[k]);
-        memcpy(out->tts_isnull + at, side->tts_isnull, sizeof(bool) * st->natts[k]);
-        at += st->natts[k];
-    }
-    return ExecStoreVirtualTuple(out);
+    emission(st, r->next++, idx);
+    return fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
 }
 
 // Every pair comes from rows the children returned under the query's snapshot: nothing to
@@ -456,7 +540,10 @@ void explain_scan(CustomScanState* node, List*, ExplainState* es) {
     char buf[64];
     snprintf(buf, sizeof buf, "%g", st->tau);
     ExplainPropertyText("Threshold", buf, es);
-    snprintf(buf, sizeof buf, "%s, %s", method_name(st->method), st->self ? "self-join" : "R-S");
+    snprintf(buf, sizeof buf, "%s, %s%s", method_name(st->method), st->self ? "self-join" : "R-S",
+             st->jointype == JOIN_SEMI   ? ", semi join"
+             : st->jointype == JOIN_ANTI ? ", anti join"
+                                         : "");
     ExplainPropertyText("Method", buf, es);
     ExplainPropertyInteger("Threads", nullptr, st->threads, es);
     const long kb = join_memory_limit_kb;
@@ -480,8 +567,9 @@ void explain_scan(CustomScanState* node, List*, ExplainState* es) {
 
 CustomScanMethods scan_methods = {"SpotsigsJoin", create_state};
 
-List* make_private(bool self, int outer_sig, int inner_sig) {
-    return list_make3(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig));
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype) {
+    return list_make4(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
+                      makeInteger(static_cast<int>(jointype)));
 }
 
 namespace {
