@@ -35,7 +35,7 @@ FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp 
 -- different filters on the two sides of one table, and two tables: the R-S matcher over two scans
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10;
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
--- semi and anti joins: the other clauses checked on each pair (not shown by EXPLAIN)
+-- semi and anti joins: the other clauses checked on each pair (Join Filter)
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig);
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
 EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25);

@@ -35,8 +35,10 @@ extern "C" {
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
+#include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/memutils.h"
+#include "utils/ruleutils.h"
 }
 
 #include <atomic>
@@ -535,8 +537,15 @@ void rescan(CustomScanState* node) {
     }
 }
 
-void explain_scan(CustomScanState* node, List*, ExplainState* es) {
+void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
     JoinScanState* st = (JoinScanState*)node;
+    CustomScan* cs = (CustomScan*)node->ss.ps.plan;
+    if (cs->custom_exprs != NIL) {
+        // A semi or anti join's other clauses, checked on each pair.
+        List* context = set_deparse_context_plan(es->deparse_cxt, &cs->scan.plan, ancestors);
+        char* text = deparse_expression((Node*)make_ands_explicit(cs->custom_exprs), context, true, false);
+        ExplainPropertyText("Join Filter", text, es);
+    }
     char buf[64];
     snprintf(buf, sizeof buf, "%g", st->tau);
     ExplainPropertyText("Threshold", buf, es);
