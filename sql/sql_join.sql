@@ -35,6 +35,9 @@ FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp 
 -- different filters on the two sides of one table, and two tables: the R-S matcher over two scans
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10;
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+-- a threshold of the clause's own, whatever the setting
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % spotsig_query(b.sig, 0.6) AND a.id < b.id;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= 0.9;
 -- semi and anti joins: the other clauses checked on each pair (Join Filter)
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig);
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
@@ -51,6 +54,8 @@ SET spotsigs.similarity_threshold = 0.7;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a LEFT JOIN sj2 b ON a.sig % b.sig;
 -- % under OR
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig OR a.id = b.id;
+-- a threshold that is not a constant
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= a.grp / 40.0;
 -- FOR UPDATE (row marks)
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig FOR UPDATE;
 -- a handful of outer rows: the nested loop stays
@@ -103,7 +108,11 @@ FROM unnest(ARRAY[
   'SELECT a.id AS x FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig)',
   'SELECT a.id AS x, a.grp AS y FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id)',
   'SELECT a.id AS x, a.sig AS y FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id < b.id)',
-  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25)']) q,
+  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25)',
+  -- the clause's own threshold (the setting tau is then not used)
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % spotsig_query(b.sig, 0.6) AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= 0.75',
+  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE similarity(b.sig, a.sig) >= 0.6)']) q,
   unnest(ARRAY[0.5, 0.7, 0.8, 1.0]::float8[]) tau
 ORDER BY q, tau;
 
@@ -113,6 +122,8 @@ FROM unnest(ARRAY[11.0::float8 / 15, 0.7334]) tau;
 SELECT set_config('spotsigs.similarity_threshold', (11.0::float8 / 15)::text, false) IS NOT NULL AS set;
 SELECT a.id, b.id, similarity(a.sig, b.sig) = 11.0::float8 / 15 AS at_threshold
 FROM sjt a JOIN sjt b ON a.sig % b.sig AND a.id < b.id;
+SELECT sj_compare('SELECT a.id AS x, b.id AS y FROM sjt a JOIN sjt b ON similarity(a.sig, b.sig) >= 11.0::float8 / 15 AND a.id < b.id', 0.5),
+       sj_compare('SELECT a.id AS x, b.id AS y FROM sjt a JOIN sjt b ON a.sig % spotsig_query(b.sig, 11.0::float8 / 15) AND a.id < b.id', 0.5);
 
 -- The self join with a.id < b.id gives spotsigs_join's pairs (the function's similarity is the
 -- matcher's, within rounding of similarity()).

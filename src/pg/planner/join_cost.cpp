@@ -37,8 +37,10 @@ namespace {
 
 // Operations a row's signatures cost the matcher (see above).
 constexpr double kRowOperators = 200.0;
-// Operations verifying one found pair costs (its two signatures merged).
-constexpr double kPairOperators = 100.0;
+// Operations verifying one found pair costs: one similarity() evaluation, which PostgreSQL
+// charges one cpu_operator_cost (the function's procost), as it does the nested loop's join
+// filter for every pair it tries.
+constexpr double kPairOperators = 1.0;
 
 }  // namespace
 

@@ -3,9 +3,10 @@
 //
 // What the path covers: an inner join of two base relations (any relation kind PostgreSQL scans:
 // tables, partitioned tables, views pulled up into their tables) whose restriction list holds a
-// clause `x % y` with x a plain column of one side and y a plain column of the other, the
-// operator being the extension's % of two spotsigs (recognised by the C function it calls, so
-// whatever schema the extension is in). Each side is planned by PostgreSQL as it would be on its
+// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant) with
+// x a plain column of one side and y a plain column of the other, the operators and functions
+// being the extension's (recognised by the C functions they call, so whatever schema the
+// extension is in). Each side is planned by PostgreSQL as it would be on its
 // own (its cheapest unparameterized path): filters pushed down to a side and row security stay
 // in that side's plan. The other clauses of the join are applied to every pair the matcher
 // finds, as the scan's qual. Both sides are read in full and matched as an R-S join, which is
@@ -39,11 +40,15 @@ extern "C" {
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 
-// The C function behind the % operator of two spotsigs (similarity_fn.cpp).
+// The C functions behind the clauses the matcher evaluates (similarity_fn.cpp, query_fn.cpp).
 Datum spotsig_similar(PG_FUNCTION_ARGS);
+Datum spotsig_similar_query(PG_FUNCTION_ARGS);
+Datum spotsig_query(PG_FUNCTION_ARGS);
+Datum spotsig_similarity(PG_FUNCTION_ARGS);
 }
 
 namespace spotsigs::pg::planner {
@@ -56,14 +61,22 @@ set_join_pathlist_hook_type prev_join_pathlist_hook = nullptr;
 
 CustomPathMethods path_methods;
 
-// Whether opno is the extension's % of two spotsigs: its function is spotsig_similar of this
-// library.
-bool is_similar_operator(Oid opno) {
-    Oid fn = get_opcode(opno);
-    if (!OidIsValid(fn)) return false;
+// The C function behind function fn (nullptr for one that is not C).
+PGFunction function_address(Oid fn) {
+    if (!OidIsValid(fn)) return nullptr;
     FmgrInfo finfo;
     fmgr_info(fn, &finfo);
-    return finfo.fn_addr == spotsig_similar;
+    return finfo.fn_addr;
+}
+
+// A threshold given as a constant: its value when it is a non-NULL float8 in (0, 1], else 0
+// (the clause is then left to PostgreSQL, which raises the error of a bad threshold itself).
+double constant_threshold(Node* node) {
+    if (node == nullptr || !IsA(node, Const)) return 0;
+    Const* c = (Const*)node;
+    if (c->constisnull || c->consttype != FLOAT8OID) return 0;
+    const double tau = DatumGetFloat8(c->constvalue);
+    return tau > 0 && tau <= 1 ? tau : 0;
 }
 
 // The plain column (a Var of this query level) that node is, else nullptr.
@@ -74,19 +87,58 @@ Var* plain_column(Node* node) {
     return v;
 }
 
-// The clause of restrictlist the matcher evaluates: `x % y` with x a column of outer and y one of
-// inner (or the other way round), returned in *outer_var and *inner_var. nullptr if none.
+// The two columns a similarity clause compares, in *l and *r, and its threshold in *tau (0: the
+// session's spotsigs.similarity_threshold, read when the join runs): `l % r`,
+// `l % spotsig_query(r, tau)` or `similarity(l, r) >= tau` with tau a constant. False for any
+// other clause.
+bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau) {
+    if (!IsA(clause, OpExpr)) return false;
+    OpExpr* op = (OpExpr*)clause;
+    if (list_length(op->args) != 2) return false;
+    Node* a = (Node*)linitial(op->args);
+    Node* b = (Node*)lsecond(op->args);
+    const Oid opfn = get_opcode(op->opno);
+    if (opfn == F_FLOAT8GE) {
+        if (!IsA(a, FuncExpr) || list_length(((FuncExpr*)a)->args) != 2) return false;
+        FuncExpr* f = (FuncExpr*)a;
+        *tau = constant_threshold(b);
+        *l = plain_column((Node*)linitial(f->args));
+        *r = plain_column((Node*)lsecond(f->args));
+        return *tau > 0 && *l != nullptr && *r != nullptr && function_address(f->funcid) == spotsig_similarity;
+    }
+    *l = plain_column(a);
+    if (*l == nullptr) return false;
+    const PGFunction fn = function_address(opfn);
+    if (fn == spotsig_similar) {
+        *tau = 0;
+        *r = plain_column(b);
+        return *r != nullptr;
+    }
+    if (fn == spotsig_similar_query) {
+        if (!IsA(b, FuncExpr) || list_length(((FuncExpr*)b)->args) != 2) return false;
+        FuncExpr* q = (FuncExpr*)b;
+        *tau = constant_threshold((Node*)lsecond(q->args));
+        *r = plain_column((Node*)linitial(q->args));
+        return *tau > 0 && *r != nullptr && function_address(q->funcid) == spotsig_query;
+    }
+    return false;
+}
+
+// The clause of restrictlist the matcher evaluates (similarity_clause) comparing a column of
+// outer with one of inner, which go to *outer_var and *inner_var, its threshold to *tau.
+// nullptr if none.
 RestrictInfo* find_similarity_clause(List* restrictlist, RelOptInfo* outer, RelOptInfo* inner, Var** outer_var,
-                                     Var** inner_var) {
+                                     Var** inner_var, double* tau) {
     ListCell* lc;
     foreach (lc, restrictlist) {
         RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
-        if (ri->pseudoconstant || !IsA(ri->clause, OpExpr)) continue;
-        OpExpr* op = (OpExpr*)ri->clause;
-        if (list_length(op->args) != 2) continue;
-        Var* l = plain_column((Node*)linitial(op->args));
-        Var* r = plain_column((Node*)lsecond(op->args));
-        if (l == nullptr || r == nullptr) continue;
+        if (ri->pseudoconstant) continue;
+        // Cheap look first: two distinct relations' Vars in the clause.
+        if (!bms_is_member(outer->relid, ri->clause_relids) || !bms_is_member(inner->relid, ri->clause_relids))
+            continue;
+        Var* l = nullptr;
+        Var* r = nullptr;
+        if (!similarity_clause(ri->clause, &l, &r, tau)) continue;
         if (l->varno == (int)outer->relid && r->varno == (int)inner->relid) {
             *outer_var = l;
             *inner_var = r;
@@ -96,7 +148,6 @@ RestrictInfo* find_similarity_clause(List* restrictlist, RelOptInfo* outer, RelO
         } else {
             continue;
         }
-        if (!is_similar_operator(op->opno)) continue;
         return ri;
     }
     return nullptr;
@@ -148,9 +199,14 @@ PathTarget* self_scan_target(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* i
     return set_pathtarget_cost_width(root, t);
 }
 
+// The threshold tau (0: the session's) as a node for custom_private.
+Node* threshold_const(double tau) {
+    return (Node*)makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(tau), false, FLOAT8PASSBYVAL);
+}
+
 // A SpotsigsJoin path over the child paths `children` (two: R-S; one: the self join's scan).
 CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var,
-                           JoinType jointype) {
+                           JoinType jointype, double tau) {
     CustomPath* cp = makeNode(CustomPath);
     cp->path.pathtype = T_CustomScan;
     cp->path.parent = joinrel;
@@ -165,7 +221,8 @@ CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Va
     cp->custom_paths = children;
     // The clauses applied to the pairs, the two signature columns (found in the children's
     // output when the plan is made) and the join type.
-    cp->custom_private = list_make4(others, outer_var, inner_var, makeInteger(static_cast<int>(jointype)));
+    cp->custom_private =
+        list_make5(others, outer_var, inner_var, makeInteger(static_cast<int>(jointype)), threshold_const(tau));
     cp->methods = &path_methods;
     return cp;
 }
@@ -178,7 +235,8 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     if (!usable_side(outerrel) || !usable_side(innerrel) || !bms_is_empty(joinrel->lateral_relids)) return;
     Var* outer_var = nullptr;
     Var* inner_var = nullptr;
-    RestrictInfo* sim = find_similarity_clause(extra->restrictlist, outerrel, innerrel, &outer_var, &inner_var);
+    double tau = 0;
+    RestrictInfo* sim = find_similarity_clause(extra->restrictlist, outerrel, innerrel, &outer_var, &inner_var, &tau);
     if (sim == nullptr) return;
 
     List* others = NIL;
@@ -194,7 +252,7 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
 
     Path* outer = outerrel->cheapest_total_path;
     Path* inner = innerrel->cheapest_total_path;
-    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype);
+    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype, tau);
     cost_join_path(root, cp, outer, inner, others, jointype, extra);
     add_path(joinrel, &cp->path);
 
@@ -203,7 +261,7 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     if (target == nullptr) return;
     Path* scan = create_seqscan_path(root, outerrel, nullptr, 0);
     scan->pathtarget = target;
-    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype);
+    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype, tau);
     cost_join_path(root, self, scan, nullptr, others, jointype, extra);
     add_path(joinrel, &self->path);
 }
@@ -265,8 +323,8 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
         }
     }
     cs->custom_scan_tlist = scan_tlist;
-    cs->custom_private =
-        make_private(self, output_position(outer, outer_var), output_position(inner, inner_col), jointype);
+    cs->custom_private = make_private(self, output_position(outer, outer_var), output_position(inner, inner_col),
+                                      jointype, (Node*)list_nth(best_path->custom_private, 4));
     cs->methods = &scan_methods;
     return &cs->scan.plan;
 }

@@ -27,9 +27,10 @@ void register_join_planner();
 // make_private: whether it is a self join over one child (whose rows are both sides), the
 // 1-based positions of the signature column in the outer and the inner side's output, and the
 // join type (inner, semi or anti; the other join clauses of a semi or anti join are its
-// custom_exprs, those of an inner join its qual).
+// custom_exprs, those of an inner join its qual), and the clause's threshold (a float8 Const;
+// 0: spotsigs.similarity_threshold when the join runs).
 extern CustomScanMethods scan_methods;
-List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype);
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau);
 
 // Sets the startup and total cost and the rows of path, the join of outer and inner (their
 // cheapest unparameterized paths; inner nullptr: a self join whose one scan, outer, gives both

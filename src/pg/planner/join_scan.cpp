@@ -84,6 +84,7 @@ struct JoinScanState {
     CustomScanState css;   // first: the executor sees a CustomScanState
     bool self;             // one child, whose rows are both sides
     JoinType jointype;     // JOIN_INNER, JOIN_SEMI or JOIN_ANTI
+    double fixed_tau;      // the clause's own threshold; 0: spotsigs.similarity_threshold
     ExprState* join_qual;  // semi and anti joins: the other join clauses, on a pair's scan tuple
     int sig_attno[2];      // the signature's position in each child's output
     bool sig_needed[2];    // whether the target list or qual read a side's signature column
@@ -134,6 +135,7 @@ Node* create_state(CustomScan* cscan) {
     st->sig_attno[0] = intVal(lsecond(cscan->custom_private));
     st->sig_attno[1] = intVal(lthird(cscan->custom_private));
     st->jointype = static_cast<JoinType>(intVal(lfourth(cscan->custom_private)));
+    st->fixed_tau = DatumGetFloat8(((Const*)list_nth(cscan->custom_private, 4))->constvalue);
     return (Node*)st;
 }
 
@@ -153,7 +155,7 @@ bool scan_column_read(CustomScan* cs, int attno) {
 // The settings a run uses, read when it starts (a subquery's scan starts with the statement, but
 // % takes the threshold in force when it is evaluated), and shown by EXPLAIN.
 void read_settings(JoinScanState* st) {
-    st->tau = similarity_threshold;
+    st->tau = st->fixed_tau > 0 ? st->fixed_tau : similarity_threshold;
     st->threads = join_max_threads;
     st->method = static_cast<JoinMethod>(join_method_guc);
 }
@@ -520,7 +522,7 @@ void end_scan(CustomScanState* node) {
 void rescan(CustomScanState* node) {
     JoinScanState* st = (JoinScanState*)node;
     Bitmapset* changed = node->ss.ps.chgParam;
-    if (changed == nullptr && st->matched && st->tau == similarity_threshold) {
+    if (changed == nullptr && st->matched && (st->fixed_tau > 0 || st->tau == similarity_threshold)) {
         st->rows->next = 0;
         return;
     }
@@ -576,9 +578,9 @@ void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
 
 CustomScanMethods scan_methods = {"SpotsigsJoin", create_state};
 
-List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype) {
-    return list_make4(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
-                      makeInteger(static_cast<int>(jointype)));
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau) {
+    return list_make5(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
+                      makeInteger(static_cast<int>(jointype)), copyObjectImpl(tau));
 }
 
 namespace {
