@@ -60,6 +60,18 @@ EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON similarity(a.sig, 
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig FOR UPDATE;
 -- a handful of outer rows: the nested loop stays
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig WHERE a.id <= 3;
+-- a handful of outer rows against a spotsigs index: the nested loop of index probes stays, many
+-- outer rows take the matcher
+CREATE TABLE sjix (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjix SELECT i, spotsig_from_terms(t, array_fill(1, ARRAY[cardinality(t)]))
+FROM generate_series(1, 10000) i,
+LATERAL (SELECT ARRAY(SELECT 'g' || (i % 997) || ':' || k FROM generate_series(1, 20) k) ||
+   ARRAY(SELECT 'x' || ((i * 7 + k * 13) % 5000) FROM generate_series(1, 1 + i % 5) k) AS t) s;
+CREATE INDEX sjix_sig ON sjix USING spotsigs (sig);
+ANALYZE sjix;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 5000;
+DROP TABLE sjix;
 -- the setting
 SET spotsigs.enable_join = off;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
