@@ -2,6 +2,7 @@
 #include "pg/pg.hpp"
 
 #include "pg/gucs.hpp"
+#include "pg/planner/join_planner.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -14,5 +15,6 @@ void _PG_init(void) {
     // Before register_similarity_gucs(): it reserves the "spotsigs" prefix, which drops
     // postgresql.conf settings of parameters not defined yet.
     spotsigs::pg::register_join_gucs();
+    spotsigs::pg::planner::register_join_planner();
     spotsigs::pg::register_similarity_gucs();
 }

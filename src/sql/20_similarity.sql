@@ -18,9 +18,14 @@ COMMENT ON FUNCTION spotsigs_threshold(double precision) IS 'the threshold to us
 CREATE FUNCTION spotsig_distance(spotsig, spotsig) RETURNS double precision
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- The join selectivity of % (contjoinsel's estimate), in the library: planning a join on % calls
+-- it before the join's paths are made, which loads the library, whose planner hook then offers
+-- the SpotsigsJoin scan (src/pg/planner/) even in a session that has not used the library yet.
+CREATE FUNCTION spotsig_joinsel(internal, oid, internal, smallint, internal) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE OPERATOR % (
     LEFTARG = spotsig, RIGHTARG = spotsig, PROCEDURE = spotsig_similar,
-    COMMUTATOR = %, RESTRICT = contsel, JOIN = contjoinsel
+    COMMUTATOR = %, RESTRICT = contsel, JOIN = spotsig_joinsel
 );
 CREATE OPERATOR <-> (
     LEFTARG = spotsig, RIGHTARG = spotsig, PROCEDURE = spotsig_distance, COMMUTATOR = <->

@@ -273,6 +273,11 @@ ok(!@diffs, "the updated extension's objects equal a fresh $current installation
 # comparison above shows their definitions equal a fresh installation's.
 my $q5 = '(SELECT sig FROM docs WHERE id = 5)';
 my %new_object_checks = (
+	# Takes internal arguments (the planner calls it): the check is that % of two spotsigs uses it.
+	'function spotsig_joinsel(internal,oid,internal,smallint,internal)' => [
+		q{SELECT oprjoin FROM pg_operator WHERE oprname = '%' AND oprright = 'spotsig'::regtype},
+		'spotsig_joinsel'
+	],
 	'function spotsig_query(spotsig,double precision)' =>
 	  [ q{SELECT spotsig_query('{1,2}', 0.5)}, '("{0000000000000001,0000000000000002}",0.5)' ],
 	'function spotsig_similar_query(spotsig,spotsigs_query)' => [

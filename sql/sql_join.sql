@@ -1,0 +1,219 @@
+-- The SQL join on a.sig % b.sig, planned as the SpotsigsJoin custom scan (src/pg/planner/).
+\set SHOW_CONTEXT never
+
+-- 400 documents in 37 groups: a group's documents share 12 signatures and differ in 1-5 others.
+CREATE TABLE sj (id int PRIMARY KEY, grp int, sig spotsig);
+INSERT INTO sj SELECT i, i % 37, spotsig_from_terms(t, array_fill(1, ARRAY[cardinality(t)]))
+FROM generate_series(1, 400) i,
+LATERAL (SELECT ARRAY(SELECT 'g' || (i % 37) || ':' || k FROM generate_series(1, 12) k) ||
+   ARRAY(SELECT 'x' || ((i * 7 + k * 13) % 50) FROM generate_series(1, 1 + i % 5) k) AS t) s;
+-- a row without a signature and one with an empty signature pair with nothing
+INSERT INTO sj VALUES (401, 0, NULL), (402, 0, spotsig_from_terms(ARRAY[]::text[], ARRAY[]::int[]));
+-- A second table: 300 documents of groups 20 to 49, a third of them with a doubled signature.
+CREATE TABLE sj2 (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sj2 SELECT i, spotsig_from_terms(t, array_fill(1 + (i % 3 = 0)::int, ARRAY[cardinality(t)]))
+FROM generate_series(1, 300) i,
+LATERAL (SELECT ARRAY(SELECT 'g' || (20 + i % 30) || ':' || k FROM generate_series(1, 12) k) ||
+   ARRAY(SELECT 'x' || ((i * 11 + k * 5) % 50) FROM generate_series(1, 1 + i % 4) k) AS t) s;
+-- A tie: rows 1 and 2 have similarity exactly 11/15; 300 rows of their own signatures besides.
+CREATE TABLE sjt (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjt VALUES
+  (1, spotsig_from_terms(ARRAY['b','c','d','e','f'], ARRAY[1,3,4,2,3])),
+  (2, spotsig_from_terms(ARRAY['b','c','d','f'], ARRAY[2,3,4,4]));
+INSERT INTO sjt SELECT i, spotsig_from_terms(ARRAY['u' || i, 'v' || i], ARRAY[1, 2]) FROM generate_series(3, 302) i;
+ANALYZE sj, sj2, sjt;
+
+-- The plans of the supported shapes.
+SET spotsigs.similarity_threshold = 0.7;
+-- self join with a.id < b.id: one scan, the core's self-join, the rest as the scan's filter
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a, sj b WHERE b.sig % a.sig AND a.id <> b.id;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig;
+-- equal filters on both sides: still one scan, with the filter
+EXPLAIN (COSTS OFF, VERBOSE) SELECT a.id, b.grp, similarity(a.sig, b.sig)
+FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp < 20;
+-- different filters on the two sides of one table, and two tables: the R-S matcher over two scans
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10;
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+-- a threshold of the clause's own, whatever the setting
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % spotsig_query(b.sig, 0.6) AND a.id < b.id;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= 0.9;
+-- semi and anti joins: the other clauses checked on each pair (Join Filter)
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig);
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
+EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25);
+
+-- A session that has not used the library yet plans the same (the join's selectivity function
+-- loads it, and its planner hook, while the join is planned).
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SET spotsigs.similarity_threshold = 0.7;
+
+-- Shapes it leaves alone.
+-- an outer join
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a LEFT JOIN sj2 b ON a.sig % b.sig;
+-- % under OR
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig OR a.id = b.id;
+-- a threshold that is not a constant
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= a.grp / 40.0;
+-- FOR UPDATE (row marks)
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig FOR UPDATE;
+-- a handful of outer rows: the nested loop stays
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj2 b ON a.sig % b.sig WHERE a.id <= 3;
+-- a handful of outer rows against a spotsigs index: the nested loop of index probes stays, many
+-- outer rows take the matcher
+CREATE TABLE sjix (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjix SELECT i, spotsig_from_terms(t, array_fill(1, ARRAY[cardinality(t)]))
+FROM generate_series(1, 10000) i,
+LATERAL (SELECT ARRAY(SELECT 'g' || (i % 997) || ':' || k FROM generate_series(1, 20) k) ||
+   ARRAY(SELECT 'x' || ((i * 7 + k * 13) % 5000) FROM generate_series(1, 1 + i % 5) k) AS t) s;
+CREATE INDEX sjix_sig ON sjix USING spotsigs (sig);
+ANALYZE sjix;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 5000;
+DROP TABLE sjix;
+-- the setting
+SET spotsigs.enable_join = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
+RESET spotsigs.enable_join;
+
+-- sj_compare(q, tau): q's rows at threshold tau with the custom scan and without it: how many,
+-- whether the first plan used the custom scan (and which way), and whether both give the same
+-- rows (as multisets).
+CREATE FUNCTION sj_compare(q text, tau float8) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  how text := 'nested loop';
+  n_on bigint;
+  n_off bigint;
+  diff bigint;
+BEGIN
+  PERFORM set_config('spotsigs.similarity_threshold', tau::text, true);
+  PERFORM set_config('spotsigs.enable_join', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%Method:%' THEN how := trim(line); END IF;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE sj_on AS ' || q;
+  PERFORM set_config('spotsigs.enable_join', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE sj_off AS ' || q;
+  PERFORM set_config('spotsigs.enable_join', 'on', true);
+  SELECT count(*) INTO n_on FROM sj_on;
+  SELECT count(*) INTO n_off FROM sj_off;
+  SELECT count(*) INTO diff FROM ((TABLE sj_on EXCEPT ALL TABLE sj_off) UNION ALL
+                                  (TABLE sj_off EXCEPT ALL TABLE sj_on)) d;
+  DROP TABLE sj_on, sj_off;
+  RETURN format('%s rows, %s, %s', n_on, how,
+                CASE WHEN n_on = n_off AND diff = 0 THEN 'equal' ELSE 'DIFFERENT: ' || n_off || ' rows without' END);
+END $$;
+
+SELECT q, tau, sj_compare(q, tau)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON b.sig % a.sig AND a.id <> b.id',
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % b.sig',
+  'SELECT a.id AS x, b.grp AS y, similarity(a.sig, b.sig) AS s FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp < 20 AND b.grp < 20',
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % b.sig WHERE a.grp < 20 AND b.grp >= 10',
+  'SELECT r.id AS x, s.id AS y, r.sig AS rs, s.sig AS ss FROM sj r JOIN sj2 s ON r.sig % s.sig',
+  'SELECT r.id AS x, s.id AS y FROM sj2 s JOIN sj r ON s.sig % r.sig AND r.id + s.id < 400',
+  -- semi and anti joins (the anti join's rows include those without a signature, 401 and 402)
+  'SELECT a.id AS x FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig)',
+  'SELECT a.id AS x FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % b.sig)',
+  'SELECT a.id AS x, a.grp AS y FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id)',
+  'SELECT a.id AS x, a.sig AS y FROM sj a WHERE NOT EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25)',
+  -- the clause's own threshold (the setting tau is then not used)
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % spotsig_query(b.sig, 0.6) AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sj a JOIN sj2 b ON similarity(a.sig, b.sig) >= 0.75',
+  'SELECT b.id AS x FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE similarity(b.sig, a.sig) >= 0.6)']) q,
+  unnest(ARRAY[0.5, 0.7, 0.8, 1.0]::float8[]) tau
+ORDER BY q, tau;
+
+-- The tie: at exactly 11/15 the pair is found (>=), just above it not.
+SELECT tau, sj_compare('SELECT a.id AS x, b.id AS y FROM sjt a JOIN sjt b ON a.sig % b.sig AND a.id < b.id', tau)
+FROM unnest(ARRAY[11.0::float8 / 15, 0.7334]) tau;
+SELECT set_config('spotsigs.similarity_threshold', (11.0::float8 / 15)::text, false) IS NOT NULL AS set;
+SELECT a.id, b.id, similarity(a.sig, b.sig) = 11.0::float8 / 15 AS at_threshold
+FROM sjt a JOIN sjt b ON a.sig % b.sig AND a.id < b.id;
+SELECT sj_compare('SELECT a.id AS x, b.id AS y FROM sjt a JOIN sjt b ON similarity(a.sig, b.sig) >= 11.0::float8 / 15 AND a.id < b.id', 0.5),
+       sj_compare('SELECT a.id AS x, b.id AS y FROM sjt a JOIN sjt b ON a.sig % spotsig_query(b.sig, 11.0::float8 / 15) AND a.id < b.id', 0.5);
+
+-- The self join with a.id < b.id gives spotsigs_join's pairs (the function's similarity is the
+-- matcher's, within rounding of similarity()).
+SELECT tau, (SELECT count(*) FROM spotsigs_join('sj', 'id', 'sig', tau)) AS pairs,
+  (SELECT count(*) FROM (
+     (SELECT id1, id2 FROM spotsigs_join('sj', 'id', 'sig', tau)
+      EXCEPT ALL
+      SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id)
+     UNION ALL
+     (SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id
+      EXCEPT ALL
+      SELECT id1, id2 FROM spotsigs_join('sj', 'id', 'sig', tau))) d) AS differing,
+  (SELECT max(abs(j.similarity - similarity(a.sig, b.sig))) < 1e-12
+   FROM spotsigs_join('sj', 'id', 'sig', tau) j JOIN sj a ON a.id = j.id1 JOIN sj b ON b.id = j.id2) AS same_similarity
+FROM unnest(ARRAY[0.5, 0.7, 0.8]::float8[]) tau,
+     LATERAL set_config('spotsigs.similarity_threshold', tau::text, false) s;
+
+-- EXPLAIN ANALYZE shows the rows kept and the pairs found (timings left out here).
+SET spotsigs.similarity_threshold = 0.8;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig;
+
+-- Rescans: in a correlated subquery each outer row reads and matches its own rows again.
+SELECT g, (SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp = g AND b.grp = g) AS pairs
+FROM generate_series(1, 3) g ORDER BY g;
+SET spotsigs.enable_join = off;
+SELECT g, (SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp = g AND b.grp = g) AS pairs
+FROM generate_series(1, 3) g ORDER BY g;
+RESET spotsigs.enable_join;
+
+-- Row security stays the sides' own: a user sees the pairs of the rows the policy shows.
+CREATE ROLE spotsigs_sj_user;
+GRANT SELECT ON sj TO spotsigs_sj_user;
+ALTER TABLE sj ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sj_low ON sj FOR SELECT USING (grp < 10);
+SET ROLE spotsigs_sj_user;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
+SELECT sj_compare('SELECT a.id AS x, b.id AS y FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id', 0.8);
+SELECT count(*), max(a.grp) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
+RESET ROLE;
+DROP POLICY sj_low ON sj;
+ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
+REVOKE SELECT ON sj FROM spotsigs_sj_user;
+DROP ROLE spotsigs_sj_user;
+
+-- Signatures stored out of line (read after the rows, by one scan of the toast relation) and
+-- inline ones in one table: 60 groups of 4 long documents (300 signatures, 280 of their group's)
+-- and 100 short ones.
+CREATE TABLE sjlong (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjlong SELECT i, spotsig_from_terms(
+    ARRAY(SELECT 'l' || (i % 60) || ':' || k FROM generate_series(1, 280) k) ||
+    ARRAY(SELECT 'o' || i || ':' || k FROM generate_series(1, 20) k), array_fill(1, ARRAY[300]))
+FROM generate_series(1, 240) i;
+INSERT INTO sjlong SELECT i, spotsig_from_terms(ARRAY['s' || (i % 30), 't' || (i % 7), 'u' || i], ARRAY[1, 1, 1])
+FROM generate_series(241, 340) i;
+CREATE TABLE sjlong2 AS SELECT id + 1000 AS id, sig FROM sjlong WHERE id % 3 <> 0;
+ANALYZE sjlong, sjlong2;
+SELECT count(*) FILTER (WHERE pg_column_size(sig) < 100) AS inline, count(*) FILTER (WHERE pg_column_size(sig) > 2000) AS long,
+       (SELECT pg_relation_size(reltoastrelid) > 0 FROM pg_class WHERE oid = 'sjlong'::regclass) AS toasted
+FROM sjlong;
+SELECT q, sj_compare(q, 0.5)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y, a.sig AS s FROM sjlong a JOIN sjlong b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig',
+  'SELECT a.id AS x, b.id AS y, b.sig AS s FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig AND a.id + 1000 <> b.id']) q;
+
+-- The rows and signatures kept count against spotsigs.join_memory_limit.
+CREATE TABLE sjbig (id int, sig spotsig);
+INSERT INTO sjbig SELECT i, spotsig_from_terms(ARRAY(SELECT 'w' || i || ':' || k FROM generate_series(1, 200) k),
+                                              array_fill(1, ARRAY[200]))
+FROM generate_series(1, 1000) i;
+ANALYZE sjbig;
+SET spotsigs.join_memory_limit = '1MB';
+SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
+RESET spotsigs.join_memory_limit;
+SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
+
+RESET spotsigs.similarity_threshold;
+DROP FUNCTION sj_compare(text, float8);
+DROP TABLE sj, sj2, sjt, sjbig, sjlong, sjlong2;

@@ -1,0 +1,354 @@
+// The planner side of the SQL similarity join: recognising `a.sig % b.sig` among an inner join's
+// clauses, adding the custom path, and turning the chosen path into a CustomScan plan.
+//
+// What the path covers: an inner join of two base relations (any relation kind PostgreSQL scans:
+// tables, partitioned tables, views pulled up into their tables) whose restriction list holds a
+// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant) with
+// x a plain column of one side and y a plain column of the other, the operators and functions
+// being the extension's (recognised by the C functions they call, so whatever schema the
+// extension is in). Each side is planned by PostgreSQL as it would be on its
+// own (its cheapest unparameterized path): filters pushed down to a side and row security stay
+// in that side's plan. The other clauses of the join are applied to every pair the matcher
+// finds, as the scan's qual. Both sides are read in full and matched as an R-S join, which is
+// exact whatever the two sides are (a self join too: a row is paired with itself, and each pair
+// of rows is found in both orders, exactly as the SQL join's semantics ask).
+//
+// A self join also gets a second path, which reads the relation once and runs the core's
+// self-join: when both sides are the same table (not its inheritance children, no TABLESAMPLE,
+// checked as the same user) with equal filters that have no volatile function, both scans return
+// the same rows under the query's snapshot, so one scan of them, its rows paired with each other
+// in both orders and each with itself, gives the R-S join's pairs. That scan is a sequential scan
+// of the table whose output has the columns either side needs.
+//
+// Semi and anti joins (EXISTS and NOT EXISTS) are served too, with the other clauses checked on
+// each pair found (join_scan.cpp).
+//
+// Left alone: outer joins, a % under OR or NOT or inside an expression, a side
+// that needs parameters from elsewhere (LATERAL), and queries with row marks (FOR UPDATE, or the
+// rows of UPDATE/DELETE ... FROM), whose EvalPlanQual rechecks this scan does not implement.
+#include "pg/planner/join_planner.hpp"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+
+// The C functions behind the clauses the matcher evaluates (similarity_fn.cpp, query_fn.cpp).
+Datum spotsig_similar(PG_FUNCTION_ARGS);
+Datum spotsig_similar_query(PG_FUNCTION_ARGS);
+Datum spotsig_query(PG_FUNCTION_ARGS);
+Datum spotsig_similarity(PG_FUNCTION_ARGS);
+}
+
+namespace spotsigs::pg::planner {
+
+bool enable_join = true;
+
+namespace {
+
+set_join_pathlist_hook_type prev_join_pathlist_hook = nullptr;
+
+CustomPathMethods path_methods;
+
+// The C function behind function fn (nullptr for one that is not C).
+PGFunction function_address(Oid fn) {
+    if (!OidIsValid(fn)) return nullptr;
+    FmgrInfo finfo;
+    fmgr_info(fn, &finfo);
+    return finfo.fn_addr;
+}
+
+// A threshold given as a constant: its value when it is a non-NULL float8 in (0, 1], else 0
+// (the clause is then left to PostgreSQL, which raises the error of a bad threshold itself).
+double constant_threshold(Node* node) {
+    if (node == nullptr || !IsA(node, Const)) return 0;
+    Const* c = (Const*)node;
+    if (c->constisnull || c->consttype != FLOAT8OID) return 0;
+    const double tau = DatumGetFloat8(c->constvalue);
+    return tau > 0 && tau <= 1 ? tau : 0;
+}
+
+// The plain column (a Var of this query level) that node is, else nullptr.
+Var* plain_column(Node* node) {
+    if (node == nullptr || !IsA(node, Var)) return nullptr;
+    Var* v = (Var*)node;
+    if (v->varlevelsup != 0 || v->varattno == InvalidAttrNumber) return nullptr;
+    return v;
+}
+
+// The two columns a similarity clause compares, in *l and *r, and its threshold in *tau (0: the
+// session's spotsigs.similarity_threshold, read when the join runs): `l % r`,
+// `l % spotsig_query(r, tau)` or `similarity(l, r) >= tau` with tau a constant. False for any
+// other clause.
+bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau) {
+    if (!IsA(clause, OpExpr)) return false;
+    OpExpr* op = (OpExpr*)clause;
+    if (list_length(op->args) != 2) return false;
+    Node* a = (Node*)linitial(op->args);
+    Node* b = (Node*)lsecond(op->args);
+    const Oid opfn = get_opcode(op->opno);
+    if (opfn == F_FLOAT8GE) {
+        if (!IsA(a, FuncExpr) || list_length(((FuncExpr*)a)->args) != 2) return false;
+        FuncExpr* f = (FuncExpr*)a;
+        *tau = constant_threshold(b);
+        *l = plain_column((Node*)linitial(f->args));
+        *r = plain_column((Node*)lsecond(f->args));
+        return *tau > 0 && *l != nullptr && *r != nullptr && function_address(f->funcid) == spotsig_similarity;
+    }
+    *l = plain_column(a);
+    if (*l == nullptr) return false;
+    const PGFunction fn = function_address(opfn);
+    if (fn == spotsig_similar) {
+        *tau = 0;
+        *r = plain_column(b);
+        return *r != nullptr;
+    }
+    if (fn == spotsig_similar_query) {
+        if (!IsA(b, FuncExpr) || list_length(((FuncExpr*)b)->args) != 2) return false;
+        FuncExpr* q = (FuncExpr*)b;
+        *tau = constant_threshold((Node*)lsecond(q->args));
+        *r = plain_column((Node*)linitial(q->args));
+        return *tau > 0 && *r != nullptr && function_address(q->funcid) == spotsig_query;
+    }
+    return false;
+}
+
+// The clause of restrictlist the matcher evaluates (similarity_clause) comparing a column of
+// outer with one of inner, which go to *outer_var and *inner_var, its threshold to *tau.
+// nullptr if none.
+RestrictInfo* find_similarity_clause(List* restrictlist, RelOptInfo* outer, RelOptInfo* inner, Var** outer_var,
+                                     Var** inner_var, double* tau) {
+    ListCell* lc;
+    foreach (lc, restrictlist) {
+        RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
+        if (ri->pseudoconstant) continue;
+        // Cheap look first: two distinct relations' Vars in the clause.
+        if (!bms_is_member(outer->relid, ri->clause_relids) || !bms_is_member(inner->relid, ri->clause_relids))
+            continue;
+        Var* l = nullptr;
+        Var* r = nullptr;
+        if (!similarity_clause(ri->clause, &l, &r, tau)) continue;
+        if (l->varno == (int)outer->relid && r->varno == (int)inner->relid) {
+            *outer_var = l;
+            *inner_var = r;
+        } else if (l->varno == (int)inner->relid && r->varno == (int)outer->relid) {
+            *outer_var = r;
+            *inner_var = l;
+        } else {
+            continue;
+        }
+        return ri;
+    }
+    return nullptr;
+}
+
+// Whether rel is a plain base relation whose cheapest total path needs no outside parameters.
+bool usable_side(RelOptInfo* rel) {
+    return rel->reloptkind == RELOPT_BASEREL && rel->cheapest_total_path != nullptr &&
+           PATH_REQ_OUTER(rel->cheapest_total_path) == nullptr && bms_is_empty(rel->lateral_relids);
+}
+
+// The clauses of rel's filters, with the Vars of rel renumbered to varno.
+List* filter_clauses(RelOptInfo* rel, Index varno) {
+    List* out = NIL;
+    ListCell* lc;
+    foreach (lc, rel->baserestrictinfo) out = lappend(out, copyObjectImpl(lfirst_node(RestrictInfo, lc)->clause));
+    if (rel->relid != varno) ChangeVarNodes((Node*)out, rel->relid, varno, 0);
+    return out;
+}
+
+// Whether outer and inner return the same rows (see the head of this file).
+bool same_rows(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
+    RangeTblEntry* o = planner_rt_fetch(outer->relid, root);
+    RangeTblEntry* i = planner_rt_fetch(inner->relid, root);
+    if (o->rtekind != RTE_RELATION || i->rtekind != RTE_RELATION || o->relid != i->relid) return false;
+    if (o->inh || i->inh || o->tablesample != nullptr || i->tablesample != nullptr) return false;
+    if (o->relkind != RELKIND_RELATION && o->relkind != RELKIND_MATVIEW) return false;
+    if (o->checkAsUser != i->checkAsUser) return false;
+    List* oq = filter_clauses(outer, outer->relid);
+    if (contain_volatile_functions((Node*)oq)) return false;
+    return equal(oq, filter_clauses(inner, outer->relid));
+}
+
+// The output of the self join's single scan: every column outer or inner needs, as columns of
+// outer; nullptr when a side needs something other than plain columns.
+PathTarget* self_scan_target(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
+    PathTarget* t = create_empty_pathtarget();
+    RelOptInfo* rels[2] = {outer, inner};
+    for (RelOptInfo* rel : rels) {
+        ListCell* lc;
+        foreach (lc, rel->reltarget->exprs) {
+            Var* v = plain_column((Node*)lfirst(lc));
+            if (v == nullptr) return nullptr;
+            Var* c = (Var*)copyObjectImpl(v);
+            ChangeVarNodes((Node*)c, rel->relid, outer->relid, 0);
+            if (!list_member(t->exprs, c)) add_column_to_pathtarget(t, (Expr*)c, 0);
+        }
+    }
+    return set_pathtarget_cost_width(root, t);
+}
+
+// The threshold tau (0: the session's) as a node for custom_private.
+Node* threshold_const(double tau) {
+    return (Node*)makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(tau), false, FLOAT8PASSBYVAL);
+}
+
+// A SpotsigsJoin path over the child paths `children` (two: R-S; one: the self join's scan).
+CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var,
+                           JoinType jointype, double tau) {
+    CustomPath* cp = makeNode(CustomPath);
+    cp->path.pathtype = T_CustomScan;
+    cp->path.parent = joinrel;
+    cp->path.pathtarget = joinrel->reltarget;
+    cp->path.param_info = nullptr;
+    // Never under a Gather: each copy would join all the rows again.
+    cp->path.parallel_aware = false;
+    cp->path.parallel_safe = false;
+    cp->path.parallel_workers = 0;
+    cp->path.pathkeys = NIL;
+    cp->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+    cp->custom_paths = children;
+    // The clauses applied to the pairs, the two signature columns (found in the children's
+    // output when the plan is made) and the join type.
+    cp->custom_private =
+        list_make5(others, outer_var, inner_var, makeInteger(static_cast<int>(jointype)), threshold_const(tau));
+    cp->methods = &path_methods;
+    return cp;
+}
+
+void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* outerrel, RelOptInfo* innerrel,
+                            JoinType jointype, JoinPathExtraData* extra) {
+    if (prev_join_pathlist_hook != nullptr) prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+    if (!enable_join || root->rowMarks != NIL) return;
+    if (jointype != JOIN_INNER && jointype != JOIN_SEMI && jointype != JOIN_ANTI) return;
+    if (!usable_side(outerrel) || !usable_side(innerrel) || !bms_is_empty(joinrel->lateral_relids)) return;
+    Var* outer_var = nullptr;
+    Var* inner_var = nullptr;
+    double tau = 0;
+    RestrictInfo* sim = find_similarity_clause(extra->restrictlist, outerrel, innerrel, &outer_var, &inner_var, &tau);
+    if (sim == nullptr) return;
+
+    List* others = NIL;
+    ListCell* lc;
+    foreach (lc, extra->restrictlist) {
+        RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
+        // Every clause of an inner or semi join is a condition on the pairs (as in PostgreSQL's
+        // own joins); an anti join's pushed-down clauses would filter its output instead, which
+        // this scan does not do.
+        if (jointype == JOIN_ANTI && RINFO_IS_PUSHED_DOWN(ri, joinrel->relids)) return;
+        if (ri != sim) others = lappend(others, ri);
+    }
+
+    Path* outer = outerrel->cheapest_total_path;
+    Path* inner = innerrel->cheapest_total_path;
+    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype, tau);
+    cost_join_path(root, cp, outer, inner, others, jointype, extra);
+    add_path(joinrel, &cp->path);
+
+    if (outer_var->varattno != inner_var->varattno || !same_rows(root, outerrel, innerrel)) return;
+    PathTarget* target = self_scan_target(root, outerrel, innerrel);
+    if (target == nullptr) return;
+    Path* scan = create_seqscan_path(root, outerrel, nullptr, 0);
+    scan->pathtarget = target;
+    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype, tau);
+    cost_join_path(root, self, scan, nullptr, others, jointype, extra);
+    add_path(joinrel, &self->path);
+}
+
+// The 1-based position of column v in the output of child, whose target list is made of the
+// columns its relation gives the join.
+int output_position(Plan* child, Var* v) {
+    ListCell* lc;
+    foreach (lc, child->targetlist) {
+        TargetEntry* te = lfirst_node(TargetEntry, lc);
+        Var* c = plain_column((Node*)te->expr);
+        if (c != nullptr && c->varno == v->varno && c->varattno == v->varattno) return te->resno;
+    }
+    elog(ERROR, "spotsigs join: the signature column is missing from the output of a side");
+    return 0;
+}
+
+// The plan of a chosen path: the children's outputs side by side are the scan tuple
+// (custom_scan_tlist), which the join's target list and qual refer to.
+Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tlist, List*, List* custom_plans) {
+    List* others = (List*)linitial(best_path->custom_private);
+    Var* outer_var = (Var*)lsecond(best_path->custom_private);
+    Var* inner_var = (Var*)lthird(best_path->custom_private);
+    const JoinType jointype = static_cast<JoinType>(intVal(lfourth(best_path->custom_private)));
+    // The self join's one scan gives both sides' rows: its output is the outer side's and, with
+    // its Vars renumbered, the inner side's.
+    const bool self = list_length(custom_plans) == 1;
+    Plan* outer = (Plan*)linitial(custom_plans);
+    Plan* inner = self ? outer : (Plan*)lsecond(custom_plans);
+    Var* inner_col = inner_var;
+    if (self) {
+        inner_col = (Var*)copyObjectImpl(inner_var);
+        inner_col->varno = outer_var->varno;
+    }
+
+    CustomScan* cs = makeNode(CustomScan);
+    cs->scan.plan.targetlist = tlist;
+    // Every other clause, pseudoconstant ones included (applied per pair: correct, if not the
+    // cheapest place for a clause that does not depend on the rows).
+    List* quals = NIL;
+    ListCell* lc;
+    foreach (lc, others) quals = lappend(quals, lfirst_node(RestrictInfo, lc)->clause);
+    // A semi or anti join checks them on each pair before it decides on the outer row (its
+    // output has no inner columns to check them on).
+    if (jointype == JOIN_INNER) cs->scan.plan.qual = quals;
+    else cs->custom_exprs = quals;
+    cs->scan.scanrelid = 0;
+    cs->flags = best_path->flags;
+    cs->custom_plans = custom_plans;
+    List* scan_tlist = NIL;
+    AttrNumber resno = 1;
+    Plan* children[2] = {outer, inner};
+    for (int k = 0; k < 2; ++k) {
+        foreach (lc, children[k]->targetlist) {
+            TargetEntry* te = lfirst_node(TargetEntry, lc);
+            Expr* e = (Expr*)copyObjectImpl(te->expr);
+            if (self && k == 1) ChangeVarNodes((Node*)e, outer_var->varno, inner_var->varno, 0);
+            scan_tlist = lappend(scan_tlist, makeTargetEntry(e, resno++, nullptr, false));
+        }
+    }
+    cs->custom_scan_tlist = scan_tlist;
+    cs->custom_private = make_private(self, output_position(outer, outer_var), output_position(inner, inner_col),
+                                      jointype, (Node*)list_nth(best_path->custom_private, 4));
+    cs->methods = &scan_methods;
+    return &cs->scan.plan;
+}
+
+}  // namespace
+
+void register_join_planner() {
+    DefineCustomBoolVariable("spotsigs.enable_join", "Lets the planner run joins on a % b with the spotsigs matcher.",
+                             "An inner join whose condition holds a % b of two spotsig columns is then planned as "
+                             "a SpotsigsJoin custom scan when that is estimated cheaper.",
+                             &enable_join, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    path_methods.CustomName = "SpotsigsJoin";
+    path_methods.PlanCustomPath = plan_join_path;
+    RegisterCustomScanMethods(&scan_methods);
+    prev_join_pathlist_hook = set_join_pathlist_hook;
+    set_join_pathlist_hook = spotsigs_join_pathlist;
+}
+
+}  // namespace spotsigs::pg::planner
+
+// spotsig_joinsel(root, operator, args, jointype, sjinfo) -> float8: the join selectivity of
+// spotsig % spotsig, contjoinsel's. Being in this library is its point: the planner calls it
+// while it sizes a join on %, before it makes the join's paths, so the library (and with it the
+// hook above) is loaded in time in a session that has not used it yet.
+SPOTSIGS_FUNCTION(spotsig_joinsel) {
+    return contjoinsel(fcinfo);
+}
