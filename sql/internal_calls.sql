@@ -220,12 +220,15 @@ BEGIN
 END
 $plant$;
 RESET ROLE;
--- every function of the extension that takes arguments has plants beside it
+-- every function of the extension that takes arguments has plants beside it, but the operators'
+-- selectivity estimators: the planner calls them by OID, never by name, and every signature
+-- beside theirs still takes internal, which PL/pgSQL cannot
 SELECT count(*) AS functions_without_plants
   FROM pg_proc f
   JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = f.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'spotsigs'
  WHERE f.pronargs > 0
+   AND f.oid NOT IN (SELECT oprrest FROM pg_operator UNION SELECT oprjoin FROM pg_operator)
    AND NOT EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname = f.proname AND p.proowner = 'spotsigs_ic_planter'::regrole);
 
 
