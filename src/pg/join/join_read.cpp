@@ -111,6 +111,9 @@ namespace {
 
 // How often (rows) the reader checks the memory limit, reports progress and serves interrupts.
 constexpr uint64 kReadStride = 2000;
+// ... or sooner, once the rows kept since the last time hold this many bytes: a few milliseconds
+// of copying and filing, however long the rows are.
+constexpr size_t kReadStrideBytes = size_t(1) << 20;
 // How long the reader waits for a free batch buffer before it serves interrupts again.
 constexpr auto kBatchWait = std::chrono::milliseconds(10);
 
@@ -132,6 +135,7 @@ struct CollectReceiver {
     RowFilter* filter;       // null: keep every row, and raise the error past the memory limit
     bool external;           // the value being handed over was stored out of line
     uint64 skipped_by_note;  // out-of-line values skipped by their length in RowFilter::external
+    size_t stride_bytes;     // bytes of the rows kept since the last stride
 };
 
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
@@ -169,7 +173,8 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
 }
 
 // Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
-// serving interrupts; every kReadStride rows checks the memory limit and reports progress.
+// serving interrupts; every kReadStride rows or kReadStrideBytes bytes, serves interrupts, checks
+// the memory limit and reports progress.
 // PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
 void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
@@ -182,8 +187,12 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
         if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
         return;
     }
-    bool stride = ++r->rows % kReadStride == 0;
-    if (stride) CHECK_FOR_INTERRUPTS();
+    r->stride_bytes += len;
+    bool stride = ++r->rows % kReadStride == 0 || r->stride_bytes >= kReadStrideBytes;
+    if (stride) {
+        r->stride_bytes = 0;
+        CHECK_FOR_INTERRUPTS();
+    }
     for (;;) {
         bool taken = false;
         pg_entry([&] {
