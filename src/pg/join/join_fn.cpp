@@ -4,6 +4,7 @@
 #include "pg/pg.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "catalog/pg_type_d.h"
 #include "funcapi.h"
 #include "utils/tuplestore.h"
@@ -904,15 +905,91 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
     });
 }
 
+// The prepared set of spotsig_remove's second argument, kept in fn_extra for the rows of one
+// query: a template read from a table is the same value on every row, and detoasting and
+// hashing a large one costs far more than removing it from one row. Keyed by the value's
+// on-disk TOAST pointer (a stored value never changes, and its pointer is not reused while the
+// query's snapshot can see it), or else by the value's own bytes as passed (compared in full).
+struct RemoveCache {
+    bool ondisk = false;
+    Oid toastrel = InvalidOid;
+    Oid valueid = InvalidOid;
+    struct varlena* bytes = nullptr;  // not on disk: a copy of the value as passed (fn_mcxt)
+    SignatureSet* set = nullptr;      // null until a set and its key are both in place
+};
+
+// Frees the prepared set when the function's memory context goes away.
+void free_remove_cache(void* arg) {
+    auto* cache = static_cast<RemoveCache*>(arg);
+    delete cache->set;
+    cache->set = nullptr;
+}
+
+// The call site's cache, made on first use (PostgreSQL errors raised directly: outside pg_entry).
+RemoveCache* remove_cache(FunctionCallInfo fcinfo) {
+    auto* cache = static_cast<RemoveCache*>(fcinfo->flinfo->fn_extra);
+    if (cache != nullptr) return cache;
+    MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+    cache = static_cast<RemoveCache*>(MemoryContextAllocZero(cxt, sizeof(RemoveCache)));
+    auto* cb = static_cast<MemoryContextCallback*>(MemoryContextAllocZero(cxt, sizeof(MemoryContextCallback)));
+    cb->func = free_remove_cache;
+    cb->arg = cache;
+    MemoryContextRegisterResetCallback(cxt, cb);
+    fcinfo->flinfo->fn_extra = cache;
+    return cache;
+}
+
+// Calls CHECK_FOR_INTERRUPTS from the long loops of spotsig_remove (backend's thread).
+const PollFn& remove_poll() {
+    static const PollFn poll = [] { check_interrupts(); };
+    return poll;
+}
+
 // spotsig_remove(sig, signatures) -> spotsig: sig without the signatures that occur in
 // `signatures` (whatever their frequency there).
 SPOTSIGS_FUNCTION(spotsig_remove) {
     struct varlena* sig = fetch_spotsig(PG_GETARG_DATUM(0));
-    struct varlena* drop = fetch_spotsig(PG_GETARG_DATUM(1));
+    auto* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(PG_GETARG_DATUM(1)));
+    RemoveCache* cache = remove_cache(fcinfo);
+    // Whether the cached set is this value's: by TOAST pointer, or by the bytes as passed (a value
+    // that is a pointer to other memory is flattened first).
+    const bool ondisk = VARATT_IS_EXTERNAL_ONDISK(raw);
+    struct varatt_external ext = {};
+    struct varlena* key = raw;
+    bool hit = false;
+    if (ondisk) {
+        VARATT_EXTERNAL_GET_POINTER(ext, raw);
+        hit = cache->set != nullptr && cache->ondisk && cache->toastrel == ext.va_toastrelid &&
+              cache->valueid == ext.va_valueid;
+    } else {
+        if (VARATT_IS_EXTERNAL(raw)) key = detoast_external_attr(raw);
+        hit = cache->set != nullptr && !cache->ondisk && VARSIZE_ANY(cache->bytes) == VARSIZE_ANY(key) &&
+              memcmp(cache->bytes, key, VARSIZE_ANY(key)) == 0;
+    }
+    struct varlena* drop = hit ? nullptr : fetch_spotsig(PointerGetDatum(key));
+    MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
     return pg_entry([&] {
-        MultisetView d = view_of(drop);
-        std::vector<uint64_t> hashes(d.hashes, d.hashes + d.size);
-        Multiset m = without_signatures(view_of(sig), hashes);
+        if (!hit) {
+            const MultisetView d = view_of(drop);
+            auto fresh = std::make_unique<SignatureSet>(d.hashes, d.size, nullptr, remove_poll());
+            struct varlena* bytes = nullptr;
+            if (!ondisk)
+                pg_guard([&] {
+                    bytes = static_cast<struct varlena*>(MemoryContextAlloc(cxt, VARSIZE_ANY(key)));
+                    memcpy(bytes, key, VARSIZE_ANY(key));
+                });
+            // The old set goes first: the cache holds no set while its key changes.
+            delete cache->set;
+            cache->set = nullptr;
+            if (cache->bytes != nullptr) pg_guard([&] { pfree(cache->bytes); });
+            cache->bytes = bytes;
+            cache->ondisk = ondisk;
+            cache->toastrel = ext.va_toastrelid;
+            cache->valueid = ext.va_valueid;
+            cache->set = fresh.release();
+        }
+        Multiset m;
+        cache->set->remove_into(view_of(sig), m, remove_poll());
         return make_spotsig(m.view());
     });
 }
