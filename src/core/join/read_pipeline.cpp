@@ -227,8 +227,9 @@ void ReadPipeline::file_loop() {
 }
 
 void ReadPipeline::file(Batch& b) {
-    // Behind the reader: this batch's prefixes are left to the matcher's workers.
-    const bool defer = background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_;
+    // Behind the reader, or past the limit: this batch's prefixes are left to the matcher's workers.
+    const bool defer =
+        (background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_) || (lister_ && over_limit());
     for (size_t k = 0; k < b.ids.size(); ++k) {
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
@@ -275,10 +276,23 @@ void ReadPipeline::start_listing() {
     listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
                                                                           join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
+    bool over = over_limit();
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+        if (d % 1024 == 0) over = over || over_limit();
+        if (over) {
+            listed_->defer(static_cast<uint32_t>(d));
+            ++deferred_;
+        } else {
+            lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+        }
     }
+}
+
+bool ReadPipeline::over_limit() const noexcept {
+    return limit_ != 0 && docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0) +
+                                  batch_bytes_.load(std::memory_order_relaxed) >
+                              limit_;
 }
 
 }  // namespace spotsigs

@@ -254,8 +254,8 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
         accounted->matcher = matcher_peak;
     }
     pg_guard([&] {
-        elog(DEBUG1, "%s: accounted peak %zu MB (documents %zu MB, matcher %zu MB)", fn,
-             (pipe.docs().memory_bytes() + matcher_peak) >> 20, pipe.docs().memory_bytes() >> 20, matcher_peak >> 20);
+        elog(DEBUG1, "%s: accounted peak %zu kB (documents %zu kB, matcher %zu kB)", fn,
+             (pipe.docs().memory_bytes() + matcher_peak) >> 10, pipe.docs().memory_bytes() >> 10, matcher_peak >> 10);
     });
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
@@ -295,8 +295,12 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
 }
 
 // Throws the error of a join whose smallest pass, p, does not fit the memory limit: at_least is
-// a lower bound on the bytes it needs; hist tells which documents the pass reads.
-[[noreturn]] void throw_pass_too_large(const JoinPass& p, const std::vector<LengthCount>& hist, uint64_t at_least) {
+// a lower bound on the bytes it needs beside what the call keeps (JoinCall::held); hist tells
+// which documents the pass reads. The limit it names is one every pass fits: the call's own
+// bytes, the larger of at_least and the estimate of the smallest passes the plan can come down
+// to (smallest_passes_estimate), and the pairs in flight, which take a 32nd of the limit.
+[[noreturn]] void throw_pass_too_large(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
+                                       uint64_t at_least) {
     uint64_t rows = 0, shortest = 0, longest = 0;
     for (const LengthCount& c : hist)
         if (p.reads(c.length)) {
@@ -305,11 +309,16 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
             longest = c.length;
         }
     const uint64_t mb = (at_least >> 20) + 1;
+    const uint64_t pass = std::max(at_least, smallest_passes_estimate(hist, call.tau, call.threads, call.sources));
+    const uint64_t in_flight_min = spotsigs::PairSink::in_flight_bytes(4096);
+    const uint64_t need = (call.held + pass + in_flight_min) / 31 * 32 + 32;
+    const uint64_t need_mb = (need + (uint64_t(1) << 20) - 1) >> 20;
     throw Error(ErrorKind::OutOfMemory,
                 "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") even in passes",
                 "Its smallest pass, the " + std::to_string(rows) + " documents of length " + std::to_string(shortest) +
                     (longest > shortest ? " to " + std::to_string(longest) : "") + ", needs more than " +
-                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) + "MB.");
+                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit to " + std::to_string(need_mb) +
+                    "MB or more (every pass of this join fits that).");
 }
 
 // What one pass did: whether its rows and structures fit the limit (if not, at_least is a lower
@@ -326,12 +335,12 @@ struct PassOutcome {
 // hands on the pairs it reports. A single length that does not fit is an ERROR naming a limit
 // above what it needed. Returns the number of passes run and, in continuing, how many of them
 // continued a probe range over further partners; worst gets the largest accounted peak of a pass.
-size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit,
+size_t run_passes(const JoinCall& call, const std::vector<LengthCount>& hist, size_t limit,
                   const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst, size_t& continuing) {
     uint64_t worst_peak = 0;
     continuing = 0;
     return run_planned_passes(
-        hist, tau, limit, limit / kPassRowShare, kPassMargin,
+        hist, call.tau, limit, limit / kPassRowShare, kPassMargin,
         [&](const JoinPass& p) {
             const PassOutcome out = run(p);
             // The pass's memory goes back to the system before the next one: glibc keeps freed
@@ -342,7 +351,7 @@ size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit
             if (out.fits && p.continues()) ++continuing;
             return PassResult{out.fits, out.at_least, out.acc.peak()};
         },
-        [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(p, hist, at_least); }, worst_peak);
+        [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(call, p, hist, at_least); }, worst_peak);
 }
 
 // Drops the pairs of docs that pass p does not report (those of two documents of its probe
@@ -415,13 +424,18 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
 }
 
 // Logs at DEBUG1 how a call ran in passes: how many (and how many continued a probe range), and
-// the accounted peaks.
-void log_passes(const char* fn, size_t passes, size_t continuing, size_t first_read, const Accounted& worst) {
+// the accounted peaks in kB: the first read's, and the largest of a pass with what the call
+// keeps beside the passes (held).
+void log_passes(const char* fn, size_t passes, size_t continuing, size_t first_read, const Accounted& worst,
+                size_t held) {
+    const size_t peak = std::max(first_read, worst.peak() + held);
+    const size_t limit = join_memory_limit_bytes();
     pg_guard([&] {
         elog(DEBUG1,
-             "%s: %zu passes within spotsigs.join_memory_limit (%zu of them over further partners of a probe "
-             "range), accounted peak %zu MB (first read %zu MB, passes %zu MB)",
-             fn, passes, continuing, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+             "%s: %zu passes %s spotsigs.join_memory_limit (%zu of them over further partners of a probe "
+             "range), accounted peak %zu kB (first read %zu kB, passes %zu kB with %zu kB kept beside them)",
+             fn, passes, peak <= limit ? "within" : "above", continuing, peak >> 10, first_read >> 10,
+             (worst.peak() + held) >> 10, held >> 10);
     });
 }
 
@@ -544,9 +558,9 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     const std::vector<LengthCount> hist = tally.sorted();
     size_t continuing = 0;
     const size_t passes = run_passes(
-        hist, call.tau, call_limit(call),
+        call, hist, call_limit(call),
         [&](const JoinPass& p) { return self_pass(call, p, hist, external, fn, progress, sink); }, worst, continuing);
-    log_passes(fn, passes, continuing, first_read, worst);
+    log_passes(fn, passes, continuing, first_read, worst, call.held);
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
 }
@@ -801,10 +815,10 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             Accounted worst;
             size_t continuing = 0;
             const size_t passes = run_passes(
-                hist, call.tau, call_limit(call),
+                call, hist, call_limit(call),
                 [&](const JoinPass& p) { return rs_pass(call, p, hist, external, progress, rsinfo); }, worst,
                 continuing);
-            log_passes("spotsigs_join_rs", passes, continuing, first_read, worst);
+            log_passes("spotsigs_join_rs", passes, continuing, first_read, worst, call.held);
         }
         progress.finish();
         return Datum(0);

@@ -148,6 +148,9 @@ void check_read_memory(const CollectReceiver* r) {
     if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
         if (r->filter != nullptr) {
             r->filter->overflowed = true;  // the caller reads again in passes
+            // What was read goes unused: the pipeline files and lists no more of it, so that
+            // what it holds stays at what was checked here.
+            r->out->stop();
             return;
         }
         throw_memory_limit(("reading " + std::string(r->relname)).c_str());
@@ -324,6 +327,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->out = &out;
         recv->deferred = &deferred;
         recv->memory_limit = memory_limit;
+        // A first read (which tallies every row) may not fit; a pass's was planned to.
+        out.limit_growth(memory_limit, filter == nullptr || filter->tally != nullptr);
         recv->progress = &progress;
         recv->relname = src.relname;
         recv->filter = filter;
