@@ -82,6 +82,7 @@ void ReadPipeline::stop() noexcept {
         if (thread_.joinable()) thread_.join();
     } catch (...) {
     }
+    if (background_) pending_bytes_.store(0, std::memory_order_relaxed);  // what waited is dropped
 }
 
 bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait) {
@@ -132,6 +133,7 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
         b.bytes.resize(at + len);
     }
     std::memcpy(b.bytes.data() + at, payload, len);
+    pending_bytes_.fetch_add(len, std::memory_order_relaxed);
     b.used = at + len;
     b.ids.push_back(id);
     b.offsets.push_back(at);
@@ -230,7 +232,9 @@ void ReadPipeline::file(Batch& b) {
     // Behind the reader, or past the limit: this batch's prefixes are left to the matcher's workers.
     const bool defer =
         (background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_) || (lister_ && over_limit());
+    size_t raw = 0;
     for (size_t k = 0; k < b.ids.size(); ++k) {
+        raw += b.lengths[k];
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
@@ -255,6 +259,7 @@ void ReadPipeline::file(Batch& b) {
     b.offsets.clear();
     b.lengths.clear();
     publish_bytes();
+    pending_bytes_.fetch_sub(raw, std::memory_order_relaxed);
 }
 
 void ReadPipeline::finish_filing() {

@@ -82,9 +82,13 @@ public:
     double waited_seconds() const noexcept { return waited_; }
     // Documents whose prefixes the filing thread left to the matcher (after wait_filed() returned true).
     size_t deferred_docs() const noexcept { return deferred_; }
-    // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
+    // Bytes held: the collection, the prefix entries and the batch buffers, and the payloads in
+    // batches not filed yet once more (the collection takes about as much for them when they
+    // are), so that a reader checking its limit sees what the filing thread is about to add
+    // (any thread).
     size_t memory_bytes() const noexcept {
-        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
+        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed) +
+               pending_bytes_.load(std::memory_order_relaxed);
     }
     // The documents, in the order they were added (after wait_filed() returned true).
     Collection& docs() noexcept { return docs_; }
@@ -132,6 +136,7 @@ private:
     bool populate_ok_ = true;  // false once the kernel refused MADV_POPULATE_WRITE
     std::atomic<size_t> batch_bytes_{0};
     std::atomic<size_t> filed_bytes_{0};
+    std::atomic<size_t> pending_bytes_{0};  // payload bytes added and not filed yet
 
     std::mutex mu_;
     std::condition_variable cv_;

@@ -109,7 +109,8 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 
 namespace {
 
-// How often (rows) the reader checks the memory limit, reports progress and serves interrupts.
+// How often (rows) the reader reports progress and serves interrupts (it checks the memory limit
+// every row it keeps).
 constexpr uint64 kReadStride = 2000;
 // ... or sooner, once the rows kept since the last time hold this many bytes: a few milliseconds
 // of copying and filing, however long the rows are.
@@ -200,10 +201,8 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
         bool taken = false;
         pg_entry([&] {
             taken = r->out->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
-            if (taken && stride) {
-                check_read_memory(r);
-                r->progress->reading(r->out->rows());
-            }
+            if (taken) check_read_memory(r);  // a few loads: every row, so a read stops at its limit
+            if (taken && stride) r->progress->reading(r->out->rows());
             return Datum(0);
         });
         if (taken) break;
