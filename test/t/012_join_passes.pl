@@ -35,6 +35,8 @@ $node->safe_psql('postgres', q{
 my $skipped_by_note = 0;
 # Per call: the passes that continued a probe range over further partners (join_passes.hpp).
 my %continuing;
+# Per call and limit: the accounted peak of the first read (kB).
+my %first_read;
 
 # Runs $call (a set-returning call of spotsigs_join, spotsigs_join_rs or spotsigs_clusters) without
 # a limit and under $limit (with DEBUG1 messages) and returns the rows it gives beyond the call
@@ -51,8 +53,18 @@ sub compare {
 		SET client_min_messages = debug1; SET spotsigs.join_memory_limit = '$limit';
 		CREATE TABLE got AS SELECT * FROM $call;});
 	die "$call failed: $err" if $ret != 0;
-	my $passes = $err =~ /$fn: (\d+) passes within/ ? $1 : 0;
-	$continuing{$call} = $err =~ /passes within \S+ \((\d+) of them over further partners/ ? $1 : 0;
+	my $passes = $err =~ /$fn: (\d+) passes (?:within|above)/ ? $1 : 0;
+	$continuing{$call} = $err =~ /passes (?:within|above) \S+ \((\d+) of them over further partners/ ? $1 : 0;
+	# The message says "within" exactly when its accounted peak is (in kB, against the limit).
+	if ($err =~ /$fn: \d+ passes (within|above) .* accounted peak (\d+) kB \(first read (\d+) kB/) {
+		my ($word, $peak, $first) = ($1, $2, $3);
+		my ($n, $unit) = $limit =~ /^(\d+)(MB|GB)$/;
+		my $limit_kb = $n * ($unit eq 'GB' ? 1024 * 1024 : 1024);
+		# (The peak is printed in whole kB, rounded down: equal to the limit, it may be either.)
+		ok($peak == $limit_kb || $word eq ($peak < $limit_kb ? 'within' : 'above'),
+			"$call, limit $limit: says '$word' of a peak of $peak kB");
+		$first_read{"$call $limit"} = $first;
+	}
 	$skipped_by_note += $1 while $err =~ /(\d+) out-of-line values outside the pass skipped by their noted length/g;
 	my $res = $node->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM (TABLE got EXCEPT ALL TABLE want) d) || ' ' ||
@@ -80,6 +92,15 @@ for my $case ([ 'docs', 0.9, 1, '10MB' ], [ 'docs', 0.9, 2, '12MB' ], [ 'docs', 
 	[ 'docs', 0.3, 2, '40MB' ], [ 'wide', 0.5, 2, '32MB' ], [ 'docs', 0.6, 2, '1GB' ]) {
 	my ($table, $tau, $threads, $limit) = @$case;
 	check_passes("spotsigs_join('$table', 'id', 'sig', $tau, $threads)", $limit, 1000);
+}
+
+# The first read of a call past the limit stops filing (and listing prefixes) once it is past
+# it: it holds about the limit, at most a batch's prefix entries (well under 1 MB) more (it used
+# to hold 36 MB at 24MB, the prefix entries of every row read listed after the last look).
+for my $case ([ "spotsigs_join('docs', 'id', 'sig', 0.6, 2)", '24MB', 24 ],
+	[ "spotsigs_join('docs', 'id', 'sig', 0.9, 1)", '10MB', 10 ]) {
+	my ($call, $limit, $mb) = @$case;
+	cmp_ok($first_read{"$call $limit"} // 1e9, '<=', ($mb + 1) * 1024, "$call, limit $limit: the first read holds the limit and a stride at most");
 }
 
 # At a low threshold one length's partners (at 0.3, every length up to 3.3 times its own) take
@@ -156,18 +177,25 @@ my ($ret, $out, $err) = $node->psql('postgres',
 isnt($ret, 0, 'a join whose smallest pass does not fit fails');
 like($err, qr/ERROR:  53200: spotsigs join exceeds spotsigs.join_memory_limit \(1MB\) even in passes/,
 	'with SQLSTATE 53200, naming the limit');
-like($err, qr/DETAIL:  Its smallest pass, the 40000 documents of length 3, needs more than (\d+) MB\. Set spotsigs\.join_memory_limit above \1MB\./,
+like($err, qr/DETAIL:  Its smallest pass, the 40000 documents of length 3, needs more than \d+ MB\. Set spotsigs\.join_memory_limit to \d+MB or more \(every pass of this join fits that\)\./,
 	'saying what the smallest pass needs and which limit to set');
-# Following the hint (a lower bound: at most a few rounds) makes it fit.
-my $need;
-my $rounds = 0;
-while ($err =~ /Set spotsigs\.join_memory_limit above (\d+)MB/ && $rounds < 4) {
-	$need = $1 + 1;
-	$rounds++;
+# The limit the message names is one the call runs under, at once (it used to name the limit
+# in force, or 1 MB more, round after round).
+for my $case ([ "spotsigs_clusters('same', 'id', 'sig', 0.9, 2)", '2MB' ],
+	[ "spotsigs_clusters('same', 'id', 'sig', 0.9, 2)", '3MB' ],
+	[ "spotsigs_clusters('same', 'id', 'sig', 0.9, 2)", '8MB' ],
+	[ "spotsigs_join('same', 'id', 'sig', 0.9, 2)", '1MB' ],
+	[ "spotsigs_join('same', 'id', 'sig', 0.9, 1)", '3MB' ],
+	[ "spotsigs_join('docs', 'id', 'sig', 0.3, 2)", '1MB' ],
+	[ "spotsigs_join_rs('docs', 'id', 'sig', 'other', 'id', 'sig', 0.6, 2)", '1MB' ]) {
+	my ($call, $limit) = @$case;
 	($ret, $out, $err) = $node->psql('postgres',
-		"SET spotsigs.join_memory_limit = '${need}MB'; SELECT count(*) FROM spotsigs_join('same', 'id', 'sig', 0.9, 2)");
+		"SET spotsigs.join_memory_limit = '$limit'; SELECT count(*) FROM $call");
+	my ($need) = $err =~ /Set spotsigs\.join_memory_limit to (\d+)MB or more/;
+	ok(defined $need, "$call under $limit fails naming a limit") or diag($err);
+	($ret, $out, $err) = $node->psql('postgres',
+		"SET spotsigs.join_memory_limit = '${\($need // 0)}MB'; SELECT count(*) FROM $call");
+	is($ret, 0, "$call: the limit it names (${\($need // 0)}MB) is enough") or diag($err);
 }
-is($ret, 0, "the limit the hints name is enough after $rounds rounds (${need}MB)");
-is($out, '0', 'and the join gives its pairs (none at 0.9)');
 
 done_testing();

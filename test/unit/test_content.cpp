@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -266,4 +268,123 @@ TEST(Content, Cancel) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Canceled);
     }
+}
+
+namespace {
+
+// Pages whose signatures are small typed-in numbers, not fmix64-finished hashes: all of them fall
+// in one of the statistics' 256 buckets, whose sort then holds every entry (the shape of a
+// reported slow cancel). Page i holds i * per / 2 + k for k < per, so neighbours share half.
+Collection unmixed_pages(uint32_t pages, uint32_t per) {
+    Collection c;
+    Multiset m;
+    for (uint32_t i = 0; i < pages; ++i) {
+        m.hashes.clear();
+        m.freqs.assign(per, 1);
+        for (uint32_t k = 0; k < per; ++k) m.hashes.push_back(uint64_t(i) * (per / 2) + k + 1);
+        m.length = per;
+        c.add(i + 1, m.view());
+    }
+    return c;
+}
+
+double seconds(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// Canceled before it starts, the statistics stop within a small fraction of a whole run's time:
+// the counting, the bucket sorts (one bucket holding every entry here), the grouping and the
+// sketches look at the stop flag as they go, not only the judging at the end.
+TEST(Content, CancelStopsEveryPhase) {
+    const Collection c = unmixed_pages(1000, 2000);
+    for (int threads : {1, 2}) {
+        auto t0 = std::chrono::steady_clock::now();
+        template_signatures(c, threads);
+        const double whole = seconds(t0);
+        CancelToken token;
+        token.stop = true;
+        t0 = std::chrono::steady_clock::now();
+        try {
+            template_signatures(c, threads, &token);
+            ADD_FAILURE() << "finished although canceled";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Canceled);
+        }
+        const double stopped = seconds(t0);
+        EXPECT_LT(stopped, whole / 20) << threads << " threads: " << stopped << " s canceled, " << whole << " s whole";
+        try {
+            without_signatures(c, {1, 2, 3}, &token);
+            ADD_FAILURE() << "without_signatures finished although canceled";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Canceled);
+        }
+    }
+}
+
+// A cancel that comes while the statistics run ends them within a small fraction of a whole
+// run (the flag set from another thread, as the backend's thread sets it).
+TEST(Content, CancelWhileRunning) {
+    const Collection c = unmixed_pages(1000, 2000);
+    auto t0 = std::chrono::steady_clock::now();
+    template_signatures(c, 2);
+    const double whole = seconds(t0);
+    CancelToken token;
+    std::chrono::steady_clock::time_point set_at;
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(whole / 10));
+        set_at = std::chrono::steady_clock::now();
+        token.stop = true;
+    });
+    EXPECT_THROW(template_signatures(c, 2, &token), Error);
+    const auto returned = std::chrono::steady_clock::now();
+    stopper.join();
+    const double late = std::chrono::duration<double>(returned - set_at).count();
+    EXPECT_LT(late, whole / 5) << late << " s after the cancel, " << whole << " s whole";
+}
+
+// The prepared set: membership as a std::set says, for spread hashes and for typed-in keys whose
+// low bits all agree (they would share one probe run without the mixing), 0 included.
+TEST(Content, SignatureSet) {
+    std::vector<uint64_t> keys;
+    for (uint64_t k = 0; k < 20000; ++k) keys.push_back(k << 20);
+    for (uint64_t k = 1; k < 20000; ++k) keys.push_back(fmix64(k));
+    keys.push_back(keys[5]);  // a repeat
+    const SignatureSet set(keys);
+    const std::set<uint64_t> want(keys.begin(), keys.end());
+    for (uint64_t k = 0; k < 40000; ++k) {
+        EXPECT_EQ(set.contains(k << 20), want.count(k << 20) == 1) << k;
+        EXPECT_EQ(set.contains(fmix64(k)), want.count(fmix64(k)) == 1) << k;
+        EXPECT_EQ(set.contains(k), want.count(k) == 1) << k;
+    }
+    EXPECT_FALSE(SignatureSet(std::vector<uint64_t>{5}).contains(0));
+}
+
+// Building the set and removing it from a multiset call poll as they go (every few thousand
+// keys), so a backend can serve a cancel during a call with millions of signatures.
+TEST(Content, SignatureSetPolls) {
+    const size_t n = size_t(1) << 20;
+    std::vector<uint64_t> keys(n);
+    for (size_t k = 0; k < n; ++k) keys[k] = fmix64(k + 1);
+    size_t polls = 0;
+    const PollFn count = [&] { ++polls; };
+    const SignatureSet set(keys.data(), keys.size(), nullptr, count);
+    EXPECT_GE(polls, n >> 16);
+    Multiset m = Multiset::from_pairs({});
+    for (size_t k = 0; k < n; ++k) {
+        m.hashes.push_back(k + 1);
+        m.freqs.push_back(1);
+    }
+    m.length = n;
+    std::sort(m.hashes.begin(), m.hashes.end());
+    polls = 0;
+    Multiset out;
+    set.remove_into(m.view(), out, count);
+    EXPECT_GE(polls, n >> 16);
+    // A poll that throws (a cancel) ends the call.
+    const PollFn cancel = [] { throw Error(ErrorKind::Canceled, "canceled"); };
+    EXPECT_THROW(SignatureSet(keys.data(), keys.size(), nullptr, cancel), Error);
+    EXPECT_THROW(set.remove_into(m.view(), out, cancel), Error);
+    EXPECT_EQ(without_signatures(m.view(), {2, 4}).length, n - 2);
 }

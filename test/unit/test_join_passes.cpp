@@ -470,3 +470,50 @@ TEST(JoinPasses, PassReadsOnlyPartnersOfLengthsPresent) {
         EXPECT_EQ(pass_read_bytes(plan[1], hist), 120000000u);
     }
 }
+
+// pass_bytes_estimate bounds what a join of the documents is charged: under a memory limit of
+// the estimate less the documents' own bytes, every method joins them on 1 and 3 threads.
+TEST(JoinPasses, PassEstimateHoldsTheMatcher) {
+    for (uint32_t seed = 1; seed <= 4; ++seed)
+        for (size_t n : {size_t(50), size_t(1500)}) {
+            const Collection c = pass_docs(seed, n, seed * 20);
+            uint64_t docs = 0, bytes = 0, longest = 0;
+            for (const LengthCount& l : length_histogram(c)) {
+                docs += l.docs;
+                bytes += l.bytes;
+                longest = l.length;
+            }
+            for (int threads : {1, 3}) {
+                const uint64_t est = pass_bytes_estimate(docs, bytes, longest, threads);
+                ASSERT_GT(est, c.memory_bytes());
+                for (JoinMethod m :
+                     {JoinMethod::Partitioned, JoinMethod::NoPart, JoinMethod::NoPrune, JoinMethod::BruteForce})
+                    for (double tau : {0.3, 0.8}) {
+                        if (m == JoinMethod::BruteForce && n > 50) continue;  // the same structures, slowly
+                        JoinOptions opt;
+                        opt.tau = tau;
+                        opt.threads = threads;
+                        opt.method = m;
+                        opt.memory_limit = est - c.memory_bytes();
+                        EXPECT_NO_THROW(self_join(c, opt)) << "seed " << seed << " n " << n << " method " << int(m);
+                    }
+            }
+            // The smallest passes' estimate covers a pass of all the documents of any one length.
+            for (const LengthCount& l : length_histogram(c))
+                EXPECT_GE(smallest_passes_estimate(length_histogram(c), 0.8, 1),
+                          pass_bytes_estimate(l.docs, l.bytes, l.length, 1));
+        }
+}
+
+// Near its growth limit a collection grows by what fits, not by doubling: its bytes stay within
+// the limit and one document's worth.
+TEST(JoinPasses, CollectionGrowthStaysNearItsLimit) {
+    const Collection src = pass_docs(7, 20000, 60);
+    const size_t limit = src.memory_bytes() / 3;
+    Collection c;
+    c.limit_growth(limit);
+    for (size_t i = 0; i < src.size() && c.memory_bytes() <= limit; ++i) {
+        c.add(src.id(i), src.doc(i));
+        EXPECT_LE(c.memory_bytes(), limit + 4096 * 9 + 1024 * 33) << i;
+    }
+}

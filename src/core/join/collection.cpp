@@ -20,6 +20,8 @@ void Collection::new_chunk(size_t hashes, size_t freq_bytes) {
     if (chunks_.size() >= UINT32_MAX) throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
     size_t cap = std::max(next_chunk_, kFirstChunk);
     next_chunk_ = std::min(kMaxChunk, 2 * cap);
+    // A signature takes 8 bytes and about one frequency byte.
+    cap = std::min(cap, std::max<size_t>(growth_room() / 9, 1));
     chunks_.emplace_back();
     reserve_huge(chunks_.back().hashes, std::max(hashes, cap));
     reserve_huge(chunks_.back().freqs, std::max(freq_bytes, cap));  // a byte a signature covers most documents
@@ -56,6 +58,8 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     }
     if (ids_.size() == ids_.capacity()) {
         size_t want = std::max<size_t>(1024, 2 * ids_.capacity());
+        // The per-document arrays take 33 bytes a document; they are copied when they grow.
+        want = std::min(want, std::max(ids_.size() + 1024, ids_.capacity() + growth_room() / 66));
         reserve_huge(ids_, want);
         reserve_huge(where_, want);
         reserve_huge(sizes_, want);
@@ -78,6 +82,12 @@ size_t Collection::memory_bytes() const noexcept {
                lengths_.capacity() * sizeof(uint64_t) + chunks_.capacity() * sizeof(Chunk);
     for (const Chunk& c : chunks_) b += c.hashes.capacity() * sizeof(uint64_t) + c.freqs.capacity();
     return b;
+}
+
+size_t Collection::growth_room() const noexcept {
+    if (growth_limit_ == 0) return SIZE_MAX;
+    const size_t used = memory_bytes();
+    return growth_limit_ > used ? growth_limit_ - used : 0;
 }
 
 void Collection::reserve(size_t n, size_t total) {

@@ -17,6 +17,49 @@ namespace {
 // Most similarities a worker remembers (content.hpp's memory bound counts them).
 constexpr size_t kMemoEntries = size_t(1) << 16;
 
+// How much work (signature entries visited, or comparisons of a sort) a loop of the statistics
+// does between two looks at the stop flag: a few hundred microseconds of work at most, so that a
+// canceled call stops within tens of milliseconds however its input is shaped.
+constexpr size_t kCancelWork = size_t(1) << 16;
+
+// Counts work and, after every kCancelWork units, calls poll (which may throw) and throws
+// Error(Canceled) once the caller asked to stop. One per thread.
+class StopCheck {
+public:
+    explicit StopCheck(const CancelToken* cancel, const PollFn& poll = kNoPoll) : cancel_(cancel), poll_(poll) {}
+    // Counts n units of work done.
+    void add(size_t n) {
+        work_ += n;
+        if (work_ >= kCancelWork) {
+            work_ = 0;
+            if (poll_) poll_();
+            join_detail::throw_if_canceled(cancel_);
+        }
+    }
+
+private:
+    static inline const PollFn kNoPoll{};
+    const CancelToken* cancel_;
+    const PollFn& poll_;
+    size_t work_ = 0;
+};
+
+// std::sort of [first, last) by less that stops with Error(Canceled) within kCancelWork
+// comparisons of a cancel (the comparator counts; a sort left halfway holds a permutation of the
+// range, which the caller then drops).
+template <class It, class Less>
+void sort_checked(It first, It last, Less less, const CancelToken* cancel) {
+    if (cancel == nullptr) {
+        std::sort(first, last, less);
+        return;
+    }
+    StopCheck check(cancel);
+    std::sort(first, last, [&](const auto& x, const auto& y) {
+        check.add(1);
+        return less(x, y);
+    });
+}
+
 // One (signature, page) entry; pages are numbered by their rank in the fixed id order.
 struct Entry {
     uint64_t hash;
@@ -34,13 +77,17 @@ struct Groups {
 };
 
 // Every (signature, page rank) entry of docs, sorted by signature, then rank. The entries are
-// first dealt into 256 buckets by the signature's top byte (fmix64-finished, so the buckets are
-// even), then the buckets are sorted on up to `threads` threads.
-std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
+// first dealt into 256 buckets by the signature's top byte (even for fmix64-finished signatures;
+// hashes a caller typed in may all fall in one), then the buckets are sorted on up to `threads`
+// threads. Throws Error(Canceled) when cancel is set.
+std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads,
+                                  const CancelToken* cancel) {
+    StopCheck check(cancel);
     std::vector<size_t> count(257, 0);
     for (size_t i = 0; i < docs.size(); ++i) {
         MultisetView v = docs.doc(i);
         for (uint32_t k = 0; k < v.size; ++k) ++count[(v.hashes[k] >> 56) + 1];
+        check.add(v.size + 1);
     }
     for (size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
     std::vector<Entry> e(count.back());
@@ -48,20 +95,25 @@ std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint
     for (size_t i = 0; i < docs.size(); ++i) {
         MultisetView v = docs.doc(i);
         for (uint32_t k = 0; k < v.size; ++k) e[at[v.hashes[k] >> 56]++] = Entry{v.hashes[k], rank_of[i]};
+        check.add(v.size + 1);
     }
     join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
         for (size_t b = begin; b < end; ++b)
-            std::sort(e.begin() + static_cast<std::ptrdiff_t>(count[b]),
-                      e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]), [](const Entry& x, const Entry& y) {
-                          return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank;
-                      });
+            sort_checked(
+                e.begin() + static_cast<std::ptrdiff_t>(count[b]),
+                e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
+                [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; },
+                cancel);
     });
     return e;
 }
 
 // Every signature held by two or more pages, with its sample: its first kSample pages by rank.
-Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads) {
-    std::vector<Entry> e = sorted_entries(docs, rank_of, threads);
+// Throws Error(Canceled) when cancel is set.
+Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads,
+                         const CancelToken* cancel) {
+    std::vector<Entry> e = sorted_entries(docs, rank_of, threads, cancel);
+    StopCheck check(cancel);
     // Every signature's sample, in signature order first.
     std::vector<size_t> start{0};
     std::vector<uint32_t> ranks;
@@ -69,6 +121,7 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
     for (size_t i = 0; i < e.size();) {
         size_t j = i;
         while (j < e.size() && e[j].hash == e[i].hash) ++j;
+        check.add(j - i);
         if (j - i >= 2) {
             g.hashes.push_back(e[i].hash);
             for (size_t k = i; k < j && k - i < kSample; ++k) ranks.push_back(e[k].rank);
@@ -85,10 +138,11 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
     };
     std::vector<uint32_t> order(n);
     std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), span_less);
+    sort_checked(order.begin(), order.end(), span_less, cancel);
     g.sample_of.resize(n);
     g.start.push_back(0);
     for (size_t k = 0; k < n; ++k) {
+        check.add(kSample);
         uint32_t x = order[k];
         if (k == 0 || span_less(order[k - 1], x)) {
             g.ranks.insert(g.ranks.end(), ranks.begin() + start[x], ranks.begin() + start[x + 1]);
@@ -141,13 +195,16 @@ struct Sketches {
     }
 };
 
-Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank) {
+// Throws Error(Canceled) when cancel is set.
+Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, const CancelToken* cancel) {
+    StopCheck check(cancel);
     Sketches s;
     const size_t n = doc_of_rank.size();
     s.offset.assign(n + 1, 0);
     s.count.assign(n * kMaxLevels, 0);
     s.levels.assign(n, 1);
     for (size_t r = 0; r < n; ++r) {
+        check.add(1);
         uint64_t size = docs.doc(doc_of_rank[r]).size;
         uint32_t j = 1;
         while (j < kMaxLevels && (uint64_t(64 * kBaseWords) << (j - 1)) < 4 * size) ++j;
@@ -157,6 +214,7 @@ Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank
     s.bits.assign(s.offset[n], 0);
     for (size_t r = 0; r < n; ++r) {
         MultisetView v = docs.doc(doc_of_rank[r]);
+        check.add(v.size + (s.offset[r + 1] - s.offset[r]));
         const uint32_t top = s.levels[r] - 1u;
         uint64_t* w = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << top) - 1);
         const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
@@ -203,7 +261,7 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
     keep.assign(n, 0);
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
     constexpr size_t kPairs = kSample * (kSample - 1) / 2;
-    const Sketches sk = sketch(docs, doc_of_rank);
+    const Sketches sk = sketch(docs, doc_of_rank, cancel);
     // Samples in order share their first pages, so pairs recur from one sample to the next: each
     // worker remembers the similarities of the last few thousand samples' pairs.
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
@@ -282,13 +340,16 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
     // by position for the duplicate ids a caller may not have rejected.
     std::vector<uint32_t> doc_of_rank(n);
     std::iota(doc_of_rank.begin(), doc_of_rank.end(), 0u);
-    std::sort(doc_of_rank.begin(), doc_of_rank.end(), [&](uint32_t a, uint32_t b) {
-        uint64_t x = fmix64(static_cast<uint64_t>(docs.id(a))), y = fmix64(static_cast<uint64_t>(docs.id(b)));
-        return x != y ? x < y : a < b;
-    });
+    sort_checked(
+        doc_of_rank.begin(), doc_of_rank.end(),
+        [&](uint32_t a, uint32_t b) {
+            uint64_t x = fmix64(static_cast<uint64_t>(docs.id(a))), y = fmix64(static_cast<uint64_t>(docs.id(b)));
+            return x != y ? x < y : a < b;
+        },
+        cancel);
     std::vector<uint32_t> rank_of(n);
     for (uint32_t r = 0; r < n; ++r) rank_of[doc_of_rank[r]] = r;
-    const Groups g = shared_signatures(docs, rank_of, threads);
+    const Groups g = shared_signatures(docs, rank_of, threads, cancel);
 
     std::vector<uint64_t> drop;
     std::vector<char> keep;
@@ -296,7 +357,7 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
         if (round == 0) {
             judge(g, docs, doc_of_rank, keep, threads, cancel);
         } else {
-            Collection content = without_signatures(docs, drop);
+            Collection content = without_signatures(docs, drop, cancel);
             judge(g, content, doc_of_rank, keep, threads, cancel);
         }
         drop.clear();
@@ -306,83 +367,68 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
     return drop;
 }
 
-namespace {
-
-// A set of signature hashes for membership tests: open addressing with linear probing on the
-// hash's low bits (signature hashes are fmix64-finished, so the low bits are well spread); 0 is
-// kept aside as the empty slot's mark. In front of the table, a bitmap with one bit per value of
-// the hash's top bits, set for every key: a clear bit proves absence, and the bitmap (about 8 bits
-// a key) is small enough to stay in cache where the table is not.
-class HashSet {
-public:
-    explicit HashSet(const std::vector<uint64_t>& keys) {
-        size_t cap = 16;
-        while (cap < 2 * keys.size()) cap *= 2;
-        slots_.assign(cap, 0);
-        mask_ = cap - 1;
-        filter_shift_ = 64;
-        while (filter_shift_ > 6 && (uint64_t(1) << (64 - filter_shift_)) < 4 * cap) --filter_shift_;
-        filter_.assign((uint64_t(1) << (64 - filter_shift_)) / 64, 0);
-        for (uint64_t k : keys) {
-            uint64_t f = k >> filter_shift_;
-            filter_[f / 64] |= uint64_t(1) << (f % 64);
-            if (k == 0) {
-                has_zero_ = true;
-                continue;
-            }
-            size_t i = k & mask_;
-            while (slots_[i] != 0 && slots_[i] != k) i = (i + 1) & mask_;
-            slots_[i] = k;
+SignatureSet::SignatureSet(const uint64_t* keys, size_t n, const CancelToken* cancel, const PollFn& poll) {
+    StopCheck check(cancel, poll);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    slots_.assign(cap, 0);
+    mask_ = cap - 1;
+    filter_shift_ = 64;
+    while (filter_shift_ > 6 && (uint64_t(1) << (64 - filter_shift_)) < 4 * cap) --filter_shift_;
+    filter_.assign((uint64_t(1) << (64 - filter_shift_)) / 64, 0);
+    for (size_t j = 0; j < n; ++j) {
+        const uint64_t k = keys[j];
+        if (k == 0) {
+            has_zero_ = true;
+            continue;
         }
+        const uint64_t x = fmix64(k);
+        const uint64_t f = x >> filter_shift_;
+        filter_[f / 64] |= uint64_t(1) << (f % 64);
+        size_t i = x & mask_;
+        size_t probes = 1;
+        for (; slots_[i] != 0 && slots_[i] != k; ++probes) i = (i + 1) & mask_;
+        slots_[i] = k;
+        check.add(probes);
     }
-    bool contains(uint64_t k) const noexcept {
-        if (k == 0) return has_zero_;
-        uint64_t f = k >> filter_shift_;
-        if ((filter_[f / 64] >> (f % 64) & 1) == 0) return false;
-        for (size_t i = k & mask_;; i = (i + 1) & mask_) {
-            if (slots_[i] == k) return true;
-            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
-        }
-    }
+}
 
-private:
-    std::vector<uint64_t> slots_;
-    std::vector<uint64_t> filter_;  // bit (k >> filter_shift_) set for every key k
-    unsigned filter_shift_ = 64;
-    size_t mask_ = 0;
-    bool has_zero_ = false;
-};
+size_t SignatureSet::memory_bytes() const noexcept {
+    return (slots_.capacity() + filter_.capacity()) * sizeof(uint64_t);
+}
 
-// doc without the members of drop, into m (cleared first).
-void remove_into(const MultisetView& doc, const HashSet& drop, Multiset& m) {
+void SignatureSet::remove_into(const MultisetView& doc, Multiset& m, const PollFn& poll) const {
+    StopCheck check(nullptr, poll);
     m.hashes.clear();
     m.freqs.clear();
     m.length = 0;
     for (uint32_t k = 0; k < doc.size; ++k) {
-        if (drop.contains(doc.hashes[k])) continue;
+        check.add(1);
+        if (contains(doc.hashes[k])) continue;
         m.hashes.push_back(doc.hashes[k]);
         m.freqs.push_back(doc.freqs[k]);
         m.length += doc.freqs[k];
     }
 }
 
-}  // namespace
-
 Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop) {
     Multiset m;
-    remove_into(doc, HashSet(drop), m);
+    SignatureSet(drop).remove_into(doc, m);
     return m;
 }
 
-Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop) {
-    const HashSet set(drop);
+Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop, const CancelToken* cancel) {
+    const SignatureSet set(drop, cancel);
+    StopCheck check(cancel);
     Collection out;
     size_t total = 0;
     for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
     out.reserve(docs.size(), total);
     Multiset m;
     for (size_t i = 0; i < docs.size(); ++i) {
-        remove_into(docs.doc(i), set, m);
+        const MultisetView v = docs.doc(i);
+        check.add(v.size + 1);
+        set.remove_into(v, m);
         out.add(docs.id(i), m.view());
     }
     return out;

@@ -23,6 +23,7 @@
 
 #include "core/common/cancel.hpp"
 #include "core/join/join.hpp"
+#include "core/signature/hash.hpp"
 
 namespace spotsigs {
 
@@ -41,10 +42,48 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 
 // template signatures.
 size_t template_memory_bytes(const Collection& docs, int threads);
 
-// docs without the signatures in drop (ascending): same documents, ids and order.
-Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop);
+// docs without the signatures in drop (ascending): same documents, ids and order. Throws
+// Error(Canceled) when cancel is set.
+Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop,
+                              const CancelToken* cancel = nullptr);
 
 // One multiset without the signatures in drop (ascending).
 Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop);
+
+// A set of signature hashes, prepared once for removing them from many multisets: open
+// addressing with linear probing on the low bits of fmix64 of the hash (hashes a caller typed in
+// need not be spread, fmix64 spreads them); 0 is kept aside as the empty slot's mark. In front
+// of the table, a bitmap with one bit per value of the top bits of the same fmix64, set for
+// every key: a clear bit proves absence, and the bitmap (about 8 bits a key) is small enough to
+// stay in cache where the table is not.
+class SignatureSet {
+public:
+    // The set of keys (any order, repeats allowed). Long builds look at cancel (throwing
+    // Error(Canceled) once it is set) and call poll (which may throw) every few thousand keys.
+    SignatureSet(const uint64_t* keys, size_t n, const CancelToken* cancel = nullptr, const PollFn& poll = {});
+    explicit SignatureSet(const std::vector<uint64_t>& keys, const CancelToken* cancel = nullptr)
+        : SignatureSet(keys.data(), keys.size(), cancel) {}
+    bool contains(uint64_t k) const noexcept {
+        if (k == 0) return has_zero_;
+        const uint64_t x = fmix64(k);
+        const uint64_t f = x >> filter_shift_;
+        if ((filter_[f / 64] >> (f % 64) & 1) == 0) return false;
+        for (size_t i = x & mask_;; i = (i + 1) & mask_) {
+            if (slots_[i] == k) return true;
+            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
+        }
+    }
+    // doc without the members of the set, into m (cleared first); poll as for the constructor.
+    void remove_into(const MultisetView& doc, Multiset& m, const PollFn& poll = {}) const;
+    // Bytes held.
+    size_t memory_bytes() const noexcept;
+
+private:
+    std::vector<uint64_t> slots_;
+    std::vector<uint64_t> filter_;  // bit (fmix64(k) >> filter_shift_) set for every key k
+    unsigned filter_shift_ = 64;
+    size_t mask_ = 0;
+    bool has_zero_ = false;
+};
 
 }  // namespace spotsigs

@@ -41,6 +41,10 @@ public:
     size_t memory_bytes() const noexcept;
     // Reserves room for n documents with total distinct signatures (a hint: storage also grows).
     void reserve(size_t n, size_t total);
+    // From now on, storage grows by less than doubling where doubling would take memory_bytes()
+    // past bytes (0: no bound): by what the next document needs, at least, so a reader that
+    // stops adding once memory_bytes() passes its limit overshoots it by about one document.
+    void limit_growth(size_t bytes) noexcept { growth_limit_ = bytes; }
     // The allocated but unwritten part of the current chunk's hashes and frequency bytes: where
     // the next documents go (a ReadPipeline's reader faults it in ahead of the filing thread).
     struct Room {
@@ -70,7 +74,10 @@ private:
     HugeVector<unsigned char> widths_;  // per document: frequency width (0 = all are 1)
     HugeVector<uint64_t> lengths_;
     std::vector<Chunk> chunks_;
-    size_t next_chunk_ = 0;  // capacity (signatures) of the next chunk
+    size_t next_chunk_ = 0;    // capacity (signatures) of the next chunk
+    size_t growth_limit_ = 0;  // see limit_growth
+    // The bytes memory_bytes() may still grow by under growth_limit_ (SIZE_MAX without one).
+    size_t growth_room() const noexcept;
 };
 
 class PairSink;

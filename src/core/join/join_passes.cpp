@@ -138,6 +138,52 @@ uint64_t pass_read_bytes(const JoinPass& p, const std::vector<LengthCount>& hist
     return b;
 }
 
+uint64_t pass_bytes_estimate(uint64_t docs, uint64_t bytes, uint64_t max_len, int threads, int sides) noexcept {
+    // Signature occurrences: a Collection holds 33 bytes a document and at least 8 an occurrence.
+    const uint64_t e = bytes > 33 * docs ? (bytes - 33 * docs) / 8 : 0;
+    // Filed documents: chunks and per-document arrays grow by doubling (twice the bytes), plus each
+    // pipeline's batch buffers (4 of 2 MB).
+    const uint64_t read = 2 * bytes + static_cast<uint64_t>(std::max(sides, 1)) * (uint64_t(8) << 20);
+    // The matcher, with at most one distinct signature per occurrence: the dictionary (slots for
+    // twice the signatures, rounded up to a power of two, 16 bytes each; its merge and ordering
+    // scratch), the occurrences and re-coded documents, the inverted index or the prefix entries,
+    // ranks and candidate lists, per-thread counts, and the length tables (4 bytes an entry,
+    // at most 2^20 entries each, a few of them).
+    const uint64_t t = static_cast<uint64_t>(std::max(threads, 1));
+    const uint64_t table = std::min<uint64_t>(2 * max_len + 2, uint64_t(1) << 20);
+    const uint64_t matcher = 160 * e + 96 * docs + 8 * t * docs + 16 * table + (uint64_t(1) << 20);
+    return 2 * bytes + std::max(read - 2 * bytes, matcher);
+}
+
+uint64_t smallest_passes_estimate(const std::vector<LengthCount>& hist, double tau, int threads, int sides) {
+    // For each probe length i: its documents with those of its largest partner length in
+    // (i, end), end = past its last partner length; end never decreases as i grows, so a queue
+    // of candidate maxima (largest bytes first) slides along.
+    uint64_t most = 0;
+    std::deque<size_t> window;  // indexes in (i, end), bytes decreasing
+    size_t end = 0;
+    for (size_t i = 0; i < hist.size(); ++i) {
+        const uint64_t hi = max_partner_length(hist[i].length, tau);
+        const size_t stop = first_at_least(hist, hi + 1);
+        for (; end < stop; ++end) {
+            if (end <= i) continue;
+            while (!window.empty() && hist[window.back()].bytes <= hist[end].bytes) window.pop_back();
+            window.push_back(end);
+        }
+        end = std::max(end, i + 1);
+        while (!window.empty() && window.front() <= i) window.pop_front();
+        uint64_t docs = hist[i].docs, bytes = hist[i].bytes, longest = hist[i].length;
+        if (!window.empty()) {
+            const LengthCount& m = hist[window.front()];
+            docs += m.docs;
+            bytes += m.bytes;
+            longest = hist[stop - 1].length;
+        }
+        most = std::max(most, pass_bytes_estimate(docs, bytes, longest, threads, sides));
+    }
+    return most;
+}
+
 size_t run_planned_passes(const std::vector<LengthCount>& hist, double tau, uint64_t limit, uint64_t pass_bytes,
                           double margin, const std::function<PassResult(const JoinPass&)>& run,
                           const std::function<void(const JoinPass&, uint64_t at_least)>& too_large,

@@ -107,6 +107,20 @@ bool split_partners(const JoinPass& p, const std::vector<LengthCount>& hist, Joi
 // The bytes of the documents a pass reads, from hist.
 uint64_t pass_read_bytes(const JoinPass& p, const std::vector<LengthCount>& hist) noexcept;
 
+// An upper estimate of the bytes one pass holds at once beside what the call keeps: the pass's
+// documents (`docs` of them, taking `bytes` in a Collection once filed, the longest of length
+// max_len) read through the batch buffers of `sides` pipelines (2 for an R-S join), and the
+// matcher's structures for them on `threads` threads, whichever method it takes (each structure at its largest: a
+// dictionary slot, an index posting, prefix entries and ranks per signature occurrence, re-coded entries and counts per
+// document, the length tables). Pairs in flight to the caller are not included.
+uint64_t pass_bytes_estimate(uint64_t docs, uint64_t bytes, uint64_t max_len, int threads, int sides = 1) noexcept;
+
+// The most pass_bytes_estimate gives for one of the smallest passes a plan over hist can come
+// down to (a probe length with its largest partner length, join_passes.hpp's partner ranges):
+// every pass of the join fits a limit that holds this beside what the call keeps, since a pass
+// that does not fit is split until it is one of those.
+uint64_t smallest_passes_estimate(const std::vector<LengthCount>& hist, double tau, int threads, int sides = 1);
+
 // What running one pass gave: whether its documents and structures fit the memory limit (if
 // not, at_least is a lower bound of the bytes it needs), and the most it held.
 struct PassResult {

@@ -345,6 +345,13 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
     guard.progress(job.probe_docs->size() - probes);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
+    // With a sink, each worker puts its pairs in runs of at most a share of the sink's capacity,
+    // so that the runs being filled stay within what the caller set aside for them
+    // (PairSink::in_flight_bytes).
+    const size_t sink_run =
+        opt.sink == nullptr
+            ? kSinkRun
+            : std::clamp<size_t>(opt.sink->capacity() / static_cast<size_t>(opt.threads), kPairBatch, kSinkRun);
     run_workers(opt.threads, probes, kProbeChunk, [&](int w, size_t begin, size_t end) {
         ProbeScratch& s = scratch[static_cast<size_t>(w)];
         if (job.cfg.count == 0 && s.seen.size() != job.indexed->size()) s.seen.assign(job.indexed->size(), 0);
@@ -369,12 +376,12 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
             if (mine.size() - accounted >= kPairBatch) {
                 guard.add_pairs(mine.size() - accounted);
                 accounted = mine.size();
-                if (opt.sink != nullptr && mine.size() >= kSinkRun) hand_over();
+                if (opt.sink != nullptr && mine.size() >= sink_run) hand_over();
             }
         }
         guard.add_verified(verified);
         if (mine.size() != accounted) guard.add_pairs(mine.size() - accounted);
-        if (opt.sink != nullptr && mine.size() >= kSinkRun) hand_over();
+        if (opt.sink != nullptr && mine.size() >= sink_run) hand_over();
     });
     throw_if_canceled(opt.cancel);
     if (opt.sink != nullptr)

@@ -37,10 +37,13 @@ public:
     // The default capacity.
     static constexpr size_t kQueuedPairs = size_t(1) << 18;
     // What a caller sets aside for the pairs in flight through a sink of the given capacity: the
-    // queue and the runs the consumer is writing (about as many); a run larger than the queue,
-    // which only the prefix-group matcher's partitions can be, is charged to the matcher until
-    // it is put.
-    static constexpr size_t in_flight_bytes(size_t capacity) noexcept { return 2 * capacity * sizeof(JoinPair); }
+    // queue, the runs the consumer is writing (about as many), and the runs the index matcher's
+    // workers fill before they put them (a capacity's worth between them, Run::pairs); a run
+    // larger than the queue, which only the prefix-group matcher's partitions can be, is charged
+    // to the matcher until it is put.
+    static constexpr size_t in_flight_bytes(size_t capacity) noexcept { return 3 * capacity * sizeof(JoinPair); }
+    // The pairs that may wait before a put waits.
+    size_t capacity() const noexcept { return capacity_; }
 
     // From any thread: hands over a run of result pairs (an empty run is dropped); waits while
     // the sink is full (see above).

@@ -82,6 +82,7 @@ void ReadPipeline::stop() noexcept {
         if (thread_.joinable()) thread_.join();
     } catch (...) {
     }
+    if (background_) pending_bytes_.store(0, std::memory_order_relaxed);  // what waited is dropped
 }
 
 bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std::chrono::milliseconds wait) {
@@ -132,6 +133,7 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
         b.bytes.resize(at + len);
     }
     std::memcpy(b.bytes.data() + at, payload, len);
+    pending_bytes_.fetch_add(len, std::memory_order_relaxed);
     b.used = at + len;
     b.ids.push_back(id);
     b.offsets.push_back(at);
@@ -227,9 +229,12 @@ void ReadPipeline::file_loop() {
 }
 
 void ReadPipeline::file(Batch& b) {
-    // Behind the reader: this batch's prefixes are left to the matcher's workers.
-    const bool defer = background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_;
+    // Behind the reader, or past the limit: this batch's prefixes are left to the matcher's workers.
+    const bool defer =
+        (background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_) || (lister_ && over_limit());
+    size_t raw = 0;
     for (size_t k = 0; k < b.ids.size(); ++k) {
+        raw += b.lengths[k];
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
@@ -254,6 +259,7 @@ void ReadPipeline::file(Batch& b) {
     b.offsets.clear();
     b.lengths.clear();
     publish_bytes();
+    pending_bytes_.fetch_sub(raw, std::memory_order_relaxed);
 }
 
 void ReadPipeline::finish_filing() {
@@ -275,10 +281,23 @@ void ReadPipeline::start_listing() {
     listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
                                                                           join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
+    bool over = over_limit();
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+        if (d % 1024 == 0) over = over || over_limit();
+        if (over) {
+            listed_->defer(static_cast<uint32_t>(d));
+            ++deferred_;
+        } else {
+            lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
+        }
     }
+}
+
+bool ReadPipeline::over_limit() const noexcept {
+    return limit_ != 0 && docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0) +
+                                  batch_bytes_.load(std::memory_order_relaxed) >
+                              limit_;
 }
 
 }  // namespace spotsigs

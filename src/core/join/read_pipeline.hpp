@@ -63,6 +63,16 @@ public:
     // Stops the filing thread (it drops what it has not filed) and joins it. Idempotent.
     void stop() noexcept;
 
+    // Keeps memory_bytes() within bytes where the documents allow: the collection grows by less
+    // than doubling near it (Collection::limit_growth), and with defer_listing, documents filed
+    // while the collection and the prefix entries hold more are left unlisted (the matcher lists
+    // them, against its own budget: a read that may not fit, not a pass planned to). Call before
+    // the first add().
+    void limit_growth(size_t bytes, bool defer_listing) noexcept {
+        const size_t fixed = batch_bytes_.load(std::memory_order_relaxed);
+        docs_.limit_growth(bytes > fixed ? bytes - fixed : 1);
+        limit_ = defer_listing ? bytes : 0;
+    }
     // Rows taken by add().
     size_t rows() const noexcept { return rows_; }
     // Bytes of the filing thread's next memory that add() faulted in while it waited (the
@@ -72,9 +82,13 @@ public:
     double waited_seconds() const noexcept { return waited_; }
     // Documents whose prefixes the filing thread left to the matcher (after wait_filed() returned true).
     size_t deferred_docs() const noexcept { return deferred_; }
-    // Bytes held: the collection, the prefix entries and the batch buffers (any thread).
+    // Bytes held: the collection, the prefix entries and the batch buffers, and the payloads in
+    // batches not filed yet once more (the collection takes about as much for them when they
+    // are), so that a reader checking its limit sees what the filing thread is about to add
+    // (any thread).
     size_t memory_bytes() const noexcept {
-        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed);
+        return filed_bytes_.load(std::memory_order_relaxed) + batch_bytes_.load(std::memory_order_relaxed) +
+               pending_bytes_.load(std::memory_order_relaxed);
     }
     // The documents, in the order they were added (after wait_filed() returned true).
     Collection& docs() noexcept { return docs_; }
@@ -89,6 +103,9 @@ private:
     void file(Batch& b);
     // Makes the filed bytes visible to memory_bytes().
     void publish_bytes() noexcept;
+    // Whether the collection, the prefix entries and the batch buffers hold more than limit_
+    // (then no more prefixes are listed while filing).
+    bool over_limit() const noexcept;
     // Under mu_, on the caller's thread: the next window of the filing thread's unwritten memory
     // not faulted in yet (an empty span when there is none).
     Collection::Room next_window() noexcept;
@@ -101,6 +118,7 @@ private:
     bool background_;
     size_t defer_backlog_;
     size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
+    size_t limit_ = 0;      // past it, filing leaves prefixes unlisted (limit_growth; 0: none)
     size_t deferred_ = 0;   // written by the filing thread
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
@@ -118,6 +136,7 @@ private:
     bool populate_ok_ = true;  // false once the kernel refused MADV_POPULATE_WRITE
     std::atomic<size_t> batch_bytes_{0};
     std::atomic<size_t> filed_bytes_{0};
+    std::atomic<size_t> pending_bytes_{0};  // payload bytes added and not filed yet
 
     std::mutex mu_;
     std::condition_variable cv_;

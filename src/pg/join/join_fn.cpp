@@ -4,6 +4,7 @@
 #include "pg/pg.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "catalog/pg_type_d.h"
 #include "funcapi.h"
 #include "utils/tuplestore.h"
@@ -253,8 +254,8 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
         accounted->matcher = matcher_peak;
     }
     pg_guard([&] {
-        elog(DEBUG1, "%s: accounted peak %zu MB (documents %zu MB, matcher %zu MB)", fn,
-             (pipe.docs().memory_bytes() + matcher_peak) >> 20, pipe.docs().memory_bytes() >> 20, matcher_peak >> 20);
+        elog(DEBUG1, "%s: accounted peak %zu kB (documents %zu kB, matcher %zu kB)", fn,
+             (pipe.docs().memory_bytes() + matcher_peak) >> 10, pipe.docs().memory_bytes() >> 10, matcher_peak >> 10);
     });
     // How long the backend's thread waited for the filing thread, and what it faulted in meanwhile.
     pg_guard([&] {
@@ -294,8 +295,12 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
 }
 
 // Throws the error of a join whose smallest pass, p, does not fit the memory limit: at_least is
-// a lower bound on the bytes it needs; hist tells which documents the pass reads.
-[[noreturn]] void throw_pass_too_large(const JoinPass& p, const std::vector<LengthCount>& hist, uint64_t at_least) {
+// a lower bound on the bytes it needs beside what the call keeps (JoinCall::held); hist tells
+// which documents the pass reads. The limit it names is one every pass fits: the call's own
+// bytes, the larger of at_least and the estimate of the smallest passes the plan can come down
+// to (smallest_passes_estimate), and the pairs in flight, which take a 32nd of the limit.
+[[noreturn]] void throw_pass_too_large(const JoinCall& call, const JoinPass& p, const std::vector<LengthCount>& hist,
+                                       uint64_t at_least) {
     uint64_t rows = 0, shortest = 0, longest = 0;
     for (const LengthCount& c : hist)
         if (p.reads(c.length)) {
@@ -304,11 +309,16 @@ void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPai
             longest = c.length;
         }
     const uint64_t mb = (at_least >> 20) + 1;
+    const uint64_t pass = std::max(at_least, smallest_passes_estimate(hist, call.tau, call.threads, call.sources));
+    const uint64_t in_flight_min = spotsigs::PairSink::in_flight_bytes(4096);
+    const uint64_t need = (call.held + pass + in_flight_min) / 31 * 32 + 32;
+    const uint64_t need_mb = (need + (uint64_t(1) << 20) - 1) >> 20;
     throw Error(ErrorKind::OutOfMemory,
                 "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") even in passes",
                 "Its smallest pass, the " + std::to_string(rows) + " documents of length " + std::to_string(shortest) +
                     (longest > shortest ? " to " + std::to_string(longest) : "") + ", needs more than " +
-                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) + "MB.");
+                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit to " + std::to_string(need_mb) +
+                    "MB or more (every pass of this join fits that).");
 }
 
 // What one pass did: whether its rows and structures fit the limit (if not, at_least is a lower
@@ -325,12 +335,12 @@ struct PassOutcome {
 // hands on the pairs it reports. A single length that does not fit is an ERROR naming a limit
 // above what it needed. Returns the number of passes run and, in continuing, how many of them
 // continued a probe range over further partners; worst gets the largest accounted peak of a pass.
-size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit,
+size_t run_passes(const JoinCall& call, const std::vector<LengthCount>& hist, size_t limit,
                   const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst, size_t& continuing) {
     uint64_t worst_peak = 0;
     continuing = 0;
     return run_planned_passes(
-        hist, tau, limit, limit / kPassRowShare, kPassMargin,
+        hist, call.tau, limit, limit / kPassRowShare, kPassMargin,
         [&](const JoinPass& p) {
             const PassOutcome out = run(p);
             // The pass's memory goes back to the system before the next one: glibc keeps freed
@@ -341,7 +351,7 @@ size_t run_passes(const std::vector<LengthCount>& hist, double tau, size_t limit
             if (out.fits && p.continues()) ++continuing;
             return PassResult{out.fits, out.at_least, out.acc.peak()};
         },
-        [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(p, hist, at_least); }, worst_peak);
+        [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(call, p, hist, at_least); }, worst_peak);
 }
 
 // Drops the pairs of docs that pass p does not report (those of two documents of its probe
@@ -416,13 +426,18 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
 }
 
 // Logs at DEBUG1 how a call ran in passes: how many (and how many continued a probe range), and
-// the accounted peaks.
-void log_passes(const char* fn, size_t passes, size_t continuing, size_t first_read, const Accounted& worst) {
+// the accounted peaks in kB: the first read's, and the largest of a pass with what the call
+// keeps beside the passes (held).
+void log_passes(const char* fn, size_t passes, size_t continuing, size_t first_read, const Accounted& worst,
+                size_t held) {
+    const size_t peak = std::max(first_read, worst.peak() + held);
+    const size_t limit = join_memory_limit_bytes();
     pg_guard([&] {
         elog(DEBUG1,
-             "%s: %zu passes within spotsigs.join_memory_limit (%zu of them over further partners of a probe "
-             "range), accounted peak %zu MB (first read %zu MB, passes %zu MB)",
-             fn, passes, continuing, std::max(first_read, worst.peak()) >> 20, first_read >> 20, worst.peak() >> 20);
+             "%s: %zu passes %s spotsigs.join_memory_limit (%zu of them over further partners of a probe "
+             "range), accounted peak %zu kB (first read %zu kB, passes %zu kB with %zu kB kept beside them)",
+             fn, passes, peak <= limit ? "within" : "above", continuing, peak >> 10, first_read >> 10,
+             (worst.peak() + held) >> 10, held >> 10);
     });
 }
 
@@ -545,10 +560,10 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     const std::vector<LengthCount> hist = tally.sorted();
     size_t continuing = 0;
     const size_t passes = run_passes(
-        hist, call.tau, call_limit(call),
+        call, hist, call_limit(call),
         [&](const JoinPass& p) { return self_pass(call, p, hist, external, filter.seen, fn, progress, sink); }, worst,
         continuing);
-    log_passes(fn, passes, continuing, first_read, worst);
+    log_passes(fn, passes, continuing, first_read, worst, call.held);
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
 }
@@ -804,13 +819,13 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             Accounted worst;
             size_t continuing = 0;
             const size_t passes = run_passes(
-                hist, call.tau, call_limit(call),
+                call, hist, call_limit(call),
                 [&](const JoinPass& p) {
                     const RowsDigest first[2] = {filters[0].seen, filters[1].seen};
                     return rs_pass(call, p, hist, external, first, progress, rsinfo);
                 },
                 worst, continuing);
-            log_passes("spotsigs_join_rs", passes, continuing, first_read, worst);
+            log_passes("spotsigs_join_rs", passes, continuing, first_read, worst, call.held);
         }
         progress.finish();
         return Datum(0);
@@ -915,15 +930,91 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
     });
 }
 
+// The prepared set of spotsig_remove's second argument, kept in fn_extra for the rows of one
+// query: a template read from a table is the same value on every row, and detoasting and
+// hashing a large one costs far more than removing it from one row. Keyed by the value's
+// on-disk TOAST pointer (a stored value never changes, and its pointer is not reused while the
+// query's snapshot can see it), or else by the value's own bytes as passed (compared in full).
+struct RemoveCache {
+    bool ondisk = false;
+    Oid toastrel = InvalidOid;
+    Oid valueid = InvalidOid;
+    struct varlena* bytes = nullptr;  // not on disk: a copy of the value as passed (fn_mcxt)
+    SignatureSet* set = nullptr;      // null until a set and its key are both in place
+};
+
+// Frees the prepared set when the function's memory context goes away.
+void free_remove_cache(void* arg) {
+    auto* cache = static_cast<RemoveCache*>(arg);
+    delete cache->set;
+    cache->set = nullptr;
+}
+
+// The call site's cache, made on first use (PostgreSQL errors raised directly: outside pg_entry).
+RemoveCache* remove_cache(FunctionCallInfo fcinfo) {
+    auto* cache = static_cast<RemoveCache*>(fcinfo->flinfo->fn_extra);
+    if (cache != nullptr) return cache;
+    MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+    cache = static_cast<RemoveCache*>(MemoryContextAllocZero(cxt, sizeof(RemoveCache)));
+    auto* cb = static_cast<MemoryContextCallback*>(MemoryContextAllocZero(cxt, sizeof(MemoryContextCallback)));
+    cb->func = free_remove_cache;
+    cb->arg = cache;
+    MemoryContextRegisterResetCallback(cxt, cb);
+    fcinfo->flinfo->fn_extra = cache;
+    return cache;
+}
+
+// Calls CHECK_FOR_INTERRUPTS from the long loops of spotsig_remove (backend's thread).
+const PollFn& remove_poll() {
+    static const PollFn poll = [] { check_interrupts(); };
+    return poll;
+}
+
 // spotsig_remove(sig, signatures) -> spotsig: sig without the signatures that occur in
 // `signatures` (whatever their frequency there).
 SPOTSIGS_FUNCTION(spotsig_remove) {
     struct varlena* sig = fetch_spotsig(PG_GETARG_DATUM(0));
-    struct varlena* drop = fetch_spotsig(PG_GETARG_DATUM(1));
+    auto* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(PG_GETARG_DATUM(1)));
+    RemoveCache* cache = remove_cache(fcinfo);
+    // Whether the cached set is this value's: by TOAST pointer, or by the bytes as passed (a value
+    // that is a pointer to other memory is flattened first).
+    const bool ondisk = VARATT_IS_EXTERNAL_ONDISK(raw);
+    struct varatt_external ext = {};
+    struct varlena* key = raw;
+    bool hit = false;
+    if (ondisk) {
+        VARATT_EXTERNAL_GET_POINTER(ext, raw);
+        hit = cache->set != nullptr && cache->ondisk && cache->toastrel == ext.va_toastrelid &&
+              cache->valueid == ext.va_valueid;
+    } else {
+        if (VARATT_IS_EXTERNAL(raw)) key = detoast_external_attr(raw);
+        hit = cache->set != nullptr && !cache->ondisk && VARSIZE_ANY(cache->bytes) == VARSIZE_ANY(key) &&
+              memcmp(cache->bytes, key, VARSIZE_ANY(key)) == 0;
+    }
+    struct varlena* drop = hit ? nullptr : fetch_spotsig(PointerGetDatum(key));
+    MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
     return pg_entry([&] {
-        MultisetView d = view_of(drop);
-        std::vector<uint64_t> hashes(d.hashes, d.hashes + d.size);
-        Multiset m = without_signatures(view_of(sig), hashes);
+        if (!hit) {
+            const MultisetView d = view_of(drop);
+            auto fresh = std::make_unique<SignatureSet>(d.hashes, d.size, nullptr, remove_poll());
+            struct varlena* bytes = nullptr;
+            if (!ondisk)
+                pg_guard([&] {
+                    bytes = static_cast<struct varlena*>(MemoryContextAlloc(cxt, VARSIZE_ANY(key)));
+                    memcpy(bytes, key, VARSIZE_ANY(key));
+                });
+            // The old set goes first: the cache holds no set while its key changes.
+            delete cache->set;
+            cache->set = nullptr;
+            if (cache->bytes != nullptr) pg_guard([&] { pfree(cache->bytes); });
+            cache->bytes = bytes;
+            cache->ondisk = ondisk;
+            cache->toastrel = ext.va_toastrelid;
+            cache->valueid = ext.va_valueid;
+            cache->set = fresh.release();
+        }
+        Multiset m;
+        cache->set->remove_into(view_of(sig), m, remove_poll());
         return make_spotsig(m.view());
     });
 }

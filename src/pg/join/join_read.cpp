@@ -110,8 +110,12 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 
 namespace {
 
-// How often (rows) the reader checks the memory limit, reports progress and serves interrupts.
+// How often (rows) the reader reports progress and serves interrupts (it checks the memory limit
+// every row it keeps).
 constexpr uint64 kReadStride = 2000;
+// ... or sooner, once the rows kept since the last time hold this many bytes: a few milliseconds
+// of copying and filing, however long the rows are.
+constexpr size_t kReadStrideBytes = size_t(1) << 20;
 // How long the reader waits for a free batch buffer before it serves interrupts again.
 constexpr auto kBatchWait = std::chrono::milliseconds(10);
 
@@ -133,6 +137,7 @@ struct CollectReceiver {
     RowFilter* filter;       // null: keep every row, and raise the error past the memory limit
     bool external;           // the value being handed over was stored out of line
     uint64 skipped_by_note;  // out-of-line values skipped by their length in RowFilter::external
+    size_t stride_bytes;     // bytes of the rows kept since the last stride
 };
 
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
@@ -145,6 +150,9 @@ void check_read_memory(const CollectReceiver* r) {
     if (r->memory_limit != 0 && r->out->memory_bytes() + r->deferred->memory_bytes() + ids > r->memory_limit) {
         if (r->filter != nullptr) {
             r->filter->overflowed = true;  // the caller reads again in passes
+            // What was read goes unused: the pipeline files and lists no more of it, so that
+            // what it holds stays at what was checked here.
+            r->out->stop();
             return;
         }
         throw_memory_limit(("reading " + std::string(r->relname)).c_str());
@@ -174,7 +182,8 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
 }
 
 // Hands one row's value (len payload bytes) to the pipeline, waiting for a free batch while
-// serving interrupts; every kReadStride rows checks the memory limit and reports progress.
+// serving interrupts; every kReadStride rows or kReadStrideBytes bytes, serves interrupts, checks
+// the memory limit and reports progress.
 // PostgreSQL code (an AddValueFn for DeferredToast): C++ work runs in pg_entry.
 void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
@@ -187,16 +196,18 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
         if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
         return;
     }
-    bool stride = ++r->rows % kReadStride == 0;
-    if (stride) CHECK_FOR_INTERRUPTS();
+    r->stride_bytes += len;
+    bool stride = ++r->rows % kReadStride == 0 || r->stride_bytes >= kReadStrideBytes;
+    if (stride) {
+        r->stride_bytes = 0;
+        CHECK_FOR_INTERRUPTS();
+    }
     for (;;) {
         bool taken = false;
         pg_entry([&] {
             taken = r->out->add(id, reinterpret_cast<const unsigned char*>(data), len, kBatchWait);
-            if (taken && stride) {
-                check_read_memory(r);
-                r->progress->reading(r->out->rows());
-            }
+            if (taken) check_read_memory(r);  // a few loads: every row, so a read stops at its limit
+            if (taken && stride) r->progress->reading(r->out->rows());
             return Datum(0);
         });
         if (taken) break;
@@ -322,6 +333,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->out = &out;
         recv->deferred = &deferred;
         recv->memory_limit = memory_limit;
+        // A first read (which tallies every row) may not fit; a pass's was planned to.
+        out.limit_growth(memory_limit, filter == nullptr || filter->tally != nullptr);
         recv->progress = &progress;
         recv->relname = src.relname;
         recv->filter = filter;

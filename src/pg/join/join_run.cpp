@@ -2,6 +2,7 @@
 #include "pg/join/join_run.hpp"
 
 extern "C" {
+#include "mb/pg_wchar.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
@@ -18,6 +19,7 @@ extern "C" {
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -154,9 +156,16 @@ bool Progress::due() {
 }
 
 void Progress::publish(const char* text) {
-    char buf[1024];
-    std::snprintf(buf, sizeof buf, "%s | %s", text, debug_query_string ? debug_query_string : "");
-    pg_guard([&] { pgstat_report_activity(STATE_RUNNING, buf); });
+    // pg_stat_activity keeps track_activity_query_size - 1 bytes; the text is cut there, at a
+    // character boundary (the query may hold multibyte characters anywhere).
+    std::string buf = std::string(text) + " | ";
+    const char* query = debug_query_string ? debug_query_string : "";
+    const size_t room = static_cast<size_t>(std::max(pgstat_track_activity_query_size, 2) - 1);
+    if (buf.size() < room) buf.append(query, strnlen(query, room - buf.size() + MAX_MULTIBYTE_CHAR_LEN));
+    int len = 0;
+    pg_guard([&] { len = pg_mbcliplen(buf.c_str(), static_cast<int>(buf.size()), static_cast<int>(room)); });
+    buf.resize(static_cast<size_t>(len));
+    pg_guard([&] { pgstat_report_activity(STATE_RUNNING, buf.c_str()); });
     changed_ = true;
 }
 

@@ -16,7 +16,8 @@ namespace spotsigs::pg {
 
 // Progress shown in pg_stat_activity.query of the joining backend, updated about once a second
 // once the call has run for a second, as "<fn>: reading N rows | <query>" and
-// "<fn>: matching D of N documents (P%) | <query>". Main thread only.
+// "<fn>: matching D of N documents (P%) | <query>", cut to what track_activity_query_size
+// keeps at a character boundary. Main thread only.
 class Progress {
 public:
     explicit Progress(const char* fn_name);
