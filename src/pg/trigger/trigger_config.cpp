@@ -16,9 +16,9 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
-#include <cstdio>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
