@@ -23,12 +23,12 @@ extern "C" {
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "core/join/content.hpp"
 #include "core/join/join.hpp"
 #include "core/join/join_passes.hpp"
 #include "core/join/pair_sink.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
+#include "core/template/content.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/join/citus.hpp"
