@@ -291,6 +291,18 @@ my %new_object_checks = (
 	  [ q{SELECT spotsigs_threshold(0.5), spotsigs_threshold(NULL)}, '0.5|0.2' ],
 	'function spotsig_remove(spotsig,spotsig)' =>
 	  [ q{SELECT spotsig_remove('{1:2,2:1,3:1}', '{2}')}, '{0000000000000001:2,0000000000000003}' ],
+	# The stored statistics, and a trigger created with a threshold before the update keeps the
+	# plain measure at that threshold once the table has them (rolled back: docs stays as it is).
+	'function spotsigs_analyze(regclass,name,name)' => [
+		q{BEGIN;
+		  SELECT spotsigs_analyze('docs', 'sig') >= 0;
+		  SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'docs'::regclass;
+		  UPDATE docs SET body = body || ' the end' WHERE id = 1;
+		  UPDATE docs SET body = body || ' the end' WHERE id = 5;
+		  SELECT count(*) FROM docs n LEFT JOIN LATERAL (SELECT e.id, similarity(n.sig, e.sig) AS s FROM docs e
+		    WHERE e.id <> n.id AND similarity(n.sig, e.sig) >= 0.6 ORDER BY 2 DESC, e.id LIMIT 1) b ON true
+		  WHERE n.id IN (1, 5) AND (n.duplicate_of IS DISTINCT FROM b.id OR n.similarity IS DISTINCT FROM b.s);
+		  ROLLBACK}, "t\n160\n0" ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [

@@ -36,6 +36,7 @@ extern "C" {
 #include "pg/join/join_read.hpp"
 #include "pg/join/join_run.hpp"
 #include "pg/join/result_store.hpp"
+#include "pg/template/table_template.hpp"
 #include "pg/type/datum.hpp"
 
 using namespace spotsigs;
@@ -864,20 +865,13 @@ SPOTSIGS_FUNCTION(spotsigs_join_candidates) {
     PG_RETURN_INT64(static_cast<int64>(session_candidates.load()));
 }
 
-// spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content
-// measure finds in the rows of rel (each with frequency 1), the ones a content-measure join of
-// the same rows leaves out.
-SPOTSIGS_FUNCTION(spotsigs_template) {
-    for (int k = 0; k < 3; ++k)
-        if (PG_ARGISNULL(k))
-            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                            errmsg("the relation and column arguments must not be NULL")));
-    use_reserved_huge_pages(join_huge_pages);
-    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
-                                    spotsig_type_oid(fcinfo), "spotsigs_template");
+namespace spotsigs::pg {
+
+Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
     int threads = join_max_threads;
+    use_reserved_huge_pages(join_huge_pages);
     return pg_entry([&] {
-        Progress progress("spotsigs_template");
+        Progress progress(fn);
         std::unique_ptr<ReadPipeline> pipe = open_pipeline(src, 0, join_memory_limit_bytes(), threads > 1);
         ExitStop exit_stop(*pipe);
         read_source(src, *pipe, join_memory_limit_bytes(), progress);
@@ -894,6 +888,7 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
                 return JoinPairs();
             },
             opt, progress, pipe->rows());
+        *rows = static_cast<int64>(pipe->docs().size());
         Multiset m;
         m.hashes = drop;
         m.freqs.assign(drop.size(), 1u);
@@ -902,6 +897,22 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
         progress.finish();
         return d;
     });
+}
+
+}  // namespace spotsigs::pg
+
+// spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content
+// measure finds in the rows of rel (each with frequency 1), the ones a content-measure join of
+// the same rows leaves out.
+SPOTSIGS_FUNCTION(spotsigs_template) {
+    for (int k = 0; k < 3; ++k)
+        if (PG_ARGISNULL(k))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("the relation and column arguments must not be NULL")));
+    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+                                    spotsig_type_oid(fcinfo), "spotsigs_template");
+    int64 rows = 0;
+    return table_template(src, &rows, "spotsigs_template");
 }
 
 // spotsig_remove(sig, signatures) -> spotsig: sig without the signatures that occur in
