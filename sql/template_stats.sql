@@ -20,6 +20,8 @@ CREATE TABLE tfix AS
 SELECT row_number() OVER (ORDER BY s, v)::int AS id, s AS story, spotsigs(tsite((s + v) % 3) || ' . ' || tstory(s, v)) AS sig
 FROM generate_series(1, 40) s, generate_series(1, 1 + s % 4) v;
 
+CREATE TABLE tfix_pk AS SELECT id, sig FROM tfix;
+
 CREATE TABLE tpages (id int PRIMARY KEY, ord int, sig spotsig, dup int, sim float8);
 CREATE INDEX ON tpages USING spotsigs (sig);
 
@@ -87,6 +89,61 @@ CREATE TRIGGER tplain_flag BEFORE INSERT ON tplain FOR EACH ROW
 INSERT INTO tplain SELECT * FROM tempty ORDER BY ord;
 SELECT count(*) AS differences FROM tplain a JOIN tempty b USING (id) WHERE a.dup IS DISTINCT FROM b.dup;
 
+-- spotsigs_flag_batch without a threshold flags as the trigger would (content measure, the
+-- stored template of the table): the first half analyzed, the second half (new ids above 1000)
+-- flagged in one batch, against the brute force over every row of smaller id.
+CREATE TABLE tbatch (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
+INSERT INTO tbatch (id, sig) SELECT id, sig FROM tfix WHERE id % 2 = 0;
+SELECT spotsigs_analyze('tbatch', 'sig') > 0 AS has_template;
+INSERT INTO tbatch (id, sig) SELECT 1000 + id, sig FROM tfix WHERE id % 2 = 1;
+SELECT spotsigs_flag_batch('tbatch', 'id', 'sig', 'dup', 'sim', NULL, 1000) AS flagged;
+WITH t AS (SELECT template AS t FROM spotsigs_stats WHERE relation = 'tbatch'::regclass),
+ref AS (
+  SELECT n.id, b.id AS dup, b.s FROM tbatch n CROSS JOIN t LEFT JOIN LATERAL (
+    SELECT o.id, similarity(spotsig_remove(n.sig, t.t), spotsig_remove(o.sig, t.t)) AS s FROM tbatch o
+    WHERE o.id < n.id AND similarity(spotsig_remove(n.sig, t.t), spotsig_remove(o.sig, t.t)) >= 0.4
+    ORDER BY 2 DESC, o.id LIMIT 1) b ON true
+  WHERE n.id >= 1000)
+SELECT count(*) AS differences FROM ref JOIN tbatch p USING (id)
+WHERE ref.dup IS DISTINCT FROM p.dup OR ref.s IS DISTINCT FROM p.sim;
+
+-- The joins without a threshold use the stored template (here the first half's, not the one
+-- the whole table would give): spotsigs_join equals the brute force over all pairs.
+CREATE TABLE tjoin_ref AS
+WITH t AS (SELECT template AS t FROM spotsigs_stats WHERE relation = 'tbatch'::regclass)
+SELECT a.id::bigint AS id1, b.id::bigint AS id2, similarity(spotsig_remove(a.sig, t.t), spotsig_remove(b.sig, t.t)) AS s
+FROM tbatch a JOIN tbatch b ON a.id < b.id, t
+WHERE similarity(spotsig_remove(a.sig, t.t), spotsig_remove(b.sig, t.t)) >= 0.4;
+SELECT spotsigs_template('tbatch', 'id', 'sig') = (SELECT template FROM spotsigs_stats
+                                                  WHERE relation = 'tbatch'::regclass) AS stored_is_recomputed;
+SELECT (SELECT count(*) FROM tjoin_ref) AS pairs,
+       (SELECT count(*) FROM (SELECT id1, id2, similarity FROM spotsigs_join('tbatch', 'id', 'sig')
+                              EXCEPT SELECT * FROM tjoin_ref) x) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM tjoin_ref EXCEPT
+                              SELECT id1, id2, similarity FROM spotsigs_join('tbatch', 'id', 'sig')) x) AS missing;
+
+-- spotsigs_join_rs without a threshold: the content measure with the stored template of s;
+-- with measure 'jaccard' (by name), the plain one.
+CREATE TABLE tnew AS SELECT id, sig FROM tfix WHERE id % 2 = 1;
+CREATE TABLE trs_ref AS
+WITH t AS (SELECT template AS t FROM spotsigs_stats WHERE relation = 'tbatch'::regclass)
+SELECT r.id::bigint AS r_id, s.id::bigint AS s_id, similarity(spotsig_remove(r.sig, t.t), spotsig_remove(s.sig, t.t)) AS s
+FROM tnew r, tbatch s, t
+WHERE similarity(spotsig_remove(r.sig, t.t), spotsig_remove(s.sig, t.t)) >= 0.4;
+SELECT (SELECT count(*) FROM trs_ref) AS pairs,
+       (SELECT count(*) FROM (SELECT * FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tbatch', 'id', 'sig')
+                              EXCEPT SELECT * FROM trs_ref) x) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM trs_ref EXCEPT
+                              SELECT * FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tbatch', 'id', 'sig')) x) AS missing;
+SELECT (SELECT count(*) FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tbatch', 'id', 'sig', 0.4, measure => 'jaccard')) AS plain,
+       (SELECT count(*) FROM tnew r, tbatch s WHERE similarity(r.sig, s.sig) >= 0.4) AS plain_brute_force;
+-- Without stored statistics on either side, the template is computed from the rows of s.
+SELECT (SELECT count(*) FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tfix_pk', 'id', 'sig')) =
+       (WITH t AS (SELECT spotsigs_template('tfix_pk', 'id', 'sig') AS t)
+        SELECT count(*) FROM tnew r, tfix_pk s, t
+        WHERE similarity(spotsig_remove(r.sig, t.t), spotsig_remove(s.sig, t.t)) >= 0.4) AS computed_from_s;
+DROP TABLE tbatch, tjoin_ref, tnew, trs_ref;
+
 -- A new analyze is seen by the next statement.
 DELETE FROM tpages WHERE ord > 0;
 SELECT spotsigs_analyze('tpages', 'sig', 'id') > 0 AS has_template;
@@ -112,6 +169,6 @@ SELECT count(*) FROM spotsigs_stats;
 SELECT spotsigs_analyze('tempty', 'sig');
 SELECT relation FROM spotsigs_stats;
 
-DROP TABLE tempty, tplain, tfix, tref;
+DROP TABLE tempty, tplain, tfix, tfix_pk, tref;
 DROP FUNCTION tw, tstory, tsite;
 DROP ROLE tstats_reader;

@@ -292,7 +292,9 @@ COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name,
 -- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
 -- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
 -- table it runs on the workers. Calls on one table are serialized (an advisory lock held until
--- the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+-- the transaction ends). similarity_column NULL: none. threshold NULL: the content measure at 0.4,
+-- as the trigger without a threshold (the stored template of target: spotsigs_join_rs's default).
+-- Returns the number of rows flagged.
 CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
                                     duplicate_column name, similarity_column name,
                                     threshold double precision, first_id bigint)
@@ -303,9 +305,8 @@ DECLARE
     sim_set text := '';
     sim_clear text := '';
 BEGIN
-    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL
-       OR threshold IS NULL THEN
-        RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL THEN
+        RAISE EXCEPTION 'only similarity_column and threshold may be NULL' USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
     IF similarity_column IS NOT NULL THEN

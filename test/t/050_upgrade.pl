@@ -303,6 +303,10 @@ my %new_object_checks = (
 		    WHERE e.id <> n.id AND similarity(n.sig, e.sig) >= 0.6 ORDER BY 2 DESC, e.id LIMIT 1) b ON true
 		  WHERE n.id IN (1, 5) AND (n.duplicate_of IS DISTINCT FROM b.id OR n.similarity IS DISTINCT FROM b.s);
 		  ROLLBACK}, "t\n160\n0" ],
+	# A threshold without a measure keeps the plain measure, as the 0.2.0 definition did.
+	'function spotsigs_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,text)' => [
+		q{SELECT (SELECT count(*) FROM spotsigs_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6))
+		       = (SELECT count(*) FROM docs a, docs b WHERE similarity(a.sig, b.sig) >= 0.6)}, 't' ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [
