@@ -142,6 +142,44 @@ SELECT (SELECT count(*) FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tfix_pk', 'i
        (WITH t AS (SELECT spotsigs_template('tfix_pk', 'id', 'sig') AS t)
         SELECT count(*) FROM tnew r, tfix_pk s, t
         WHERE similarity(spotsig_remove(r.sig, t.t), spotsig_remove(s.sig, t.t)) >= 0.4) AS computed_from_s;
+-- % with a content query: the index serves it (a lowered plain search, then every row rechecked
+-- by the operator), and every query's rows equal the brute force over the stored template.
+CREATE INDEX tbatch_sig ON tbatch USING spotsigs (sig);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM tbatch WHERE sig % spotsig_content_query('{1}', 'tbatch', 'sig');
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE got IS DISTINCT FROM want) AS differences,
+       sum(cardinality(got)) AS rows_returned
+FROM (SELECT q.id,
+             (SELECT array_agg(b.id ORDER BY b.id) FROM tbatch b
+               WHERE b.sig % spotsig_content_query(q.sig, 'tbatch', 'sig')) AS got,
+             (SELECT array_agg(b.id ORDER BY b.id) FROM tbatch b, spotsigs_stats s
+               WHERE s.relation = 'tbatch'::regclass
+                 AND similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) >= 0.4) AS want
+      FROM tbatch q) x;
+SET enable_indexscan = off;
+SET enable_bitmapscan = on;
+SELECT count(*) AS bitmap_differences
+FROM (SELECT q.id,
+             (SELECT array_agg(b.id ORDER BY b.id) FROM tbatch b
+               WHERE b.sig % spotsig_content_query(q.sig, 'tbatch', 'sig')) AS got,
+             (SELECT array_agg(b.id ORDER BY b.id) FROM tbatch b, spotsigs_stats s
+               WHERE s.relation = 'tbatch'::regclass
+                 AND similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) >= 0.4) AS want
+      FROM tbatch q) x WHERE got IS DISTINCT FROM want;
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- Without statistics the query's template is empty: the plain similarity at 0.4.
+SELECT (SELECT count(*) FROM tnew a, tnew b WHERE a.sig % spotsig_content_query(b.sig, 'tnew', 'sig')) =
+       (SELECT count(*) FROM tnew a, tnew b WHERE similarity(a.sig, b.sig) >= 0.4) AS plain_without_statistics;
+-- A hand-made query value whose content still holds template signatures means the same.
+SELECT count(*) AS hand_made_differences FROM tbatch a, tbatch b, spotsigs_stats s
+WHERE s.relation = 'tbatch'::regclass
+  AND (a.sig % ROW(b.sig, 0.4, s.template)::spotsigs_content_query) IS DISTINCT FROM
+      (a.sig % spotsig_content_query(b.sig, 'tbatch', 'sig'));
+
 DROP TABLE tbatch, tjoin_ref, tnew, trs_ref;
 
 -- A new analyze is seen by the next statement.

@@ -307,6 +307,15 @@ my %new_object_checks = (
 	'function spotsigs_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,text)' => [
 		q{SELECT (SELECT count(*) FROM spotsigs_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6))
 		       = (SELECT count(*) FROM docs a, docs b WHERE similarity(a.sig, b.sig) >= 0.6)}, 't' ],
+	# The content query: before any analyze of docs, the plain similarity at 0.4; served by the
+	# index built at 0.1.0 (the operator family gained strategy 4).
+	'function spotsig_content_query(spotsig,regclass,name)' =>
+	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
+	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
+	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
+	'operator %(spotsig,spotsigs_content_query)' => [
+		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
+		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [

@@ -56,12 +56,7 @@ MultisetView trigger_content(const TriggerConfig* c, const MultisetView& q) {
 }
 
 uint64 index_max_length(Relation index) {
-    index::MetaData meta;
-    index::read_meta(index, &meta);
-    const Partitioning& parts = index::partitioning_for(meta.growth);
-    for (int p = index::kMaxPartitions; p-- > 0;)
-        if (meta.part_docs[p] > 0) return parts.upper(static_cast<uint32_t>(p));
-    return 0;
+    return index::max_row_length(index);
 }
 
 }  // namespace spotsigs::pg
