@@ -5,7 +5,8 @@
 # Scenarios: plain08 (the trigger at '0.8', the README's example before the content default),
 # content_empty (no threshold argument and no stored template: every row), content_half (no
 # threshold: the first half of the order through the trigger, then spotsigs_analyze, then the
-# second half), content_known (no threshold, with the template of all the rows stored before the
+# second half), content_half_batch (the same, then every flag recomputed with
+# spotsigs_flag_batch(..., NULL, 0), rows taken in id order), content_known (no threshold, with the template of all the rows stored before the
 # first row arrives: the rows loaded, analyzed and deleted; the ceiling of a stored template).
 # Usage: test/with-cluster test/eval/trigger_eval.sh [SEED]   (needs ../shared next to the repo)
 set -euo pipefail
@@ -28,7 +29,7 @@ WHERE o.id = s.id;
 SQL
   n=$(q -At -c 'SELECT count(*) FROM src')
   half=$((n / 2))
-  for scenario in plain08 content_empty content_half content_known; do
+  for scenario in plain08 content_empty content_half content_half_batch content_known; do
     args="'sig', 'dup', 'sim'"
     [ "$scenario" = plain08 ] && args="$args, '0.8'"
     q <<SQL
@@ -42,10 +43,13 @@ SQL
         -c "SELECT spotsigs_analyze('pages', 'sig')" -c "TRUNCATE pages" -c "ALTER TABLE pages ENABLE TRIGGER flag" >/dev/null
     fi
     t0=$(date +%s.%N)
-    if [ "$scenario" = content_half ]; then
+    if [ "$scenario" = content_half ] || [ "$scenario" = content_half_batch ]; then
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src WHERE ord <= $half ORDER BY ord"
       q -At -c "SELECT 'template signatures: ' || spotsigs_analyze('pages', 'sig')" >&2
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src WHERE ord > $half ORDER BY ord"
+      # Every flag recomputed with the stored template (as if inserted in id order).
+      [ "$scenario" = content_half_batch ] &&
+        q -At -c "SELECT 'flag_batch: ' || spotsigs_flag_batch('pages', 'id', 'sig', 'dup', 'sim', NULL, 0)" >&2
     else
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src ORDER BY ord"
     fi
