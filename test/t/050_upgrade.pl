@@ -366,5 +366,16 @@ if (grep { $_ eq 'operator %(spotsig,spotsigs_query)' } @new)
 note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
 	: "$current adds no function or operator to $old_version");
 
+# A 0.2.0 catalog with this version's library (installed, ALTER EXTENSION not yet run): the
+# default join (the content measure) finds no statistics store and computes its template, as
+# 0.2.0 did, instead of failing.
+$node->safe_psql('postgres', 'CREATE DATABASE at020');
+$node->safe_psql('at020', "CREATE EXTENSION spotsigs VERSION '0.2.0'; " . $setup . $first_rows);
+is($node->safe_psql('at020', q{SELECT (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig'))
+	= (WITH t AS (SELECT spotsigs_template('docs', 'id', 'sig') AS t)
+	   SELECT count(*) FROM docs a, docs b, t WHERE a.id < b.id
+	     AND similarity(spotsig_remove(a.sig, t.t), spotsig_remove(b.sig, t.t)) >= 0.4)}), 't',
+	'a 0.2.0 catalog with the new library: the default join computes its template');
+
 $node->stop;
 done_testing();

@@ -82,6 +82,9 @@ void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryCo
     out->found = false;
     out->hashes = nullptr;
     out->n = 0;
+    // An installation whose catalog predates the store (the library updated, ALTER EXTENSION not
+    // yet run) has no statistics: the callers then behave as without any.
+    if (!OidIsValid(get_relname_relid("spotsigs_template_store", ext_schema))) return;
     Oid owner = store_owner(ext_schema);
     Oid save_user;
     int save_sec;

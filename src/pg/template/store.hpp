@@ -26,7 +26,8 @@ struct StoredTemplate {
 // Reads the stored template of (relid, sig_column) into *out, its hashes allocated in cxt.
 // ext_schema is the extension's schema (the namespace of the calling function). The store is read
 // as its owner: the caller needs no privilege on it (the caller reads the table itself, which
-// needs its own privileges). Raises PostgreSQL errors; call outside pg_entry.
+// needs its own privileges). Without the store (a catalog older than the library), not found.
+// Raises PostgreSQL errors; call outside pg_entry.
 void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryContext cxt, StoredTemplate* out);
 
 }  // namespace spotsigs::pg
