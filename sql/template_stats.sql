@@ -82,6 +82,30 @@ WHERE r.dup IS DISTINCT FROM p.dup
    OR p.sim IS DISTINCT FROM (SELECT similarity(spotsig_remove(p.sig, r.t), spotsig_remove(o.sig, r.t))
                              FROM tpages o WHERE o.id = p.dup);
 
+-- '' and 'content' as the threshold argument mean the same; mode first flags rows whose
+-- content similarity to an earlier row reaches 0.4 (each flag checked), the same rows as best.
+CREATE TABLE tfirst (LIKE tpages INCLUDING ALL);
+INSERT INTO tfirst SELECT * FROM tpages WHERE ord = 0;
+SELECT spotsigs_analyze('tfirst', 'sig') > 0 AS has_template;
+SELECT (SELECT template FROM spotsigs_stats WHERE relation = 'tfirst'::regclass) = (SELECT t FROM tref LIMIT 1)
+       AS same_template_as_tpages;
+CREATE TRIGGER tfirst_flag BEFORE INSERT ON tfirst FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim', 'content', 'first', 'locked');
+INSERT INTO tfirst (id, ord, sig) SELECT id, ord, sig FROM tpages WHERE ord > 0 ORDER BY ord;
+SELECT count(*) FILTER (WHERE (f.dup IS NULL) <> (p.dup IS NULL)) AS flagged_differently,
+       count(*) FILTER (WHERE f.dup IS NOT NULL AND (o.ord >= f.ord OR f.sim < 0.4 OR f.sim IS DISTINCT FROM
+         similarity(spotsig_remove(f.sig, r.t), spotsig_remove(o.sig, r.t)))) AS bad_flags
+FROM tfirst f JOIN tpages p USING (id) LEFT JOIN tfirst o ON o.id = f.dup LEFT JOIN tref r ON r.id = f.id
+WHERE f.ord > 0;
+DROP TRIGGER tfirst_flag ON tfirst;
+DELETE FROM tfirst WHERE ord > 0;
+CREATE TRIGGER tfirst_flag BEFORE INSERT ON tfirst FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim', '');
+INSERT INTO tfirst (id, ord, sig) SELECT id, ord, sig FROM tpages WHERE ord > 0 ORDER BY ord;
+SELECT count(*) AS differences_from_no_argument FROM tfirst f JOIN tpages p USING (id)
+WHERE f.dup IS DISTINCT FROM p.dup OR f.sim IS DISTINCT FROM p.sim;
+DROP TABLE tfirst;
+
 -- The plain measure stays available by name: a threshold argument.
 CREATE TABLE tplain (LIKE tpages INCLUDING ALL);
 CREATE TRIGGER tplain_flag BEFORE INSERT ON tplain FOR EACH ROW
