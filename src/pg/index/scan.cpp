@@ -588,15 +588,13 @@ bool key_query(ScanKey key, MultisetView* out) {
 }
 
 // The search of a `% spotsigs_content_query` key: the query's content without its template (in
-// the scan context) and the lowered plain threshold that keeps every row whose content
-// similarity reaches the query's threshold (core/template/stored.hpp); the rows found are only
+// the scan context) and its threshold, for content_candidates; the rows found are only
 // candidates, which the executor rechecks with the operator. False for a NULL field.
-bool content_key_search(Relation index, ScanKey key, MultisetView* out, double* tau) {
+bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
     if (key->sk_flags & SK_ISNULL) return false;
     struct varlena *qc, *t;
     double threshold;
     if (!read_content_query(key->sk_argument, &qc, &threshold, &t)) return false;
-    const uint64 max_length = max_row_length(index);
     MultisetView q, tv;
     pg_entry([&] {
         q = view_of(qc);
@@ -609,7 +607,7 @@ bool content_key_search(Relation index, ScanKey key, MultisetView* out, double* 
         uint64_t length = 0;
         out->size = content_of(q, tv.hashes, tv.size, hashes, freqs, &length);
         out->length = length;
-        *tau = candidate_threshold(length, threshold, max_length);
+        *tau = threshold;
         return Datum(0);
     });
     out->hashes = hashes;
@@ -642,12 +640,12 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
         double tau;
         const bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
         if (content) st->recheck = true;
-        if (!(content ? content_key_search(scan->indexRelation, &scan->keyData[k], &q, &tau)
-                      : key_search(&scan->keyData[k], &q, &tau))) {
+        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau) : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
-        Results r = threshold_matches(scan->indexRelation, q, tau);
+        Results r =
+            content ? content_candidates(scan->indexRelation, q, tau) : threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
         if (!st->have_filter) {
             st->filter = r.ids;
@@ -813,6 +811,16 @@ void amendscan(IndexScanDesc scan) {
     release_zero(st);
     MemoryContextDelete(st->cxt);
     pfree(st);
+}
+
+Results content_candidates(Relation index, const MultisetView& qc, double tau) {
+    // One search at the bound for the longest row. (Searching bands of lengths each at its own
+    // bound prunes more per band but repeats each search's fixed costs; it measured slower.)
+    int64 nexact = 0;
+    Results r = threshold_matches(
+        index, qc, qc.length > 0 ? candidate_threshold(qc.length, tau, max_row_length(index)) : 1.0, &nexact);
+    for (int64 k = 0; k < r.n; ++k) r.sims[k] = 1.0;
+    return r;
 }
 
 uint64 max_row_length(Relation index) {

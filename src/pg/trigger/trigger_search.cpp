@@ -101,16 +101,16 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
     // The index may leave candidates unverified (fewer of them than the lists it would read to
     // complete their overlaps): their similarity is computed from the row, fetched anyway.
     // With a template, the index (which holds whole rows) is searched with the lowered plain
-    // threshold of core/template/stored.hpp, which every row whose content similarity reaches
-    // the threshold also reaches against q (the new row's content); every row it returns is then
-    // verified on its content similarity, computed from the row. Plain similarities neither bound
+    // thresholds of core/template/stored.hpp, which every row whose content similarity reaches
+    // the threshold also reaches against q (the new row's content), one per band of row lengths
+    // (index::content_candidates); every row it returns is then verified on its content
+    // similarity, computed from the row. Plain similarities neither bound
     // content similarities from above nor order them, so in mode best all of them are verified.
     const bool verify_all = c->ntmpl > 0;
     Relation index = index_open(c->index_oid, AccessShareLock);
-    const double search_tau =
-        verify_all ? candidate_threshold(q.length, c->threshold, index_max_length(index)) : c->threshold;
     int64 nexact = 0;
-    index::Results r = index::threshold_matches(index, q, search_tau, &nexact);
+    index::Results r = verify_all ? index::content_candidates(index, q, c->threshold)
+                                  : index::threshold_matches(index, q, c->threshold, &nexact);
     index_close(index, AccessShareLock);
 
     if (r.n > 0) {

@@ -55,8 +55,4 @@ MultisetView trigger_content(const TriggerConfig* c, const MultisetView& q) {
     return out;
 }
 
-uint64 index_max_length(Relation index) {
-    return index::max_row_length(index);
-}
-
 }  // namespace spotsigs::pg

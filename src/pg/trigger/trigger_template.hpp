@@ -15,8 +15,4 @@ void refresh_trigger_template(TriggerConfig* c, Relation rel);
 // q without c's template signatures, in palloc'd arrays (q itself when there is no template).
 MultisetView trigger_content(const TriggerConfig* c, const MultisetView& q);
 
-// The largest row length the index may hold (from its metapage's rows per length partition): the
-// bound candidate_threshold needs.
-uint64 index_max_length(Relation index);
-
 }  // namespace spotsigs::pg
