@@ -814,8 +814,9 @@ void amendscan(IndexScanDesc scan) {
 }
 
 Results content_candidates(Relation index, const MultisetView& qc, double tau) {
-    // One search at the bound for the longest row. (Searching bands of lengths each at its own
-    // bound prunes more per band but repeats each search's fixed costs; it measured slower.)
+    // One search at the bound for the longest row. (Searching bands of lengths, each at the bound
+    // of its own longest row, prunes more within a band but pays every search's fixed costs, the
+    // metapage, the pending list and the lookups of the query's lists, once per band.)
     int64 nexact = 0;
     Results r = threshold_matches(
         index, qc, qc.length > 0 ? candidate_threshold(qc.length, tau, max_row_length(index)) : 1.0, &nexact);

@@ -25,7 +25,6 @@ extern "C" {
 #include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/index/index.hpp"
-#include "pg/trigger/trigger_template.hpp"
 #include "pg/trigger/trigger_visibility.hpp"
 #include "pg/type/datum.hpp"
 
@@ -100,12 +99,12 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
 
     // The index may leave candidates unverified (fewer of them than the lists it would read to
     // complete their overlaps): their similarity is computed from the row, fetched anyway.
-    // With a template, the index (which holds whole rows) is searched with the lowered plain
-    // thresholds of core/template/stored.hpp, which every row whose content similarity reaches
-    // the threshold also reaches against q (the new row's content), one per band of row lengths
-    // (index::content_candidates); every row it returns is then verified on its content
-    // similarity, computed from the row. Plain similarities neither bound
-    // content similarities from above nor order them, so in mode best all of them are verified.
+    // With a template, the index (which holds whole rows) is searched at the lowered plain
+    // threshold of core/template/stored.hpp, which every row whose content similarity reaches
+    // the threshold also reaches against q (the new row's content; index::content_candidates);
+    // every row it returns is then verified on its content similarity, computed from the row.
+    // Plain similarities neither bound content similarities from above nor order them, so in
+    // mode best all of them are verified.
     const bool verify_all = c->ntmpl > 0;
     Relation index = index_open(c->index_oid, AccessShareLock);
     int64 nexact = 0;
