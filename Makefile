@@ -26,7 +26,7 @@ OBJS = $(patsubst src/%.cpp,$(BUILD)/ext/%.o,$(CORE_SRCS) $(PG_SRCS))
 SQL_PARTS = $(sort $(wildcard src/sql/*.sql))
 # The step from the last release to this version is assembled too, from its hand-written changes
 # and the files that this version adds whole (sql-versions/README.md).
-UPGRADE_0_3_0_NEW =
+UPGRADE_0_3_0_NEW = src/sql/35_template.sql src/sql/45_content_query.sql
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--0.2.0--0.3.0.sql
 DATA = $(sort $(wildcard sql-versions/$(EXTENSION)--*.sql))
 

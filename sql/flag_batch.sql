@@ -62,7 +62,6 @@ DROP TABLE spotsigs_task_remote;
 \set VERBOSITY sqlstate
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0, 1);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 1.5, 1);
-SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', NULL, 1);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0.5, NULL);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'nosuch', 'sim', 0.5, 1);
 \set VERBOSITY default

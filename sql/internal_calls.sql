@@ -41,13 +41,13 @@ SELECT * FROM ic_fb ORDER BY id;
 -- defaulted argument ties with it, and the call fails with 42725 (not unique). The plant never runs.
 SET ROLE spotsigs_ic_other;
 CREATE FUNCTION public.spotsigs_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text,
-                                        integer DEFAULT 0)
+                                        text, integer DEFAULT 0)
 RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision) LANGUAGE plpgsql AS $$
 BEGIN EXECUTE 'ALTER ROLE spotsigs_ic_other SUPERUSER'; END $$;
 RESET ROLE;
 SELECT sqlerr($$SELECT spotsigs_flag_batch('ic_fb'::regclass, 'id'::name, 'sig'::name, 'dup'::name, 'sim'::name, 0.5::float8, 1::bigint)$$);
 SELECT rolsuper FROM pg_roles WHERE rolname = 'spotsigs_ic_other';
-DROP FUNCTION public.spotsigs_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, integer);
+DROP FUNCTION public.spotsigs_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, text, integer);
 DROP TABLE ic_fb;
 DROP FUNCTION public.spotsigs_join_rs(text, text, text, regclass, name, name, double precision);
 REVOKE CREATE ON SCHEMA public FROM spotsigs_ic_other;
@@ -255,18 +255,18 @@ TRUNCATE ic_cmds;
 -- a batch that is not distributed (spotsigs_citus_join_rs packs it and sends it along), on either side
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.r_id, j.s_id, j.similarity) NOT IN (SELECT * FROM ic_rs)) AS wrong
   FROM spotsigs_join_rs('ic_cb'::regclass, 'id'::name, 'sig'::name, 'ic_ct'::regclass, 'id'::name, 'sig'::name,
-                        0.5::float8, NULL::integer, NULL::text) j;
+                        0.5::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.s_id, j.r_id, j.similarity) NOT IN (SELECT * FROM ic_rs)) AS wrong
   FROM spotsigs_join_rs('ic_ct'::regclass, 'id'::name, 'sig'::name, 'ic_cb'::regclass, 'id'::name, 'sig'::name,
-                        0.5::float8, NULL::integer, NULL::text) j;
+                        0.5::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
 -- both distributed: each node fetches the other table's shards
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.r_id, j.s_id, j.similarity) NOT IN (SELECT * FROM ic_rs)) AS wrong
   FROM spotsigs_join_rs('ic_cd'::regclass, 'id'::name, 'sig'::name, 'ic_ct'::regclass, 'id'::name, 'sig'::name,
-                        0.5::float8, NULL::integer, NULL::text) j;
+                        0.5::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
 -- spotsigs_flag_batch on a distributed table and on an ordinary one
@@ -279,4 +279,5 @@ SELECT count(*) AS differences FROM ic_ct c JOIN ic_fb f USING (id)
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (l.id1, l.id2, l.similarity) NOT IN (SELECT * FROM ic_lsh)) AS wrong
   FROM spotsigs_lsh_pairs('ic_src'::regclass, 'id'::name, 'sig'::name, 0.5::float8, 2, 16, 0::bigint) l;
 SELECT spotsigs_template('ic_src'::regclass, 'id'::name, 'sig'::name) IS NOT NULL AS template;
+SELECT (spotsig_content_query('{1,2,3}'::spotsig, 'ic_src'::regclass, 'sig'::name)).threshold AS content_query;
 ROLLBACK;

@@ -150,7 +150,7 @@ SELECT try_trigger($$'sig', 'dup', 'sim', 'NaN'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '1'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8', 'worst'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8', 'best', 'maybe'$$);
-SELECT try_trigger($$'sig', 'dup', 'sim'$$);
+SELECT try_trigger($$'sig', 'dup'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8', 'best', 'locked', 'extra'$$);
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8'$$, 'AFTER INSERT');
 SELECT try_trigger($$'sig', 'dup', 'sim', '0.8'$$, 'BEFORE INSERT', 'STATEMENT');

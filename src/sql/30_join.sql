@@ -18,14 +18,16 @@ COMMENT ON FUNCTION spotsigs_join(regclass, name, name, double precision, intege
     'all pairs of near-duplicate rows (content or plain multiset Jaccard >= threshold), id1 < id2';
 
 -- Every (r, s) pair of rows with similarity >= threshold: a new crawl r against an archive s.
+-- measure as for spotsigs_join; the content measure's template is the stored one of s
+-- (spotsigs_analyze), else of r, else the one computed from the rows of s.
 CREATE FUNCTION spotsigs_join_rs(r regclass, r_id_column name, r_sig_column name,
                                  s regclass, s_id_column name, s_sig_column name,
                                  threshold double precision DEFAULT NULL, threads integer DEFAULT NULL,
-                                 method text DEFAULT NULL)
+                                 method text DEFAULT NULL, measure text DEFAULT NULL)
     RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
     AS 'MODULE_PATHNAME', 'spotsigs_join_rs' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
-COMMENT ON FUNCTION spotsigs_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
-    'all pairs (r row, s row) whose signatures have multiset Jaccard similarity >= threshold';
+COMMENT ON FUNCTION spotsigs_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, text) IS
+    'all pairs (r row, s row) whose content or plain multiset Jaccard similarity is >= threshold';
 
 -- Connected components of the near-duplicate graph of spotsigs_join (same arguments): every row
 -- with a signature and the smallest id of its component (a row without near duplicates is a

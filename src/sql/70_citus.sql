@@ -125,7 +125,8 @@ BEGIN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
                   FROM @extschema@.spotsigs_join_rs(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, remote_rel,
-                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method) j);
+                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method,
+                                                    NULL::pg_catalog.text) j);
         END IF;
     END LOOP;
     EXECUTE format('DROP VIEW pg_temp.%I', 'spotsigs_task_local_' || suffix);
@@ -307,7 +308,9 @@ COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name,
 -- similarity >= threshold among all rows of smaller id (ties to the smallest id), else NULL.
 -- The matching is one spotsigs_join_rs of the new rows against the table, so on a distributed
 -- table it runs on the workers. Calls on one table are serialized (a SHARE UPDATE EXCLUSIVE lock
--- on it held until the transaction ends). similarity_column NULL: none. Returns the number of rows flagged.
+-- on it held until the transaction ends). similarity_column NULL: none. threshold NULL: the
+-- content measure at 0.4, as the trigger without a threshold (the stored template of target:
+-- spotsigs_join_rs's default). Returns the number of rows flagged.
 CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
                                     duplicate_column name, similarity_column name,
                                     threshold double precision, first_id bigint)
@@ -321,9 +324,8 @@ DECLARE
     new_rows text;
     matches text;
 BEGIN
-    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL
-       OR threshold IS NULL THEN
-        RAISE EXCEPTION 'only similarity_column may be NULL' USING ERRCODE = '22004';
+    IF target IS NULL OR id_column IS NULL OR sig_column IS NULL OR duplicate_column IS NULL OR first_id IS NULL THEN
+        RAISE EXCEPTION 'only similarity_column and threshold may be NULL' USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
     IF similarity_column IS NOT NULL THEN
@@ -349,7 +351,7 @@ BEGIN
     EXECUTE format('CREATE TEMP TABLE %I AS
       SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity
         FROM @extschema@.spotsigs_join_rs($1, ''id''::pg_catalog.name, ''sig''::pg_catalog.name, $2, $3, $4, $5,
-                                          NULL::pg_catalog.int4, NULL::pg_catalog.text) j
+                                          NULL::pg_catalog.int4, NULL::pg_catalog.text, NULL::pg_catalog.text) j
        WHERE j.s_id < j.r_id
        ORDER BY j.r_id, j.similarity DESC, j.s_id', matches)
       USING format('pg_temp.%I', new_rows)::regclass, target, id_column, sig_column, threshold;

@@ -19,11 +19,17 @@ CREATE TABLE t (id int PRIMARY KEY, sig spotsig);
 INSERT INTO t SELECT n, mk(n) FROM generate_series(1, 2000) n;
 CREATE INDEX t_sig ON t USING spotsigs (sig) WITH (partition_growth = 25);
 INSERT INTO t SELECT n, mk(n) FROM generate_series(2001, 2500) n;
+SELECT spotsigs_analyze('t', 'sig');
+CREATE TABLE gone (id int PRIMARY KEY, sig spotsig);
+SELECT spotsigs_analyze('gone', 'sig');
+DROP TABLE gone;
 });
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
 $node->command_ok(['pg_dump', '-Fc', '-f', "$dir/src.dump", '-d', $node->connstr('src')], 'pg_dump');
 $node->safe_psql('postgres', 'CREATE DATABASE dst');
+# Tables created first in the new database: the restored table gets another OID.
+$node->safe_psql('dst', 'CREATE TABLE pad1 (x int); CREATE TABLE pad2 (x int)');
 $node->command_ok(['pg_restore', '-d', $node->connstr('dst'), "$dir/src.dump"], 'pg_restore');
 
 like($node->safe_psql('dst', "SELECT indexdef FROM pg_indexes WHERE indexname = 't_sig'"),
@@ -34,6 +40,16 @@ my $q = "SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.44;
 	       (SELECT array_agg(b.id) FROM (SELECT b.id FROM t b ORDER BY b.sig <-> q.sig, b.id LIMIT 5) b)
 	FROM t q WHERE q.id % 19 = 0 ORDER BY q.id";
 is($node->safe_psql('dst', $q), $node->safe_psql('src', $q), 'restored index answers like the original');
+
+# The stored template statistics are dumped by table name and restored to the new table's OID;
+# those of a dropped table are left out.
+my $stats = "SELECT relation, sig_column, id_column, rows_analyzed, template_size, template FROM spotsigs_stats";
+is($node->safe_psql('dst', $stats), $node->safe_psql('src', $stats), 'the stored statistics are restored');
+isnt($node->safe_psql('dst', "SELECT 't'::regclass::oid"), $node->safe_psql('src', "SELECT 't'::regclass::oid"),
+	'the restored table has another OID');
+is($node->safe_psql('dst', "SELECT count(*) FROM spotsigs_template_store WHERE relation = 't'::regclass"), '1',
+	'the statistics name the restored table');
+is($node->safe_psql('dst', "SELECT count(*) FROM spotsigs_template_store"), '1', 'a dropped table\'s statistics are not dumped');
 
 $node->stop;
 done_testing();

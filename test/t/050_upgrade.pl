@@ -296,6 +296,31 @@ my %new_object_checks = (
 	  [ q{SELECT spotsigs_threshold(0.5), spotsigs_threshold(NULL)}, '0.5|0.2' ],
 	'function spotsig_remove(spotsig,spotsig)' =>
 	  [ q{SELECT spotsig_remove('{1:2,2:1,3:1}', '{2}')}, '{0000000000000001:2,0000000000000003}' ],
+	# The stored statistics, and a trigger created with a threshold before the update keeps the
+	# plain measure at that threshold once the table has them (rolled back: docs stays as it is).
+	'function spotsigs_analyze(regclass,name,name)' => [
+		q{BEGIN;
+		  SELECT spotsigs_analyze('docs', 'sig') >= 0;
+		  SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'docs'::regclass;
+		  UPDATE docs SET body = body || ' the end' WHERE id = 1;
+		  UPDATE docs SET body = body || ' the end' WHERE id = 5;
+		  SELECT count(*) FROM docs n LEFT JOIN LATERAL (SELECT e.id, similarity(n.sig, e.sig) AS s FROM docs e
+		    WHERE e.id <> n.id AND similarity(n.sig, e.sig) >= 0.6 ORDER BY 2 DESC, e.id LIMIT 1) b ON true
+		  WHERE n.id IN (1, 5) AND (n.duplicate_of IS DISTINCT FROM b.id OR n.similarity IS DISTINCT FROM b.s);
+		  ROLLBACK}, "t\n160\n0" ],
+	# A threshold without a measure keeps the plain measure, as the 0.2.0 definition did.
+	'function spotsigs_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,text)' => [
+		q{SELECT (SELECT count(*) FROM spotsigs_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6))
+		       = (SELECT count(*) FROM docs a, docs b WHERE similarity(a.sig, b.sig) >= 0.6)}, 't' ],
+	# The content query: before any analyze of docs, the plain similarity at 0.4; served by the
+	# index built at 0.1.0 (the operator family gained strategy 4).
+	'function spotsig_content_query(spotsig,regclass,name)' =>
+	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
+	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
+	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
+	'operator %(spotsig,spotsigs_content_query)' => [
+		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
+		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [
@@ -345,6 +370,17 @@ if (grep { $_ eq 'operator %(spotsig,spotsigs_query)' } @new)
 }
 note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
 	: "$current adds no function or operator to $old_version");
+
+# A 0.2.0 catalog with this version's library (installed, ALTER EXTENSION not yet run): the
+# default join (the content measure) finds no statistics store and computes its template, as
+# 0.2.0 did, instead of failing.
+$node->safe_psql('postgres', 'CREATE DATABASE at020');
+$node->safe_psql('at020', "CREATE EXTENSION spotsigs VERSION '0.2.0'; " . $setup . $first_rows);
+is($node->safe_psql('at020', q{SELECT (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig'))
+	= (WITH t AS (SELECT spotsigs_template('docs', 'id', 'sig') AS t)
+	   SELECT count(*) FROM docs a, docs b, t WHERE a.id < b.id
+	     AND similarity(spotsig_remove(a.sig, t.t), spotsig_remove(b.sig, t.t)) >= 0.4)}), 't',
+	'a 0.2.0 catalog with the new library: the default join computes its template');
 
 $node->stop;
 done_testing();

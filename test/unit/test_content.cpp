@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "core/join/content.hpp"
 #include "core/join/join.hpp"
 #include "core/signature/hash.hpp"
+#include "core/template/content.hpp"
 #include "reference_jaccard.hpp"
 
 using namespace spotsigs;

@@ -49,6 +49,7 @@ constexpr uint16 kSpotsigsPageId = 0xFF93;
 constexpr StrategyNumber kStrategySimilar = 1;       // %
 constexpr StrategyNumber kStrategyDistance = 2;      // <-> (ORDER BY)
 constexpr StrategyNumber kStrategySimilarQuery = 3;  // % spotsigs_query (own threshold)
+constexpr StrategyNumber kStrategyContentQuery = 4;  // % spotsigs_content_query (content measure, rechecked)
 
 // Page kinds, stored in the special space.
 enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5 };
@@ -251,6 +252,14 @@ struct Results {
 // entries [0, *nexact) are exact matches and the rest candidates whose similarity is at most their
 // sims value, for the caller to compute from the rows (they include every other match).
 Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr);
+// Every indexed id whose content similarity to qc (a row's content: no signature of the template)
+// may reach tau, i.e. a superset of them, for the caller to verify: a search at
+// core/template/stored.hpp's candidate_threshold with max_row_length as the bound; each once,
+// sims all 1.0. Dead and invisible rows included.
+Results content_candidates(Relation index, const MultisetView& qc, double tau);
+// An upper bound on the length of every indexed row: the upper end of the highest length
+// partition whose row count in the metapage (segments and pending list) is not zero; 0 if none.
+uint64 max_row_length(Relation index);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
 // Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the

@@ -17,6 +17,7 @@ extern "C" {
 #include <vector>
 
 #include "core/index/df_cache.hpp"
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/type/datum.hpp"
@@ -489,6 +490,7 @@ struct ScanState {
     bool have_filter;
     uint64* filter;
     int64 nfilter;
+    bool recheck;  // a content-measure key: the rows found are candidates the executor rechecks
     // ordered scan
     bool ordered;
     MultisetView oq;
@@ -585,6 +587,35 @@ bool key_query(ScanKey key, MultisetView* out) {
     return true;
 }
 
+// The search of a `% spotsigs_content_query` key: the query's content without its template (in
+// the scan context) and its threshold, for content_candidates; the rows found are only
+// candidates, which the executor rechecks with the operator. False for a NULL field.
+bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
+    if (key->sk_flags & SK_ISNULL) return false;
+    struct varlena *qc, *t;
+    double threshold;
+    if (!read_content_query(key->sk_argument, &qc, &threshold, &t)) return false;
+    MultisetView q, tv;
+    pg_entry([&] {
+        q = view_of(qc);
+        tv = view_of(t);
+        return Datum(0);
+    });
+    uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
+    uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
+    pg_entry([&] {
+        uint64_t length = 0;
+        out->size = content_of(q, tv.hashes, tv.size, hashes, freqs, &length);
+        out->length = length;
+        *tau = threshold;
+        return Datum(0);
+    });
+    out->hashes = hashes;
+    out->freqs.data = reinterpret_cast<const unsigned char*>(freqs);
+    out->freqs.width = 4;
+    return true;
+}
+
 // The query and threshold of a search key: `% spotsig` uses spotsigs.similarity_threshold,
 // `% spotsigs_query` its own threshold. False for a NULL query (no row matches it).
 bool key_search(ScanKey key, MultisetView* out, double* tau) {
@@ -607,11 +638,14 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         MultisetView q;
         double tau;
-        if (!key_search(&scan->keyData[k], &q, &tau)) {
+        const bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
+        if (content) st->recheck = true;
+        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau) : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
-        Results r = threshold_matches(scan->indexRelation, q, tau);
+        Results r =
+            content ? content_candidates(scan->indexRelation, q, tau) : threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
         if (!st->have_filter) {
             st->filter = r.ids;
@@ -741,7 +775,7 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     if (!st->ordered) {
         if (st->pos >= st->batch.n) return false;
         id_to_tid(st->batch.ids[st->pos++], &scan->xs_heaptid);
-        scan->xs_recheck = false;
+        scan->xs_recheck = st->recheck;
         return true;
     }
     while (st->pos >= st->batch.n) {
@@ -753,7 +787,7 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     }
     int64 i = st->pos++;
     id_to_tid(st->batch.ids[i], &scan->xs_heaptid);
-    scan->xs_recheck = false;
+    scan->xs_recheck = st->recheck;
     scan->xs_recheckorderby = false;
     scan->xs_orderbyvals[0] = Float8GetDatum(1.0 - st->batch.sims[i]);
     scan->xs_orderbynulls[0] = false;
@@ -767,7 +801,7 @@ int64 amgetbitmap(IndexScanDesc scan, TIDBitmap* tbm) {
     for (int64 i = 0; i < st->batch.n; ++i) {
         ItemPointerData t;
         id_to_tid(st->batch.ids[i], &t);
-        tbm_add_tuples(tbm, &t, 1, false);
+        tbm_add_tuples(tbm, &t, 1, st->recheck);
     }
     return st->batch.n;
 }
@@ -777,6 +811,26 @@ void amendscan(IndexScanDesc scan) {
     release_zero(st);
     MemoryContextDelete(st->cxt);
     pfree(st);
+}
+
+Results content_candidates(Relation index, const MultisetView& qc, double tau) {
+    // One search at the bound for the longest row. (Searching bands of lengths, each at the bound
+    // of its own longest row, prunes more within a band but pays every search's fixed costs, the
+    // metapage, the pending list and the lookups of the query's lists, once per band.)
+    int64 nexact = 0;
+    Results r = threshold_matches(
+        index, qc, qc.length > 0 ? candidate_threshold(qc.length, tau, max_row_length(index)) : 1.0, &nexact);
+    for (int64 k = 0; k < r.n; ++k) r.sims[k] = 1.0;
+    return r;
+}
+
+uint64 max_row_length(Relation index) {
+    MetaData meta;
+    read_meta(index, &meta);
+    const Partitioning& parts = partitioning_for(meta.growth);
+    for (int p = kMaxPartitions; p-- > 0;)
+        if (meta.part_docs[p] > 0) return parts.upper(static_cast<uint32_t>(p));
+    return 0;
 }
 
 }  // namespace spotsigs::pg::index

@@ -28,13 +28,13 @@ bool amvalidate(Oid opclassoid) {
     ReleaseSysCache(ct);
 
     CatCList* ops = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(family));
-    bool have[4] = {false, false, false, false};
+    bool have[5] = {false, false, false, false, false};
     for (int i = 0; i < ops->n_members; ++i) {
         Form_pg_amop op = (Form_pg_amop)GETSTRUCT(&ops->members[i]->tuple);
         bool good;
         if (op->amopstrategy == kStrategySimilar)
             good = op->amoppurpose == AMOP_SEARCH && check_amop_signature(op->amopopr, BOOLOID, intype, intype);
-        else if (op->amopstrategy == kStrategySimilarQuery)
+        else if (op->amopstrategy == kStrategySimilarQuery || op->amopstrategy == kStrategyContentQuery)
             good = op->amoppurpose == AMOP_SEARCH && type_is_rowtype(op->amoprighttype) &&
                    check_amop_signature(op->amopopr, BOOLOID, intype, op->amoprighttype);
         else if (op->amopstrategy == kStrategyDistance)

@@ -7,6 +7,7 @@ extern "C" {
 #include "access/detoast.h"
 #include "catalog/pg_type_d.h"
 #include "funcapi.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -24,12 +25,12 @@ extern "C" {
 #include <vector>
 
 #include "core/common/error.hpp"
-#include "core/join/content.hpp"
 #include "core/join/join.hpp"
 #include "core/join/join_passes.hpp"
 #include "core/join/pair_sink.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
+#include "core/template/content.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/join/citus.hpp"
@@ -37,6 +38,8 @@ extern "C" {
 #include "pg/join/join_read.hpp"
 #include "pg/join/join_run.hpp"
 #include "pg/join/result_store.hpp"
+#include "pg/template/store.hpp"
+#include "pg/template/table_template.hpp"
 #include "pg/type/datum.hpp"
 
 using namespace spotsigs;
@@ -58,7 +61,13 @@ struct JoinCall {
     int threads = 1;
     JoinMethod method = JoinMethod::Partitioned;
     bool content = false;  // the content measure (content.hpp) instead of plain multiset Jaccard
-    size_t held = 0;       // bytes the call keeps beside its join's passes (clusters: every row's slot)
+    // The content measure's template when it is not computed from the rows read: the stored
+    // statistics (spotsigs_analyze) of the relation (an R-S join: of s, else of r), or for an R-S
+    // join without any, the template computed from s. Palloc'd, ascending.
+    bool has_template = false;
+    const uint64* tmpl = nullptr;
+    size_t ntmpl = 0;
+    size_t held = 0;  // bytes the call keeps beside its join's passes (clusters: every row's slot)
 };
 
 // Reads the measure argument at position p (absent in calls through the 0.1.0 definitions, which
@@ -87,7 +96,7 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("the relation and column arguments must not be NULL")));
     int p = 3 * sources;
-    if (sources == 1) call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
+    call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
     call.tau = PG_ARGISNULL(p) && call.content ? kContentThreshold : threshold_arg(fcinfo, p);
     call.threads = PG_ARGISNULL(p + 1) ? join_max_threads : PG_GETARG_INT32(p + 1);
     if (call.threads < 1)
@@ -105,6 +114,17 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     for (int k = 0; k < sources; ++k)
         call.src[k] = resolve_source(PG_GETARG_OID(3 * k), NameStr(*PG_GETARG_NAME(3 * k + 1)),
                                      NameStr(*PG_GETARG_NAME(3 * k + 2)), spotsig, fn);
+    // The content measure uses a table's stored template when there is one.
+    for (int k = sources; call.content && !call.has_template && k-- > 0;) {
+        StoredTemplate t;
+        stored_template(get_func_namespace(fcinfo->flinfo->fn_oid), call.src[k].relid,
+                        NameStr(*PG_GETARG_NAME(3 * k + 2)), CurrentMemoryContext, &t);
+        if (t.found) {
+            call.has_template = true;
+            call.tmpl = t.hashes;
+            call.ntmpl = t.n;
+        }
+    }
     // Fails early (before any reading) when the caller cannot take a materialized result.
     InitMaterializedSRF(fcinfo, 0);
     return call;
@@ -183,10 +203,16 @@ void check_statistics_memory(const Collection& docs, int threads) {
 // matcher and its exactness are those of the plain measure on the copies. The copies keep the
 // documents' order, so the pairs' indexes are valid in docs too. Matcher thread (so it only
 // notes how many template signatures it found and how long that took, for the main thread).
-JoinPairs content_join(const Collection& docs, const JoinOptions& o, size_t* templates, double* stats_s) {
+JoinPairs content_join(const JoinCall& call, const Collection& docs, const JoinOptions& o, size_t* templates,
+                       double* stats_s) {
     auto t0 = std::chrono::steady_clock::now();
-    check_statistics_memory(docs, o.threads);
-    std::vector<uint64_t> drop = template_signatures(docs, o.threads, o.cancel);
+    std::vector<uint64_t> drop;
+    if (call.has_template) {
+        drop.assign(call.tmpl, call.tmpl + call.ntmpl);
+    } else {
+        check_statistics_memory(docs, o.threads);
+        drop = template_signatures(docs, o.threads, o.cancel);
+    }
     Collection content = without_signatures(docs, drop);
     *templates = drop.size();
     *stats_s = seconds_since(t0);
@@ -238,7 +264,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_read_ids(pipe.docs(), filter, call.src[0].relname);
-            if (call.content) return content_join(pipe.docs(), o, &templates, &stats_s);
+            if (call.content) return content_join(call, pipe.docs(), o, &templates, &stats_s);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
@@ -246,8 +272,8 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
                emitted + pairs.size());
     if (call.content)
         pg_guard([&] {
-            elog(DEBUG1, "%s: content measure: %zu template signatures found in %.3f s (part of the matching)", fn,
-                 templates, stats_s);
+            elog(DEBUG1, "%s: content measure: %zu template signatures %s in %.3f s (part of the matching)", fn,
+                 templates, call.has_template ? "stored" : "found", stats_s);
         });
     if (accounted != nullptr) {
         accounted->docs = pipe.docs().memory_bytes();
@@ -618,6 +644,17 @@ JoinPairs rs_pairs(const JoinCall& call, RsPipes& pipes, Progress& progress, Row
             filed_s = seconds_since(t1);
             check_read_ids(rp.docs(), filters != nullptr ? &filters[0] : nullptr, call.src[0].relname);
             check_read_ids(sp.docs(), filters != nullptr ? &filters[1] : nullptr, call.src[1].relname);
+            if (call.content) {
+                // Both sides without the template: the plain R-S join of the contents.
+                std::vector<uint64_t> drop(call.tmpl, call.tmpl + call.ntmpl);
+                Collection rc = without_signatures(rp.docs(), drop);
+                Collection sc = without_signatures(sp.docs(), drop);
+                return rs_join(
+                    rc, sc,
+                    with_budget(
+                        o, rp.docs().memory_bytes() + sp.docs().memory_bytes() + rc.memory_bytes() + sc.memory_bytes(),
+                        limit));
+            }
             return rs_join(rp.docs(), sp.docs(),
                            with_budget(o, rp.docs().memory_bytes() + sp.docs().memory_bytes(), limit));
         },
@@ -776,9 +813,22 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
     bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
     if (r_dist || s_dist) {
+        reject_content_on_citus(call);
         CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
         citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
         return Datum(0);
+    }
+    if (call.content && !call.has_template) {
+        // No stored statistics on either side: the template of s (the archive), from its rows.
+        int64 rows = 0;
+        struct varlena* t = fetch_spotsig(table_template(call.src[1], &rows, "spotsigs_join_rs"));
+        pg_entry([&] {
+            MultisetView v = view_of(t);
+            call.tmpl = v.hashes;
+            call.ntmpl = v.size;
+            return Datum(0);
+        });
+        call.has_template = true;
     }
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
@@ -807,6 +857,9 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             }
             first_read = pipes.memory_bytes();
         }
+        // Passes plan on the rows' plain lengths, which bound nothing under the content measure.
+        if (in_passes && call.content)
+            throw_memory_limit("reading", "the content measure's R-S join needs both sides in memory at once");
         if (in_passes) {
             for (int k = 0; k < 2; ++k) {
                 sort_unique_ids(ids[k], call.src[k].relname);
@@ -890,20 +943,13 @@ SPOTSIGS_FUNCTION(spotsigs_join_candidates) {
     PG_RETURN_INT64(static_cast<int64>(session_candidates.load()));
 }
 
-// spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content
-// measure finds in the rows of rel (each with frequency 1), the ones a content-measure join of
-// the same rows leaves out.
-SPOTSIGS_FUNCTION(spotsigs_template) {
-    for (int k = 0; k < 3; ++k)
-        if (PG_ARGISNULL(k))
-            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                            errmsg("the relation and column arguments must not be NULL")));
-    use_reserved_huge_pages(join_huge_pages);
-    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
-                                    spotsig_type_oid(fcinfo), "spotsigs_template");
+namespace spotsigs::pg {
+
+Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
     int threads = join_max_threads;
+    use_reserved_huge_pages(join_huge_pages);
     return pg_entry([&] {
-        Progress progress("spotsigs_template");
+        Progress progress(fn);
         std::unique_ptr<ReadPipeline> pipe = open_pipeline(src, 0, join_memory_limit_bytes(), threads > 1);
         ExitStop exit_stop(*pipe);
         read_source(src, *pipe, join_memory_limit_bytes(), progress);
@@ -920,6 +966,7 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
                 return JoinPairs();
             },
             opt, progress, pipe->rows());
+        *rows = static_cast<int64>(pipe->docs().size());
         Multiset m;
         m.hashes = drop;
         m.freqs.assign(drop.size(), 1u);
@@ -928,6 +975,22 @@ SPOTSIGS_FUNCTION(spotsigs_template) {
         progress.finish();
         return d;
     });
+}
+
+}  // namespace spotsigs::pg
+
+// spotsigs_template(rel, id_column, sig_column) -> spotsig: the template signatures the content
+// measure finds in the rows of rel (each with frequency 1), the ones a content-measure join of
+// the same rows leaves out.
+SPOTSIGS_FUNCTION(spotsigs_template) {
+    for (int k = 0; k < 3; ++k)
+        if (PG_ARGISNULL(k))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("the relation and column arguments must not be NULL")));
+    JoinSource src = resolve_source(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+                                    spotsig_type_oid(fcinfo), "spotsigs_template");
+    int64 rows = 0;
+    return table_template(src, &rows, "spotsigs_template");
 }
 
 // The prepared set of spotsig_remove's second argument, kept in fn_extra for the rows of one

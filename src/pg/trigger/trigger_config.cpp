@@ -11,6 +11,7 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_coerce.h"
 #include "rewrite/rewriteHandler.h"
+#include "storage/lock.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -23,6 +24,7 @@ extern "C" {
 #include <cstring>
 
 #include "core/common/threshold.hpp"
+#include "core/template/content.hpp"
 #include "pg/type/datum.hpp"
 
 namespace spotsigs::pg {
@@ -174,12 +176,13 @@ Oid spotsigs_index_on(Relation rel, AttrNumber sig_att) {
 void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     Trigger* tg = td->tg_trigger;
     Relation rel = td->tg_relation;
-    if (tg->tgnargs < 4 || tg->tgnargs > 6)
+    if (tg->tgnargs < 3 || tg->tgnargs > 6)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("spotsigs_flag_duplicates: trigger \"%s\" has %d arguments; it takes 4 to 6", tg->tgname,
+                        errmsg("spotsigs_flag_duplicates: trigger \"%s\" has %d arguments; it takes 3 to 6", tg->tgname,
                                tg->tgnargs),
                         errhint("Arguments: spotsig column, duplicate column, similarity column (or ''), "
-                                "threshold, mode ('best' or 'first'), concurrency ('locked' or 'unlocked').")));
+                                "threshold (none, '' or 'content': the content measure), mode ('best' or 'first'), "
+                                "concurrency ('locked' or 'unlocked').")));
     char** args = tg->tgargs;
     c->spotsig_type = spotsig_type_oid(fcinfo);
 
@@ -213,7 +216,16 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
         resolve_write(td, c->sim_att, &c->sim_write);
     }
 
-    c->threshold = parse_threshold(td, args[3]);
+    // No threshold (three arguments, or '' or 'content' as the fourth): the content measure at its
+    // default threshold, against the column's stored template.
+    c->content = tg->tgnargs < 4 || args[3][0] == '\0' || std::strcmp(args[3], "content") == 0;
+    c->ext_schema = get_func_namespace(fcinfo->flinfo->fn_oid);
+    c->tmpl_found = false;
+    c->tmpl = nullptr;
+    c->ntmpl = 0;
+    c->tmpl_lxid = InvalidLocalTransactionId;
+    c->tmpl_cxt = nullptr;
+    c->threshold = c->content ? spotsigs::kContentThreshold : parse_threshold(td, args[3]);
     std::snprintf(c->threshold_text, sizeof c->threshold_text, "%.17g", c->threshold);
 
     c->best = true;

@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "commands/trigger.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "nodes/primnodes.h"
 #include "utils/rel.h"
@@ -49,7 +50,18 @@ struct TriggerConfig {
     ColumnWrite sim_write;    // how the similarity column does
     Oid index_oid;            // the valid, non-partial spotsigs index on the spotsig column
     SPIPlanPtr visible_plan;  // the row-security probe (trigger_visibility.hpp), once prepared
-    MemoryContext cxt;        // owns gen_expr and the domain_check caches
+    // The content measure (no threshold argument): rows are compared without the column's stored
+    // template (spotsigs_analyze), looked up once per statement (trigger_template.cpp).
+    bool content;
+    Oid ext_schema;                // the extension's schema (where the store is)
+    bool tmpl_found;               // statistics are stored for the column
+    uint64* tmpl;                  // their template signatures, ascending (in tmpl_cxt)
+    size_t ntmpl;                  // how many
+    TimestampTz tmpl_at;           // when they were computed
+    LocalTransactionId tmpl_lxid;  // the statement they were looked up for: transaction and start
+    TimestampTz tmpl_stmt;
+    MemoryContext tmpl_cxt;  // child of cxt, replaced when the template changes
+    MemoryContext cxt;       // owns gen_expr and the domain_check caches
 };
 
 // Checks that the call comes from a BEFORE ROW INSERT/UPDATE trigger; ERROR naming the problem.

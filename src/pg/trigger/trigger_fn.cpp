@@ -19,6 +19,7 @@ extern "C" {
 #include "pg/trigger/trigger_config.hpp"
 #include "pg/trigger/trigger_locks.hpp"
 #include "pg/trigger/trigger_search.hpp"
+#include "pg/trigger/trigger_template.hpp"
 #include "pg/trigger/trigger_visibility.hpp"
 #include "pg/type/datum.hpp"
 
@@ -117,7 +118,13 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
             q = view_of(v);
             return Datum(0);
         });
-        // An empty spotsig has similarity 0 with everything: it never matches.
+        // The content measure compares the rows' contents: q becomes the new row's.
+        if (c->content) {
+            refresh_trigger_template(c, rel);
+            q = trigger_content(c, q);
+        }
+        // An empty spotsig has similarity 0 with everything: it never matches (nor does an empty
+        // content under the content measure).
         if (!q.empty()) {
             int64 self = integer_value(c->id_type, row_id(c, rel, tuple));
             check_match_privilege(c, rel);

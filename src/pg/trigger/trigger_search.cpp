@@ -22,6 +22,7 @@ extern "C" {
 #include <numeric>
 #include <vector>
 
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/index/index.hpp"
 #include "pg/trigger/trigger_visibility.hpp"
@@ -63,7 +64,9 @@ void sort_by_similarity(index::Results* r, int64 nexact, bool* exact) {
     });
 }
 
-// The similarity of q to the spotsig column of the row in slot, or -1 when it is NULL.
+// The similarity of q to the spotsig column of the row in slot, or -1 when it is NULL: with a
+// template (the content measure), q is the new row's content and the similarity the content
+// similarity, similarity(spotsig_remove(new, t), spotsig_remove(row, t)).
 double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const MultisetView& q) {
     bool isnull = false;
     Datum d = slot_getattr(slot, c->sig_att, &isnull);
@@ -71,7 +74,7 @@ double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const Multis
     struct varlena* v = fetch_spotsig(d);
     double s = 0.0;
     pg_entry([&] {
-        s = similarity(q, view_of(v));
+        s = c->ntmpl > 0 ? content_similarity(q, view_of(v), c->tmpl, c->ntmpl) : similarity(q, view_of(v));
         return Datum(0);
     });
     if ((Pointer)v != DatumGetPointer(d)) pfree(v);
@@ -96,9 +99,17 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
 
     // The index may leave candidates unverified (fewer of them than the lists it would read to
     // complete their overlaps): their similarity is computed from the row, fetched anyway.
+    // With a template, the index (which holds whole rows) is searched at the lowered plain
+    // threshold of core/template/stored.hpp, which every row whose content similarity reaches
+    // the threshold also reaches against q (the new row's content; index::content_candidates);
+    // every row it returns is then verified on its content similarity, computed from the row.
+    // Plain similarities neither bound content similarities from above nor order them, so in
+    // mode best all of them are verified.
+    const bool verify_all = c->ntmpl > 0;
     Relation index = index_open(c->index_oid, AccessShareLock);
     int64 nexact = 0;
-    index::Results r = index::threshold_matches(index, q, c->threshold, &nexact);
+    index::Results r = verify_all ? index::content_candidates(index, q, c->threshold)
+                                  : index::threshold_matches(index, q, c->threshold, &nexact);
     index_close(index, AccessShareLock);
 
     if (r.n > 0) {
@@ -109,7 +120,7 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
         // Best first (candidates by their bound): in mode best, once a match is found, only
         // entries that can equal its similarity (a tie with a smaller key) remain to be seen.
         for (int64 k = 0; k < r.n; ++k) {
-            if (m.found && (!c->best || r.sims[k] < m.similarity)) break;
+            if (m.found && (!c->best || (!verify_all && r.sims[k] < m.similarity))) break;
             ItemPointerData tid;
             index::id_to_tid(r.ids[k], &tid);
             bool call_again = false, all_dead = false;
@@ -122,8 +133,8 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
             // In mode best, an entry whose value (exact, or a bound of the exact one) does not
             // exceed the match's similarity can only tie with it, which takes a smaller key: a
             // larger key needs no similarity (nor the detoasting of its signature).
-            if (m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
-            double s = exact[k] ? r.sims[k] : row_similarity(c, slot, q);
+            if (!verify_all && m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
+            double s = exact[k] && !verify_all ? r.sims[k] : row_similarity(c, slot, q);
             if (s < c->threshold) continue;
             if (m.found && (s < m.similarity || (s == m.similarity && id >= m.id))) continue;
             if (filtered && !row_visible(c, d)) continue;

@@ -13,4 +13,9 @@ namespace spotsigs::pg {
 // threshold is outside (0, 1]. Call outside pg_entry (it may raise PostgreSQL errors).
 bool read_query(Datum query, struct varlena** sig, double* tau);
 
+// Splits a spotsigs_content_query datum (content spotsig, threshold float8, template spotsig)
+// into its detoasted content, threshold and template. False when a field is NULL; 22023 for a
+// threshold outside (0, 1]. Call outside pg_entry.
+bool read_content_query(Datum query, struct varlena** content, double* tau, struct varlena** tmpl);
+
 }  // namespace spotsigs::pg

@@ -1,5 +1,5 @@
 // The content measure's statistics: which signatures of a collection are template signatures.
-#include "core/join/content.hpp"
+#include "core/template/content.hpp"
 
 #include <algorithm>
 #include <numeric>

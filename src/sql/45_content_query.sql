@@ -1,0 +1,29 @@
+-- A search by the content measure, served by the spotsigs index:
+--   sig % spotsig_content_query(q, 'pages', 'sig')
+-- is similarity(spotsig_remove(sig, t), spotsig_remove(q, t)) >= 0.4, t the template stored for
+-- pages.sig by spotsigs_analyze (empty when none is stored or the user may not see it in
+-- spotsigs_stats: then the plain similarity at 0.4). The query value carries q's content, the
+-- threshold and t, so the operator is IMMUTABLE and its answer a function of that t. The index
+-- searches at a lowered plain threshold that keeps every content match and has the executor
+-- recheck each row with the operator (docs/content-measure.md). The first two fields are laid
+-- out as spotsigs_query's, which the index's cost estimate reads.
+CREATE TYPE spotsigs_content_query AS (content spotsig, threshold double precision, template spotsig);
+COMMENT ON TYPE spotsigs_content_query IS
+    'a query''s content with the threshold and the template it was taken without, for sig % spotsig_content_query(q, rel, column)';
+CREATE FUNCTION spotsig_content_query(sig spotsig, rel regclass, sig_column name) RETURNS spotsigs_content_query
+    LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+SELECT ROW(@extschema@.spotsig_remove(sig, t.template), 0.4::double precision, t.template)::@extschema@.spotsigs_content_query
+FROM (SELECT coalesce((SELECT s.template FROM @extschema@.spotsigs_stats s
+                       WHERE s.relation OPERATOR(pg_catalog.=) rel
+                         AND s.sig_column OPERATOR(pg_catalog.=) sig_column),
+                      '{}'::@extschema@.spotsig) AS template) t
+$$;
+COMMENT ON FUNCTION spotsig_content_query(spotsig, regclass, name) IS
+    'the right operand of % for the content measure at 0.4 with the stored template of rel''s column';
+CREATE FUNCTION spotsig_content_similar(spotsig, spotsigs_content_query) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR % (
+    LEFTARG = spotsig, RIGHTARG = spotsigs_content_query, PROCEDURE = spotsig_content_similar,
+    RESTRICT = contsel, JOIN = contjoinsel
+);
+ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 4 % (spotsig, spotsigs_content_query);

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Exactness of the content measure's trigger and % search on both dev sets (needs ../shared/data;
+# not part of pg_regress). Per set: the pages in a shuffled order; the first half inserted and
+# analyzed (spotsigs_analyze), the second half inserted in ONE statement through the trigger
+# without a threshold. Reference in plain SQL on the stored template t: every row's content
+# c = spotsig_remove(sig, t); for each row of the second half, the earlier row (smaller insertion
+# number) of highest similarity(c, c') >= 0.4, ties to the smallest id. duplicate and similarity
+# must equal it for every row. Then % spotsig_content_query(q, ...) through the index for every
+# 5th page must return exactly the rows with similarity(c_q, c) >= 0.4. Exits non-zero on any
+# difference. PENDING_LIST_LIMIT (kB, default 4096) as in trigger_exact.sh: 64 makes the
+# statement merge its pending list into segments as it goes.
+# Usage: test/with-cluster test/content_trigger_exact.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
+limit=${PENDING_LIST_LIMIT:-4096}
+q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
+status=0
+for set in newsframes-dev docversions-dev; do
+  q <<SQL
+DROP TABLE IF EXISTS src, pages, ref;
+CREATE TABLE src (id int PRIMARY KEY, cluster int, host text, kind text, html text);
+\copy src from program 'zcat $shared/data/$set/pages.tsv.gz'
+CREATE TABLE pages (id int PRIMARY KEY, ord int, sig spotsig, dup int, sim float8);
+CREATE INDEX pages_sig ON pages USING spotsigs (sig) WITH (pending_list_limit = $limit);
+CREATE TEMP TABLE shuffled AS
+SELECT id, row_number() OVER (ORDER BY md5(id::text || ':content')) AS ord, spotsigs(html) AS sig FROM src;
+INSERT INTO pages (id, ord, sig) SELECT id, ord, sig FROM shuffled WHERE ord <= (SELECT count(*) / 2 FROM shuffled);
+SELECT spotsigs_analyze('pages', 'sig') IS NOT NULL;
+CREATE TRIGGER flag BEFORE INSERT ON pages FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+INSERT INTO pages (id, ord, sig) SELECT id, ord, sig FROM shuffled WHERE ord > (SELECT count(*) / 2 FROM shuffled) ORDER BY ord;
+CREATE TABLE ref AS
+SELECT p.id, p.ord, spotsig_remove(p.sig, s.template) AS c FROM pages p, spotsigs_stats s
+WHERE s.relation = 'pages'::regclass AND s.sig_column = 'sig';
+SQL
+  res=$(q -At -F ' ' <<'SQL'
+WITH best AS (
+  SELECT n.id, b.id AS dup, b.s FROM ref n LEFT JOIN LATERAL (
+    SELECT o.id, similarity(n.c, o.c) AS s FROM ref o
+    WHERE o.ord < n.ord AND similarity(n.c, o.c) >= 0.4 ORDER BY 2 DESC, o.id LIMIT 1) b ON true
+  WHERE n.ord > (SELECT count(*) / 2 FROM ref))
+SELECT count(*) FILTER (WHERE p.dup IS NOT NULL),
+       count(*) FILTER (WHERE p.dup IS DISTINCT FROM best.dup OR p.sim IS DISTINCT FROM best.s)
+FROM best JOIN pages p USING (id);
+SQL
+)
+  read -r flagged diffs <<<"$res"
+  echo "$set: trigger without a threshold, pending_list_limit $limit: $flagged rows flagged, $diffs differences from the reference"
+  [ "$diffs" = 0 ] || status=1
+  res=$(q -At -F ' ' <<'SQL'
+SET enable_seqscan = off;
+SELECT count(*), count(*) FILTER (WHERE got IS DISTINCT FROM want), sum(coalesce(cardinality(got), 0))
+FROM (SELECT q.id,
+             (SELECT array_agg(p.id ORDER BY p.id) FROM pages p
+               WHERE p.sig % spotsig_content_query(q.sig, 'pages', 'sig')) AS got,
+             (SELECT array_agg(o.id ORDER BY o.id) FROM ref o, ref rq
+               WHERE rq.id = q.id AND similarity(rq.c, o.c) >= 0.4) AS want
+      FROM pages q WHERE q.id % 5 = 0) x;
+SQL
+)
+  read -r queries qdiffs rows <<<"$res"
+  echo "$set: % spotsig_content_query, $queries queries through the index, $rows rows: $qdiffs differences"
+  [ "$qdiffs" = 0 ] || status=1
+done
+exit $status

@@ -1,0 +1,95 @@
+// Unit tests of the content measure against a given template (core/template/stored.hpp): the
+// content similarity equals the similarity of the two rows without the template, and the
+// candidate threshold keeps every row whose content similarity reaches the threshold.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "core/signature/multiset.hpp"
+#include "core/template/content.hpp"
+#include "core/template/stored.hpp"
+
+using namespace spotsigs;
+
+namespace {
+
+// A random multiset over hashes 1 .. vocab, with a share of the template's hashes.
+Multiset random_doc(std::mt19937_64& rng, uint64_t vocab, size_t distinct, uint32_t max_freq) {
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    std::uniform_int_distribution<uint64_t> h(1, vocab);
+    std::uniform_int_distribution<uint32_t> f(1, max_freq);
+    for (size_t k = 0; k < distinct; ++k) pairs.emplace_back(h(rng), f(rng));
+    return Multiset::from_pairs(pairs);
+}
+
+}  // namespace
+
+TEST(StoredTemplate, ContainsIsBinarySearch) {
+    std::vector<uint64_t> t = {3, 7, 9, 100};
+    EXPECT_TRUE(template_contains(t.data(), t.size(), 7));
+    EXPECT_FALSE(template_contains(t.data(), t.size(), 8));
+    EXPECT_FALSE(template_contains(t.data(), 0, 7));
+    EXPECT_FALSE(template_contains(nullptr, 0, 0));
+}
+
+TEST(StoredTemplate, ContentSimilarityEqualsSimilarityWithoutTemplate) {
+    std::mt19937_64 rng(45);
+    for (int trial = 0; trial < 400; ++trial) {
+        const uint64_t vocab = 20 + rng() % 200;
+        std::vector<uint64_t> t;
+        for (uint64_t h = 1; h <= vocab; ++h)
+            if (rng() % 4 == 0) t.push_back(h);
+        if (trial % 10 == 0) t.clear();  // no template: the plain measure
+        Multiset a = random_doc(rng, vocab, rng() % 40, 1 + rng() % 5);
+        Multiset b = random_doc(rng, vocab, rng() % 40, 1 + rng() % 5);
+        Multiset ac = without_signatures(a.view(), t);
+        Multiset bc = without_signatures(b.view(), t);
+        std::vector<uint64_t> hashes(a.hashes.size() + 1);
+        std::vector<uint32_t> freqs(a.hashes.size() + 1);
+        uint64_t len = 0;
+        uint32_t n = content_of(a.view(), t.data(), t.size(), hashes.data(), freqs.data(), &len);
+        ASSERT_EQ(std::vector<uint64_t>(hashes.begin(), hashes.begin() + n), ac.hashes);
+        ASSERT_EQ(std::vector<uint32_t>(freqs.begin(), freqs.begin() + n), ac.freqs);
+        ASSERT_EQ(len, ac.length);
+        // Bitwise equal, not merely close: both are the same expression on the same integers.
+        ASSERT_EQ(content_similarity(ac.view(), b.view(), t.data(), t.size()), similarity(ac.view(), bc.view()));
+    }
+}
+
+// Every b whose content similarity reaches tau has a plain similarity to a's content at or above
+// candidate_threshold, with b's length as the bound on lengths and with anything larger; and the
+// bound is tight enough to matter (rows whose template alone makes them long still qualify).
+TEST(StoredTemplate, CandidateThresholdLosesNoMatch) {
+    std::mt19937_64 rng(7);
+    size_t matches = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        const uint64_t vocab = 10 + rng() % 60;
+        std::vector<uint64_t> t;
+        for (uint64_t h = 1; h <= vocab; ++h)
+            if (rng() % 3 == 0) t.push_back(h);
+        Multiset a = random_doc(rng, vocab, 1 + rng() % 30, 1 + rng() % 3);
+        Multiset b = random_doc(rng, vocab, 1 + rng() % 30, 1 + rng() % 20);
+        Multiset ac = without_signatures(a.view(), t);
+        const double tau = 0.05 + 0.95 * double(rng() % 1000) / 1000.0;
+        const double cs = content_similarity(ac.view(), b.view(), t.data(), t.size());
+        if (cs < tau) continue;
+        ++matches;
+        for (uint64_t max_length : {b.length, b.length + 1, b.length * 3}) {
+            const double lowered = candidate_threshold(ac.length, tau, max_length);
+            ASSERT_GT(lowered, 0.0);
+            ASSERT_GE(similarity(ac.view(), b.view()), lowered)
+                << "tau " << tau << " |qc| " << ac.length << " |b| " << b.length << " max " << max_length;
+        }
+    }
+    EXPECT_GT(matches, 500u);
+}
+
+TEST(StoredTemplate, CandidateThresholdEdges) {
+    EXPECT_EQ(candidate_threshold(0, 0.4, 100), 1.0);
+    EXPECT_GE(candidate_threshold(1, 0.4, uint64_t(1) << 40), kMinCandidateThreshold);
+    EXPECT_LE(candidate_threshold(10, 1.0, 10), 1.0);
+    EXPECT_GT(candidate_threshold(10, 1.0, 10), 0.999);
+}
