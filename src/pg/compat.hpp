@@ -36,3 +36,25 @@ extern "C" {
 #else
 #define SPOTSIGS_REL_OWNERCHECK(relid, user) object_ownercheck(RelationRelationId, relid, user)
 #endif
+
+// 18 declares base64's binary side (pg_b64_encode's source, pg_b64_decode's target) as uint8.
+#if PG_VERSION_NUM < 180000
+typedef char spotsigs_b64_byte;
+#else
+typedef uint8 spotsigs_b64_byte;
+#endif
+
+// 18 gave heap_form_minimal_tuple room for extra bytes before the tuple (none here).
+#if PG_VERSION_NUM < 180000
+#define SPOTSIGS_FORM_MINIMAL_TUPLE(desc, values, nulls) heap_form_minimal_tuple(desc, values, nulls)
+#else
+#define SPOTSIGS_FORM_MINIMAL_TUPLE(desc, values, nulls) heap_form_minimal_tuple(desc, values, nulls, 0)
+#endif
+
+// 18 lets RelationGetPrimaryKeyIndex return a deferrable primary key on request; before, a
+// deferrable one was never returned, and the trigger keeps that: its key must be immediate.
+#if PG_VERSION_NUM < 180000
+#define SPOTSIGS_PRIMARY_KEY_INDEX(rel) RelationGetPrimaryKeyIndex(rel)
+#else
+#define SPOTSIGS_PRIMARY_KEY_INDEX(rel) RelationGetPrimaryKeyIndex(rel, false)
+#endif
