@@ -91,6 +91,12 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
         *selectivity = 1.0;
         *correlation = 0;
         *pages = path->indexinfo->pages;
+#if PG_VERSION_NUM >= 180000
+        // 18 no longer adds a huge cost to a disabled plan node: it counts disabled nodes, and
+        // the fewest wins. With enable_seqscan off the sequential scan counts one, so this path
+        // counts two to lose to it whatever its cost.
+        path->path.disabled_nodes = 2;
+#endif
         return;
     }
     GenericCosts costs;
