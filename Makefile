@@ -148,7 +148,9 @@ format-check:
 
 # ---- releases: the Debian package and the PGXN archive ----
 #   make deb     postgresql-NN-spotsigs_VERSION-1_ARCH.deb in the top directory, built by
-#                dpkg-buildpackage with pg_buildext (debian/) from a copy of this tree in build/deb
+#                dpkg-buildpackage with pg_buildext (debian/) from a copy of this tree in build/deb,
+#                one package per version that debian/pgversions lists and this Debian release
+#                supports (its debian/control regenerated from debian/control.in)
 #   make dist    spotsigs-VERSION.zip: git archive of HEAD, the archive PGXN takes
 # deb checks that debian/changelog, dist that META.json, names spotsigs.control's version.
 DEB_DIR = $(BUILD)/deb
@@ -159,7 +161,7 @@ deb:
 	  { echo "debian/changelog is at $(DEB_VERSION), spotsigs.control at $(EXTVERSION)"; exit 1; }
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
 	tar -c --exclude=./.git --exclude=./$(BUILD) --exclude='./*.deb' --exclude='./*.zip' . | tar -x -C $(DEB_DIR)/src
-	cd $(DEB_DIR)/src && MAKEFLAGS= dpkg-buildpackage -b -us -uc -j2
+	cd $(DEB_DIR)/src && pg_buildext updatecontrol && MAKEFLAGS= dpkg-buildpackage -b -us -uc -j2
 	rm -f postgresql-*-spotsigs_*.deb
 	cp $(DEB_DIR)/postgresql-*-spotsigs_$(DEB_VERSION)_*.deb .
 	@ls -l postgresql-*-spotsigs_$(DEB_VERSION)_*.deb

@@ -39,13 +39,16 @@ DROP VIEW ext_functions;
 -- can read its temporary tables (a PARALLEL SAFE function may run in a worker, which cannot).
 CREATE TEMP TABLE cat_tmp (id int, sig spotsig);
 INSERT INTO cat_tmp VALUES (1, '{1,2,3,4}'), (2, '{1,2,3,5}'), (3, '{7,8,9}');
-SET force_parallel_mode = on;
+-- (debug_parallel_query is called force_parallel_mode before PostgreSQL 16)
+DO $$ BEGIN PERFORM set_config(CASE WHEN current_setting('server_version_num')::int < 160000
+  THEN 'force_parallel_mode' ELSE 'debug_parallel_query' END, 'on', false); END $$;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SELECT * FROM spotsigs_lsh_pairs('cat_tmp', 'id', 'sig', 0.5, 2, 16);
 SELECT * FROM spotsigs_join('cat_tmp', 'id', 'sig', 0.5);
 SELECT count(*) FROM spotsigs_clusters('cat_tmp', 'id', 'sig', 0.5);
-RESET force_parallel_mode;
+DO $$ BEGIN PERFORM set_config(CASE WHEN current_setting('server_version_num')::int < 160000
+  THEN 'force_parallel_mode' ELSE 'debug_parallel_query' END, 'off', false); END $$;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 DROP TABLE cat_tmp;

@@ -95,7 +95,18 @@ END $$;
 SELECT count(*) AS queries, count(*) FILTER (WHERE a.dists IS DISTINCT FROM b.dists) AS mismatches
 FROM ix_top10(true) a JOIN ix_top10(false) b USING (id);
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM ix_big ORDER BY sig <-> (SELECT sig FROM ix_big WHERE id = 7) LIMIT 10;
+-- the plan with its subplan's output spelled as PostgreSQL 17 and later print it (15 prints
+-- "InitPlan 1 (returns $0)" and "$0")
+CREATE FUNCTION ix_explain(q text) RETURNS TABLE("QUERY PLAN" text)
+LANGUAGE plpgsql SET search_path = pg_catalog, public AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    "QUERY PLAN" := replace(replace(l, 'InitPlan 1 (returns $0)', 'InitPlan 1'), '$0', '(InitPlan 1).col1');
+    RETURN NEXT;
+  END LOOP;
+END $$;
+SELECT * FROM ix_explain('SELECT id FROM ix_big ORDER BY sig <-> (SELECT sig FROM ix_big WHERE id = 7) LIMIT 10');
 RESET enable_seqscan;
 
 -- inserts go to the pending list; scans see them; VACUUM merges them and drops deleted rows

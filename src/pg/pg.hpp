@@ -10,6 +10,8 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
+#include "pg/compat.hpp"
+
 // Declares an fmgr-callable SQL function with C linkage.
 #define SPOTSIGS_FUNCTION(name) \
     extern "C" {                \

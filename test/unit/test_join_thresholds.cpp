@@ -4,6 +4,7 @@
 // loops is reported and the run aborted, since a stuck thread cannot be joined).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -629,7 +629,7 @@ void ambuildempty(Relation index) {
     init_metapage(page, index_growth(index));
     PageSetChecksumInplace(page, kMetaBlock);
     smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, kMetaBlock, (char*)page, true);
-    log_newpage(&RelationGetSmgr(index)->smgr_rnode.node, INIT_FORKNUM, kMetaBlock, page, true);
+    log_newpage(SPOTSIGS_SMGR_STORAGE(RelationGetSmgr(index)), INIT_FORKNUM, kMetaBlock, page, true);
     smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }
 

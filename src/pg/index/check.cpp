@@ -42,7 +42,7 @@ void check_index_privilege(Oid relid, const char* fn) {
     Oid table = IndexGetRelation(relid, true);
     if (!OidIsValid(table)) return;  // not an index: open_spotsigs_index says so
     Oid user = GetUserId();
-    if (pg_class_aclcheck(table, user, ACL_SELECT) == ACLCHECK_OK || pg_class_ownercheck(table, user)) return;
+    if (pg_class_aclcheck(table, user, ACL_SELECT) == ACLCHECK_OK || SPOTSIGS_REL_OWNERCHECK(table, user)) return;
     ereport(ERROR,
             (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
              errmsg("permission denied for table %s",

@@ -91,6 +91,12 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
         *selectivity = 1.0;
         *correlation = 0;
         *pages = path->indexinfo->pages;
+#if PG_VERSION_NUM >= 180000
+        // 18 no longer adds a huge cost to a disabled plan node: it counts disabled nodes, and
+        // the fewest wins. With enable_seqscan off the sequential scan counts one, so this path
+        // counts two to lose to it whatever its cost.
+        path->path.disabled_nodes = 2;
+#endif
         return;
     }
     GenericCosts costs;
@@ -102,11 +108,10 @@ void amcostestimate(PlannerInfo* root, IndexPath* path, double loop_count, Cost*
     read_meta(index, &m);
     index_close(index, NoLock);
 
-    double docs = (double)m.total_docs, postings = 0, sum_df2 = 0, nkeys = 0, height = 0;
+    double docs = (double)m.total_docs, postings = 0, sum_df2 = 0, height = 0;
     for (uint32 s = 0; s < m.nsegments; ++s) {
         postings += (double)m.seg[s].npostings;
         sum_df2 += m.seg[s].sum_df2;
-        nkeys += (double)m.seg[s].nkeys;
         height += m.seg[s].height + 1;
     }
     double seg_docs = docs - (double)m.pending_count;

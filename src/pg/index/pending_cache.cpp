@@ -37,9 +37,9 @@ constexpr uint32 kCompareSearches = 2;
 // One cached pending list.
 struct Slot {
     bool used;
-    RelFileNode node;      // the index's storage: changes with REINDEX and TRUNCATE
-    uint32 gen;            // pending_gen the copy belongs to
-    BlockNumber head_blk;  // and the head it started from
+    SPOTSIGS_STORAGE_T node;  // the index's storage: changes with REINDEX and TRUNCATE
+    uint32 gen;               // pending_gen the copy belongs to
+    BlockNumber head_blk;     // and the head it started from
     uint32 head_off;
     BlockNumber read_blk;  // where the next read resumes
     uint32 read_off;
@@ -67,7 +67,7 @@ void drop_lists(Slot* s) {
 Slot* slot_for(Relation index) {
     Slot* victim = &slots[0];
     for (Slot& s : slots) {
-        if (s.used && std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) return &s;
+        if (s.used && std::memcmp(&s.node, &SPOTSIGS_STORAGE_OF(index), sizeof(SPOTSIGS_STORAGE_T)) == 0) return &s;
         if (!s.used || (victim->used && s.last_use < victim->last_use)) victim = &s;
     }
     drop_lists(victim);
@@ -108,7 +108,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
             drop_lists(s);
         }
         s->used = true;
-        s->node = index->rd_node;
+        s->node = SPOTSIGS_STORAGE_OF(index);
         s->gen = meta->pending_gen;
         s->head_blk = s->read_blk = meta->pending_head;
         s->head_off = s->read_off = meta->pending_head_off;

@@ -12,7 +12,7 @@
 // descending.
 //
 // Exactness: as for the segment filters, a segment is immutable once written and known by its
-// serial within the index's storage (RelFileNode); VACUUM writes a changed segment under a new
+// serial within the index's storage (its relfilenode); VACUUM writes a changed segment under a new
 // serial, and the caller only asks for segments the metapage it copied names. The array is
 // the directory's lowest level as written: each entry of an upper level holds the first hash
 // of its child, so "the last entry whose first hash is <= h" picks the same DATA block as the
@@ -37,7 +37,7 @@ constexpr size_t kDirBytesLimit = size_t(32) << 20;  // all copies together
 // One remembered segment: its lookups so far and, once built, its lowest directory level.
 struct DirSlot {
     bool used = false;
-    RelFileNode node;
+    SPOTSIGS_STORAGE_T node;
     uint64 serial = 0;
     uint64 lookups = 0;
     uint64 last_use = 0;
@@ -103,7 +103,8 @@ const SegmentDirectory* segment_directory(Relation index, const SegmentDesc& seg
     DirSlot* slot = nullptr;
     DirSlot* victim = &dir_slots[0];
     for (DirSlot& s : dir_slots) {
-        if (s.used && s.serial == seg.serial && std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) {
+        if (s.used && s.serial == seg.serial &&
+            std::memcmp(&s.node, &SPOTSIGS_STORAGE_OF(index), sizeof(SPOTSIGS_STORAGE_T)) == 0) {
             slot = &s;
             break;
         }
@@ -113,7 +114,7 @@ const SegmentDirectory* segment_directory(Relation index, const SegmentDesc& seg
         dir_forget(*victim);
         slot = victim;
         slot->used = true;
-        slot->node = index->rd_node;
+        slot->node = SPOTSIGS_STORAGE_OF(index);
         slot->serial = seg.serial;
     }
     slot->last_use = ++dir_clock;

@@ -9,7 +9,7 @@
 //
 // Exactness: a segment is immutable once written, and is known by its serial, which the
 // metapage hands out in increasing order and never twice within the index's storage (a REINDEX
-// or TRUNCATE gives new storage, hence the RelFileNode in the key). The filter is remembered
+// or TRUNCATE gives new storage, hence the storage identity in the key). The filter is remembered
 // only after the metapage names the segment, and holds every hash with a record in it, so a
 // hash it rules out has no posting there. VACUUM rewrites a segment under a new serial.
 #include "pg/index/index.hpp"
@@ -24,7 +24,7 @@ constexpr int kFilterSlots = 16;  // filters kept (the least recently used goes)
 
 // One remembered filter.
 struct FilterSlot {
-    RelFileNode node;
+    SPOTSIGS_STORAGE_T node;
     uint64 serial;
     KeyFilter* filter;  // heap (new/delete); null when the slot is free
     uint64 last_use;
@@ -56,7 +56,7 @@ void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes*
         if (s.last_use < victim->last_use) victim = &s;
     }
     delete victim->filter;
-    victim->node = index->rd_node;
+    victim->node = SPOTSIGS_STORAGE_OF(index);
     victim->serial = serial;
     victim->filter = f;
     victim->last_use = ++filter_clock;
@@ -65,7 +65,7 @@ void segment_filter_remember(Relation index, uint64 serial, const SegmentHashes*
 const KeyFilter* segment_filter(Relation index, uint64 serial) {
     for (FilterSlot& s : filter_slots)
         if (s.filter != nullptr && s.serial == serial &&
-            std::memcmp(&s.node, &index->rd_node, sizeof(RelFileNode)) == 0) {
+            std::memcmp(&s.node, &SPOTSIGS_STORAGE_OF(index), sizeof(SPOTSIGS_STORAGE_T)) == 0) {
             s.last_use = ++filter_clock;
             return s.filter;
         }

@@ -113,14 +113,14 @@ static void check_page(Relation index, Page p, BlockNumber blk, PageKind expect,
 // new one), so a block below the count seen exists; only a block at or past it needs a fresh
 // count (one lseek). A reused relfilenode can only make the count too high, which lets a bad
 // link through to ReadBuffer's own error, never rejects a good one.
-static RelFileNode seen_node;
+static SPOTSIGS_STORAGE_T seen_node;
 static BlockNumber seen_nblocks = 0;
 
 // The index's block count, fresh unless blk is already known to lie below it.
 static BlockNumber nblocks_covering(Relation index, BlockNumber blk) {
-    if (!RelFileNodeEquals(seen_node, index->rd_node) || blk >= seen_nblocks) {
+    if (!SPOTSIGS_STORAGE_EQUAL(seen_node, SPOTSIGS_STORAGE_OF(index)) || blk >= seen_nblocks) {
         seen_nblocks = RelationGetNumberOfBlocks(index);
-        seen_node = index->rd_node;
+        seen_node = SPOTSIGS_STORAGE_OF(index);
     }
     return seen_nblocks;
 }

@@ -234,7 +234,7 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
     MemoryContextDelete(row_cxt);
     int len = pg_b64_enc_len(out.len);
     text* t = (text*)palloc(VARHDRSZ + len);
-    int written = pg_b64_encode(out.data, out.len, VARDATA(t), len);
+    int written = pg_b64_encode(reinterpret_cast<const spotsigs_b64_byte*>(out.data), out.len, VARDATA(t), len);
     if (written < 0) elog(ERROR, "spotsigs_citus_pack: base64 encoding failed");
     SET_VARSIZE(t, VARHDRSZ + written);
     PG_RETURN_TEXT_P(t);
@@ -250,7 +250,8 @@ SPOTSIGS_FUNCTION(spotsigs_citus_unpack) {
     text* in = PG_GETARG_TEXT_PP(0);
     int in_len = VARSIZE_ANY_EXHDR(in);
     char* data = (char*)palloc(pg_b64_dec_len(in_len) + 1);
-    int len = pg_b64_decode(VARDATA_ANY(in), in_len, data, pg_b64_dec_len(in_len));
+    int len =
+        pg_b64_decode(VARDATA_ANY(in), in_len, reinterpret_cast<spotsigs_b64_byte*>(data), pg_b64_dec_len(in_len));
     if (len < 0) malformed_pack("not base64");
     if (len < (int)sizeof kPackTag || memcmp(data, kPackTag, sizeof kPackTag) != 0)
         malformed_pack("unknown format (the nodes' spotsigs versions differ?)");

@@ -32,7 +32,7 @@ size_t row_space(TupleDesc desc) {
     if (desc->natts > 8) return 0;
     for (int i = 0; i < desc->natts; ++i)
         if (!TupleDescAttr(desc, i)->attbyval) return 0;
-    MinimalTuple sample = heap_form_minimal_tuple(desc, values, nulls);
+    MinimalTuple sample = SPOTSIGS_FORM_MINIMAL_TUPLE(desc, values, nulls);
     size_t space = GetMemoryChunkSpace(sample);
     pfree(sample);
     return space;

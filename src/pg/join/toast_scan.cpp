@@ -97,9 +97,14 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
         Relation rel = table_open(toastrel_, AccessShareLock);
         TupleDesc desc = RelationGetDescr(rel);
         // The visibility rule the usual detoasting reads chunks with.
-        SnapshotData snapshot;
-        init_toast_snapshot(&snapshot);
-        TableScanDesc sd = table_beginscan(rel, &snapshot, 0, nullptr);
+#if PG_VERSION_NUM < 180000
+        SnapshotData toast_snapshot;
+        init_toast_snapshot(&toast_snapshot);
+        Snapshot snapshot = &toast_snapshot;
+#else
+        Snapshot snapshot = get_toast_snapshot();  // 18: the static one, no longer filled in by the caller
+#endif
+        TableScanDesc sd = table_beginscan(rel, snapshot, 0, nullptr);
         MemoryContext chunks =
             AllocSetContextCreate(CurrentMemoryContext, "spotsigs toast values", ALLOCSET_DEFAULT_SIZES);
         uint64 open_bytes = 0, seen = 0;

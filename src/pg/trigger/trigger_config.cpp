@@ -137,7 +137,7 @@ double parse_threshold(TriggerData* td, const char* s) {
 // The single-column integer primary key; ERROR 55000 when the table has none.
 AttrNumber primary_key_column(TriggerData* td, Oid* type) {
     Relation rel = td->tg_relation;
-    Oid pk = RelationGetPrimaryKeyIndex(rel);
+    Oid pk = SPOTSIGS_PRIMARY_KEY_INDEX(rel);
     AttrNumber att = InvalidAttrNumber;
     if (OidIsValid(pk)) {
         Relation idx = index_open(pk, AccessShareLock);
