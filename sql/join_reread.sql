@@ -1,13 +1,7 @@
 -- Joins that read their relation more than once (passes, clusters in passes) refuse a relation
 -- whose rows change from one read to the next, instead of matching rows they never tallied.
 \set SHOW_CONTEXT never
-CREATE OR REPLACE FUNCTION rerr(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\i sql/include/sqlerr.sql
 
 -- Groups of 4 rows sharing 10 to 39 signatures, each row with one of its own: too many for one
 -- read under 24MB, so the joins run in passes.
@@ -19,13 +13,13 @@ CREATE VIEW cl_v AS SELECT nextval('cl_seq') AS id, sig FROM cl_t;   -- new ids 
 SET spotsigs.join_memory_limit = '24MB';
 -- Each read of the view numbers its rows anew (this crashed the server: a pass's pairs named
 -- ids that the first read had not seen).
-SELECT rerr($$SELECT count(*) FROM spotsigs_clusters('cl_v', 'id', 'sig', 0.5)$$);
-SELECT rerr($$SELECT count(*) FROM spotsigs_join('cl_v', 'id', 'sig', 0.5)$$);
-SELECT rerr($$SELECT count(*) FROM spotsigs_join_rs('cl_v', 'id', 'sig', 'cl_t', 'id', 'sig', 0.5)$$);
-SELECT rerr($$SELECT count(*) FROM spotsigs_join_rs('cl_t', 'id', 'sig', 'cl_v', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_clusters('cl_v', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_join('cl_v', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_join_rs('cl_v', 'id', 'sig', 'cl_t', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_join_rs('cl_t', 'id', 'sig', 'cl_v', 'id', 'sig', 0.5)$$);
 -- 40,000 rows: before, no crash but every row its own cluster.
 INSERT INTO cl_t VALUES (39999, '{1}'), (40000, '{2}');
-SELECT rerr($$SELECT count(*) FROM spotsigs_clusters('cl_v', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_clusters('cl_v', 'id', 'sig', 0.5)$$);
 -- The table itself, read in passes under the same limit, gives what one read gives.
 CREATE TEMP TABLE cl_passes AS SELECT * FROM spotsigs_clusters('cl_t', 'id', 'sig', 0.5);
 RESET spotsigs.join_memory_limit;
@@ -47,8 +41,8 @@ ALTER TABLE cl_rls ENABLE ROW LEVEL SECURITY;
 ALTER TABLE cl_rls FORCE ROW LEVEL SECURITY;
 CREATE POLICY cl_half ON cl_rls USING (random() < 0.97);
 SET spotsigs.join_memory_limit = '24MB';
-SELECT rerr($$SELECT count(*) FROM spotsigs_clusters('cl_rls', 'id', 'sig', 0.5)$$);
-SELECT rerr($$SELECT count(*) FROM spotsigs_join('cl_rls', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_clusters('cl_rls', 'id', 'sig', 0.5)$$);
+SELECT sqlerr($$SELECT count(*) FROM spotsigs_join('cl_rls', 'id', 'sig', 0.5)$$);
 RESET spotsigs.join_memory_limit;
 DROP TABLE cl_rls;
 RESET ROLE;
@@ -58,4 +52,3 @@ DROP ROLE cl_owner;
 DROP VIEW cl_v;
 DROP SEQUENCE cl_seq;
 DROP TABLE cl_t;
-DROP FUNCTION rerr(text);

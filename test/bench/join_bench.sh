@@ -67,27 +67,7 @@ fi
 chmod 0777 "$OUT" 2>/dev/null || true
 log() { echo "$*" | tee -a "$OUT/results.txt"; }
 : > "$OUT/results.txt"
-psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
-
-# timed SQL: runs SQL once; sets $ms (server-side elapsed, from psql's \timing) and $val.
-timed() {
-  local out
-  out=$(psql_q -c '\timing on' -c "$1")
-  ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)
-  # || true: a statement without rows (CREATE INDEX) leaves grep nothing to print (status 1).
-  val=$(grep -v '^Time:' <<<"$out" | tail -1 || true)
-}
-# best SQL: the fastest of REPEAT runs in $ms (seconds in $s), the result in $val.
-best() {
-  local b=""
-  for ((k = 0; k < REPEAT; k++)); do
-    timed "$1"
-    if [[ -z $b ]] || awk "BEGIN{exit !($ms < $b)}"; then b=$ms; fi
-  done
-  ms=$b
-  s=$(awk "BEGIN{printf \"%.3f\", $ms/1000}")
-}
-ratio() { awk "BEGIN{printf \"%.2f\", $1/$2}"; }
+. "$here/timing_lib.sh"
 
 log "== spotsigs join benchmark, $(date -u +%FT%TZ), $(nproc) cores, $(uname -r)"
 log "corpus: $corpus; ROWS=$ROWS VARIANT_SHARE=$VARIANT_SHARE SEED=$SEED SUBSAMPLE=$SUBSAMPLE TRGM_DOCS=$TRGM_DOCS REPEAT=$REPEAT NOPART_TIMEOUT=$NOPART_TIMEOUT"

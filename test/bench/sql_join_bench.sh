@@ -39,24 +39,7 @@ fi
 
 log() { echo "$*" | tee -a "$OUT/sql_join_results.txt"; }
 : > "$OUT/sql_join_results.txt"
-psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
-# timed SQL: runs SQL once; sets $ms (psql's \timing of the last statement) and $val (its result).
-timed() {
-  local out
-  out=$(psql_q -c '\timing on' -c "$1")
-  ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)
-  val=$(grep -v '^Time:' <<<"$out" | tail -1 || true)
-}
-# best SQL: the fastest of REPEAT runs, in seconds in $s; the result in $val.
-best() {
-  local b=""
-  for ((k = 0; k < REPEAT; k++)); do
-    timed "$1"
-    if [[ -z $b ]] || awk "BEGIN{exit !($ms < $b)}"; then b=$ms; fi
-  done
-  s=$(awk "BEGIN{printf \"%.3f\", $b/1000}")
-}
-ratio() { awk "BEGIN{printf \"%.2f\", $1/$2}"; }
+. "$here/timing_lib.sh"
 
 log "== SQL join benchmark, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 log "corpus: $corpus; TAUS=$TAUS REPEAT=$REPEAT; spotsigs.max_threads=$(psql_q -c 'SHOW spotsigs.max_threads')"
