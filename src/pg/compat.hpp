@@ -58,3 +58,10 @@ typedef uint8 spotsigs_b64_byte;
 #else
 #define SPOTSIGS_PRIMARY_KEY_INDEX(rel) RelationGetPrimaryKeyIndex(rel, false)
 #endif
+
+// 17 moved a backend's local transaction id into its virtual transaction id (MyProc->vxid.lxid).
+#if PG_VERSION_NUM < 170000
+#define SPOTSIGS_MY_LXID() (MyProc->lxid)
+#else
+#define SPOTSIGS_MY_LXID() (MyProc->vxid.lxid)
+#endif

@@ -88,7 +88,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
         // This backend's first search of the index (or the first since the slot went to another
         // index): the copy starts from the head after kCompareSearches searches.
         s->used = true;
-        s->node = index->rd_node;
+        s->node = SPOTSIGS_STORAGE_OF(index);
         s->gen = meta->pending_gen;
         s->head_blk = s->read_blk = meta->pending_head;
         s->head_off = s->read_off = meta->pending_head_off;

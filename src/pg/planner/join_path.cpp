@@ -38,6 +38,7 @@ extern "C" {
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
+#include "parser/parse_relation.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
@@ -168,6 +169,18 @@ List* filter_clauses(RelOptInfo* rel, Index varno) {
     return out;
 }
 
+// The user whose rights rte's relation is read with (InvalidOid: the current user's). 16 moved it
+// from the range table entry into the query's permission infos.
+Oid check_as_user(PlannerInfo* root, RangeTblEntry* rte) {
+#if PG_VERSION_NUM < 160000
+    (void)root;
+    return rte->checkAsUser;
+#else
+    if (rte->perminfoindex == 0) return InvalidOid;
+    return getRTEPermissionInfo(root->parse->rteperminfos, rte)->checkAsUser;
+#endif
+}
+
 // Whether outer and inner return the same rows (see the head of this file).
 bool same_rows(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
     RangeTblEntry* o = planner_rt_fetch(outer->relid, root);
@@ -175,7 +188,7 @@ bool same_rows(PlannerInfo* root, RelOptInfo* outer, RelOptInfo* inner) {
     if (o->rtekind != RTE_RELATION || i->rtekind != RTE_RELATION || o->relid != i->relid) return false;
     if (o->inh || i->inh || o->tablesample != nullptr || i->tablesample != nullptr) return false;
     if (o->relkind != RELKIND_RELATION && o->relkind != RELKIND_MATVIEW) return false;
-    if (o->checkAsUser != i->checkAsUser) return false;
+    if (check_as_user(root, o) != check_as_user(root, i)) return false;
     List* oq = filter_clauses(outer, outer->relid);
     if (contain_volatile_functions((Node*)oq)) return false;
     return equal(oq, filter_clauses(inner, outer->relid));

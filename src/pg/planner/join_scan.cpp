@@ -321,7 +321,7 @@ void read_side(JoinScanState* st, int k) {
             memcpy(values, slot->tts_values, sizeof(Datum) * natts);
             memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
             nulls[st->sig_attno[k] - 1] = true;
-            t = heap_form_minimal_tuple(slot->tts_tupleDescriptor, values, nulls);
+            t = SPOTSIGS_FORM_MINIMAL_TUPLE(slot->tts_tupleDescriptor, values, nulls);
         }
         MemoryContextSwitchTo(old);
         const int64_t id = keep_tuple(st, k, t, limit);

@@ -59,7 +59,7 @@ Oid store_owner(Oid ext_schema) {
 // The single-column integer primary key of relid, by name; ERROR 55000 when there is none.
 const char* primary_key_name(Oid relid) {
     Relation rel = relation_open(relid, AccessShareLock);
-    Oid pk = RelationGetPrimaryKeyIndex(rel);
+    Oid pk = SPOTSIGS_PRIMARY_KEY_INDEX(rel);
     const char* name = nullptr;
     if (OidIsValid(pk)) {
         Relation idx = relation_open(pk, AccessShareLock);
@@ -150,7 +150,7 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
     char relkind = ((Form_pg_class)GETSTRUCT(ctup))->relkind;
     ReleaseSysCache(ctup);
     // Like ANALYZE: only the table's owner (or a member of the owning role, or a superuser).
-    if (!pg_class_ownercheck(relid, GetUserId()))
+    if (!SPOTSIGS_REL_OWNERCHECK(relid, GetUserId()))
         aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind), get_rel_name(relid));
     const char* id_column = PG_ARGISNULL(2) ? primary_key_name(relid) : NameStr(*PG_GETARG_NAME(2));
     Oid spotsig = spotsig_type_oid(fcinfo);

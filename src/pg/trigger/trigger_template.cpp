@@ -17,7 +17,7 @@ extern "C" {
 namespace spotsigs::pg {
 
 void refresh_trigger_template(TriggerConfig* c, Relation rel) {
-    const LocalTransactionId lxid = MyProc->lxid;
+    const LocalTransactionId lxid = SPOTSIGS_MY_LXID();
     const TimestampTz stmt = GetCurrentStatementStartTimestamp();
     if (c->tmpl_lxid == lxid && c->tmpl_stmt == stmt) return;
     MemoryContext fresh = AllocSetContextCreate(c->cxt, "spotsigs trigger template", ALLOCSET_DEFAULT_SIZES);
