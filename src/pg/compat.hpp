@@ -65,3 +65,14 @@ typedef uint8 spotsigs_b64_byte;
 #else
 #define SPOTSIGS_MY_LXID() (MyProc->vxid.lxid)
 #endif
+
+// 16 moved the memory of string settings and of check hooks' extra into a memory context of its
+// own: a check hook allocates what it hands back with guc_malloc and frees with guc_free; 15
+// still used malloc and free.
+#if PG_VERSION_NUM < 160000
+#define SPOTSIGS_GUC_MALLOC(n) std::malloc(n)
+#define SPOTSIGS_GUC_FREE(p) std::free(p)
+#else
+#define SPOTSIGS_GUC_MALLOC(n) guc_malloc(LOG, n)
+#define SPOTSIGS_GUC_FREE(p) guc_free(p)
+#endif

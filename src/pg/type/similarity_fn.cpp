@@ -37,9 +37,9 @@ char* similarity_threshold_text = nullptr;
 // Reads the value as float8in does (the same values, the same two errors for a non-number and
 // for an overflow), then applies the threshold rule (threshold.hpp's message, 22023). A valid
 // value is rewritten to the shortest digits that read back as the same double, and handed to the
-// assign hook in extra; both are malloc'd, as PostgreSQL (which frees them) requires. Sets no error through ereport:
-// PostgreSQL also calls check hooks while reading the configuration file, where a hook must report failure by returning
-// false.
+// assign hook in extra; both are allocated as PostgreSQL, which frees them, requires
+// (compat.hpp). Sets no error through ereport: PostgreSQL also calls check hooks while reading the
+// configuration file, where a hook must report failure by returning false.
 bool check_similarity_threshold(char** newval, void** extra, GucSource) {
     const char* s = *newval;
     while (*s == ' ' || *s == '\t' || *s == '\n') ++s;
@@ -72,17 +72,17 @@ bool check_similarity_threshold(char** newval, void** extra, GucSource) {
     char text[40];
     auto r = std::to_chars(text, text + sizeof text - 1, tau);
     *r.ptr = '\0';
-    char* canonical = static_cast<char*>(std::malloc(std::strlen(text) + 1));
-    double* value = static_cast<double*>(std::malloc(sizeof(double)));
+    char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(std::strlen(text) + 1));
+    double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
     if (canonical == nullptr || value == nullptr) {
-        std::free(canonical);
-        std::free(value);
+        if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
+        if (value != nullptr) SPOTSIGS_GUC_FREE(value);
         GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
         GUC_check_errmsg("out of memory");
         return false;
     }
     std::strcpy(canonical, text);
-    std::free(*newval);
+    SPOTSIGS_GUC_FREE(*newval);
     *newval = canonical;
     *value = tau;
     *extra = value;
