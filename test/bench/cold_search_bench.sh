@@ -37,6 +37,7 @@ corpus=${1:-$repo/../shared/data/textcorpus}
 corpus=$(cd "$corpus" && pwd)
 : "${ROWS:=1000000}" "${NQ:=60}" "${HUGE:=both}" "${REBUILD:=0}" "${SHARED_BUFFERS:=2GB}"
 : "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}"
+: "${MODE:=both}" "${NB:=76}" "${BREPS:=3}" "${BATCH_SEED:=7}"
 : "${OUT:=$repo/build/cold-bench}"
 bin=${PGBIN:-$(dirname "$(command -v pg_ctl)")}
 export PATH=$bin:$PATH
@@ -94,6 +95,10 @@ row='%-6s %-24s %8s %6s %6s %12s %6s %6s %8s %6s\n'
 # faults (f[]) from log_statement_stats, in statement order.
 stats='/s user, .* s system, .* s elapsed/ { cpu[++nc] = sprintf("%.3f", ($2 + $5) * 1000) }
   /page faults\/reclaims/ { split($2, a, "/"); f[++nf] = a[2] } /^Time:/ { ms[++nt] = $2 }'
+# p50 FILE C: the p50 of column C of FILE (sorted numerically; the lower middle value for an even
+# count).
+p50() { awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+brow='%-5s %-24s %-14s %8s %7s %7s %6s %8s %7s %7s %6s\n'
 # measure TABLE LABEL: prints one line of figures for TABLE.
 measure() {
   local t=$1 label=$2 k q
@@ -115,11 +120,59 @@ measure() {
       -c "SELECT count(*) FROM $t WHERE sig % '{}'" -c '\timing on' -c "SELECT count(*) FROM $t WHERE sig % '$q'" 2>&1 |
       awk "$stats"' END { print ms[1], cpu[2], f[2] }' >>"$OUT/cat_$t.txt"
   done <"$qf"
-  # p50 of column c of a file (sorted numerically; the lower middle value for an even count).
-  p50() { awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
   printf "$row" "$t" "$label" "$(p50 "$OUT/cold_$t.txt" 1)" "$(p50 "$OUT/cold_$t.txt" 2)" \
     "$(p50 "$OUT/cold_$t.txt" 3)" "$(p50 "$OUT/cat_$t.txt" 1)" "$(p50 "$OUT/cat_$t.txt" 2)" \
     "$(p50 "$OUT/cat_$t.txt" 3)" "$(p50 "$OUT/cold_$t.txt" 4)" "$(p50 "$OUT/cold_$t.txt" 5)" | tee -a "$OUT/results.txt"
+}
+
+# run_batch T SF: runs OUT/batch_queries_T.txt.sql twice in a fresh connection and appends to SF
+# one line: the total client ms, p50 ms per query, total server CPU ms and total minor faults of
+# the first pass, then the same of the second; OUT/batchq_T.txt gets the first pass's per-query ms,
+# cpu ms and faults.
+run_batch() {
+  local t=$1 sf=$2 qf=$OUT/batch_queries_$1.txt.sql
+  { echo '\timing on'; cat "$qf" "$qf"; } |
+    PGOPTIONS="-c log_statement_stats=on -c client_min_messages=log" psql -X -q -v ON_ERROR_STOP=1 2>&1 |
+    awk -v n="$NB" -v per="$OUT/batchq_$t.txt" "$stats"'
+      function p50(a, lo, hi,   i, j, k, x, v) {
+        k = 0
+        for (i = lo; i <= hi; i++) { x = a[i] + 0; for (j = ++k; j > 1 && v[j - 1] > x; j--) v[j] = v[j - 1]; v[j] = x }
+        return v[int((k + 1) / 2)]
+      }
+      function sum(a, lo, hi,   i, s) { s = 0; for (i = lo; i <= hi; i++) s += a[i]; return s }
+      END {
+        printf "%.1f %.3f %.1f %d %.1f %.3f %.1f %d\n", sum(ms, 1, n), p50(ms, 1, n), sum(cpu, 1, n), sum(f, 1, n),
+          sum(ms, n + 1, 2 * n), p50(ms, n + 1, 2 * n), sum(cpu, n + 1, 2 * n), sum(f, n + 1, 2 * n)
+        printf "" >per; for (i = 1; i <= n; i++) print ms[i], cpu[i], f[i] >>per
+      }' >>"$sf"
+}
+# batch TABLE H PRE: two lines of figures for a batch of NB distinct queries (rows in
+# hashint8(id + BATCH_SEED) order with a non-empty signature) run one after another in a fresh
+# connection (cold), then the same NB again in that connection (warm), under huge_pages = H and
+# shared_preload_libraries = PRE. "restarted": the server has just been (re)started, so the index
+# pages are read into shared_buffers (from the kernel's page cache, which holds them after the
+# first run) by the cold pass. "buffers warm": two runs of the batch in another connection have put
+# every page it reads in shared_buffers first. Each figure is the median over BREPS fresh
+# connections (one restart before each for "restarted").
+batch() {
+  local t=$1 h=$2 pre=$3 r
+  local label="huge_pages=$h${pre:+ +preload}" qf=$OUT/batch_queries_$t.txt
+  psql_q -c "SELECT sig::text FROM $t WHERE length(sig) > 0 ORDER BY hashint8(id + $BATCH_SEED) LIMIT $NB" >"$qf"
+  sed "s/.*/SELECT count(*) FROM $t WHERE sig % '&';/" "$qf" >"$qf.sql"
+  : >"$OUT/batch_restarted_$t.txt"
+  for ((r = 0; r < BREPS; r++)); do
+    start "$h" "$pre"
+    run_batch "$t" "$OUT/batch_restarted_$t.txt"
+  done
+  { cat "$qf.sql" "$qf.sql"; } | psql_q >/dev/null
+  : >"$OUT/batch_warm_$t.txt"
+  for ((r = 0; r < BREPS; r++)); do run_batch "$t" "$OUT/batch_warm_$t.txt"; done
+  local c kind
+  for kind in restarted warm; do
+    local cols=()
+    for c in 1 2 3 4 5 6 7 8; do cols+=("$(p50 "$OUT/batch_${kind}_$t.txt" "$c")"); done
+    printf "$brow" "$t" "$label" "$kind" "${cols[@]}" | tee -a "$OUT/results.txt"
+  done
 }
 
 threshold=$(psql_q -c "LOAD 'spotsigs'" -c "SHOW spotsigs.similarity_threshold")
@@ -127,9 +180,6 @@ log "cold_search_bench: sig % q at the default threshold $threshold, $NQ queries
 log "rows: t75k $(psql_q -c 'SELECT count(*) FROM t75k'), t1m $(psql_q -c 'SELECT count(*) FROM t1m')," \
   "t75kp $(psql_q -c 'SELECT count(*) FROM t75kp') ($(psql_q -c "SELECT sum(rows) FROM spotsigs_index_stats('t75kp_sig') WHERE segment = -1") pending);" \
   "index MB: t75k $(psql_q -c "SELECT pg_relation_size('t75k_sig') >> 20"), t1m $(psql_q -c "SELECT pg_relation_size('t1m_sig') >> 20")"
-log "p50 over the queries: ms = client round trip, cpu = the server's CPU ms for the statement (user +"
-log "system: less disturbed by other load on the machine), faults = its minor page faults"
-printf "$row" table server "cold ms" cpu faults "catalogs ms" cpu faults "warm ms" cpu | tee -a "$OUT/results.txt"
 free_huge=$(awk '/HugePages_Free/ { f = $2 } /HugePages_Rsvd/ { r = $2 } END { print f - r }' /proc/meminfo)
 size_kb=$(numfmt --from=iec "${SHARED_BUFFERS%B}" | awk '{ print int($1 / 1024) }')
 need=$(((size_kb + 2047) / 2048 + 64))
@@ -139,11 +189,27 @@ if [ "$HUGE" = both ]; then
     log "huge_pages=on not measured: $free_huge free unreserved huge pages, about $need needed (sysctl vm.nr_hugepages)"
   fi
 fi
-for h in "${huges[@]}"; do
-  for pre in '' spotsigs; do
+settings=()
+for h in "${huges[@]}"; do for pre in '' spotsigs; do settings+=("$h:$pre"); done; done
+if [ "$MODE" != batch ]; then
+  log "p50 over the queries: ms = client round trip, cpu = the server's CPU ms for the statement (user +"
+  log "system: less disturbed by other load on the machine), faults = its minor page faults"
+  printf "$row" table server "cold ms" cpu faults "catalogs ms" cpu faults "warm ms" cpu | tee -a "$OUT/results.txt"
+  for hp in "${settings[@]}"; do
+    h=${hp%%:*} pre=${hp#*:}
     start "$h" "$pre"
     for t in t75k t75kp t1m; do measure "$t" "huge_pages=$h${pre:+ +preload}"; done
   done
-done
+fi
+if [ "$MODE" != single ]; then
+  log ""
+  log "A batch of $NB distinct queries in a fresh connection (cold), then the same $NB again in it (warm);"
+  log "median over $BREPS connections of: total = the batch's sum of client ms, p50 = ms per query, cpu = the"
+  log "server's CPU ms summed over the batch, faults = minor page faults summed over the batch"
+  printf "$brow" table server shared_buffers "cold tot" p50 cpu faults "warm tot" p50 cpu faults | tee -a "$OUT/results.txt"
+  for hp in "${settings[@]}"; do
+    for t in t75k t1m; do batch "$t" "${hp%%:*}" "${hp#*:}"; done
+  done
+fi
 results=${RESULTS-$repo/test/bench/results}
 if [[ -n $results ]]; then cp "$OUT/results.txt" "$results/cold_search_results.txt"; fi
