@@ -75,6 +75,16 @@ Slot* slot_for(Relation index) {
     return victim;
 }
 
+// Points slot s at the head of index's current pending list, nothing of it copied yet.
+void start_list(Slot* s, Relation index, const MetaData* meta) {
+    s->used = true;
+    s->node = SPOTSIGS_STORAGE_OF(index);
+    s->gen = meta->pending_gen;
+    s->head_blk = s->read_blk = meta->pending_head;
+    s->head_off = s->read_off = meta->pending_head_off;
+    s->oversize = false;
+}
+
 }  // namespace
 
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
@@ -87,12 +97,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
     if (!s->used) {
         // This backend's first search of the index (or the first since the slot went to another
         // index): the copy starts from the head after kCompareSearches searches.
-        s->used = true;
-        s->node = SPOTSIGS_STORAGE_OF(index);
-        s->gen = meta->pending_gen;
-        s->head_blk = s->read_blk = meta->pending_head;
-        s->head_off = s->read_off = meta->pending_head_off;
-        s->oversize = false;
+        start_list(s, index, meta);
         s->searches = 0;
     }
     if (s->searches < kCompareSearches) {
@@ -107,12 +112,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
         } else {
             drop_lists(s);
         }
-        s->used = true;
-        s->node = SPOTSIGS_STORAGE_OF(index);
-        s->gen = meta->pending_gen;
-        s->head_blk = s->read_blk = meta->pending_head;
-        s->head_off = s->read_off = meta->pending_head_off;
-        s->oversize = false;
+        start_list(s, index, meta);
     }
     if (s->oversize) return false;
     if (s->read_blk == s->head_blk && s->read_off == s->head_off)

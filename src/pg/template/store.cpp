@@ -56,6 +56,27 @@ Oid store_owner(Oid ext_schema) {
     return owner;
 }
 
+// The caller's user and security context, saved while a statement on the store runs as its owner.
+struct SavedUser {
+    Oid user;
+    int sec;
+};
+
+// Connects to SPI and becomes the store's owner (restricted, as a SECURITY DEFINER function would
+// run); fn names the caller in the error. Undone by restore_user (or by the transaction's abort).
+SavedUser become_store_owner(Oid ext_schema, const char* fn) {
+    Oid owner = store_owner(ext_schema);
+    SavedUser saved;
+    GetUserIdAndSecContext(&saved.user, &saved.sec);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "%s: SPI_connect failed", fn);
+    SetUserIdAndSecContext(owner, saved.sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    return saved;
+}
+
+void restore_user(const SavedUser& saved) {
+    SetUserIdAndSecContext(saved.user, saved.sec);
+}
+
 // The single-column integer primary key of relid, by name; ERROR 55000 when there is none.
 const char* primary_key_name(Oid relid) {
     Relation rel = relation_open(relid, AccessShareLock);
@@ -85,12 +106,7 @@ void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryCo
     // An installation whose catalog predates the store (the library updated, ALTER EXTENSION not
     // yet run) has no statistics: the callers then behave as without any.
     if (!OidIsValid(get_relname_relid("spotsigs_template_store", ext_schema))) return;
-    Oid owner = store_owner(ext_schema);
-    Oid save_user;
-    int save_sec;
-    GetUserIdAndSecContext(&save_user, &save_sec);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs: SPI_connect failed");
-    SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    const SavedUser saved = become_store_owner(ext_schema, "spotsigs");
     char* q = psprintf(
         "SELECT template, rows_analyzed, analyzed_at FROM %s "
         "WHERE relation OPERATOR(pg_catalog.=) $1 AND sig_column OPERATOR(pg_catalog.=) $2",
@@ -100,7 +116,7 @@ void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryCo
     namestrcpy(&col, sig_column);
     Datum args[2] = {ObjectIdGetDatum(relid), NameGetDatum(&col)};
     int rc = SPI_execute_with_args(q, 2, types, args, nullptr, true, 1);
-    SetUserIdAndSecContext(save_user, save_sec);
+    restore_user(saved);
     if (rc != SPI_OK_SELECT)
         elog(ERROR, "spotsigs: reading the stored template failed: %s", SPI_result_code_string(rc));
     if (SPI_processed > 0) {
@@ -167,12 +183,7 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
     }
 
     // Written as the store's owner, with a statement that names every object by schema.
-    Oid owner = store_owner(ext_schema);
-    Oid save_user;
-    int save_sec;
-    GetUserIdAndSecContext(&save_user, &save_sec);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_analyze: SPI_connect failed");
-    SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    const SavedUser saved = become_store_owner(ext_schema, "spotsigs_analyze");
     const char* store = store_name(ext_schema);
     char* q = psprintf(
         "INSERT INTO %s AS s (relation, sig_column, id_column, rows_analyzed, template, analyzed_at) "
@@ -196,7 +207,7 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
         store);
     rc = SPI_execute(q, false, 0);
     if (rc != SPI_OK_DELETE) elog(ERROR, "spotsigs_analyze: cleaning the store failed: %s", SPI_result_code_string(rc));
-    SetUserIdAndSecContext(save_user, save_sec);
+    restore_user(saved);
     SPI_finish();
     PG_RETURN_INT32(size);
 }
