@@ -260,6 +260,9 @@ Results content_candidates(Relation index, const MultisetView& qc, double tau);
 // An upper bound on the length of every indexed row: the upper end of the highest length
 // partition whose row count in the metapage (segments and pending list) is not zero; 0 if none.
 uint64 max_row_length(Relation index);
+// The number of rows the metapage counts (segments and pending list): every row ever indexed,
+// dead or invisible ones included, less those VACUUM removed.
+uint64 indexed_rows(Relation index);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
 // Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the

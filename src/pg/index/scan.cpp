@@ -833,4 +833,12 @@ uint64 max_row_length(Relation index) {
     return 0;
 }
 
+uint64 indexed_rows(Relation index) {
+    MetaData meta;
+    read_meta(index, &meta);
+    uint64 n = 0;
+    for (int p = 0; p < kMaxPartitions; ++p) n += meta.part_docs[p];
+    return n;
+}
+
 }  // namespace spotsigs::pg::index
