@@ -19,6 +19,11 @@ EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIM
 -- every row (NULLs are not indexed), nearest first; the empty value and disjoint rows at distance 1
 SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}', id;
 SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
+-- % of one query and <-> of another: the rows % admits that share nothing with the ORDER BY
+-- query (7) come last, at distance 1
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % spotsig_query('{1,2,7,8,9}', 0.2) ORDER BY sig <-> '{1:5,2:4,3:4}';
+SELECT id, sig <-> '{1:5,2:4,3:4}' AS dist FROM ix_small
+WHERE sig % spotsig_query('{1,2,7,8,9}', 0.2) ORDER BY sig <-> '{1:5,2:4,3:4}';
 -- a NULL query matches nothing
 SELECT count(*) FROM ix_small WHERE sig % NULL::spotsig;
 -- bitmap scans

@@ -7,6 +7,9 @@
 -- searches at a lowered plain threshold that keeps every content match and has the executor
 -- recheck each row with the operator (docs/content-measure.md). The first two fields are laid
 -- out as spotsigs_query's, which the index's cost estimate reads.
+--   ORDER BY sig <-> spotsig_content_query(q, 'pages', 'sig')
+-- orders by 1 - that content similarity (the threshold plays no part); the index's ordered scan
+-- returns lower bounds of it that the executor recomputes (xs_recheckorderby).
 CREATE TYPE spotsigs_content_query AS (content spotsig, threshold double precision, template spotsig);
 COMMENT ON TYPE spotsigs_content_query IS
     'a query''s content with the threshold and the template it was taken without, for sig % spotsig_content_query(q, rel, column)';
@@ -27,3 +30,11 @@ CREATE OPERATOR % (
     RESTRICT = contsel, JOIN = contjoinsel
 );
 ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 4 % (spotsig, spotsigs_content_query);
+CREATE FUNCTION spotsig_content_distance(spotsig, spotsigs_content_query) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_content_distance(spotsig, spotsigs_content_query) IS
+    '1 - the content similarity of a row to a content query, against the query''s template';
+CREATE OPERATOR <-> (
+    LEFTARG = spotsig, RIGHTARG = spotsigs_content_query, PROCEDURE = spotsig_content_distance
+);
+ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 5 <-> (spotsig, spotsigs_content_query) FOR ORDER BY float_ops;

@@ -321,6 +321,14 @@ my %new_object_checks = (
 	'operator %(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
 		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
+	# Ordered by content distance through the index built at 0.1.0 (the family gained strategy 5):
+	# the nearest 5 distances equal a full sort's (no statistics: the plain distance).
+	'function spotsig_content_distance(spotsig,spotsigs_content_query)' =>
+	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query)}, '0.33333333333333337' ],
+	'operator <->(spotsig,spotsigs_content_query)' => [
+		"SET enable_seqscan = off; SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT sig <-> $q5 AS d FROM docs
+		   ORDER BY 1 LIMIT 5) y) FROM (SELECT sig <-> spotsig_content_query($q5, 'docs', 'sig') AS d FROM docs
+		   ORDER BY sig <-> spotsig_content_query($q5, 'docs', 'sig') LIMIT 5) x", 't' ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [
@@ -367,6 +375,8 @@ if (grep { $_ eq 'operator %(spotsig,spotsigs_query)' } @new)
 {
 	like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsig_query($q5, 0.5)"),
 		qr/(Index Scan using|Bitmap Index Scan on) docs_sig/, 'the index built at 0.1.0 answers % spotsig_query after the update');
+	like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY sig <-> spotsig_content_query($q5, 'docs', 'sig') LIMIT 5"),
+		qr/Index Scan using docs_sig/, 'the index built at 0.1.0 serves ORDER BY <-> a content query after the update');
 }
 note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
 	: "$current adds no function or operator to $old_version");

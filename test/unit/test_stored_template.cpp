@@ -1,6 +1,6 @@
 // Unit tests of the content measure against a given template (core/template/stored.hpp): the
-// content similarity equals the similarity of the two rows without the template, and the
-// candidate threshold keeps every row whose content similarity reaches the threshold.
+// content similarity equals the similarity of the two rows without the template, and the content
+// bound of the index's search keeps every row whose content similarity reaches the threshold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "core/index/index_search.hpp"
 #include "core/signature/multiset.hpp"
 #include "core/template/content.hpp"
 #include "core/template/stored.hpp"
@@ -59,10 +60,10 @@ TEST(StoredTemplate, ContentSimilarityEqualsSimilarityWithoutTemplate) {
     }
 }
 
-// Every b whose content similarity reaches tau has a plain similarity to a's content at or above
-// candidate_threshold, with b's length as the bound on lengths and with anything larger; and the
-// bound is tight enough to matter (rows whose template alone makes them long still qualify).
-TEST(StoredTemplate, CandidateThresholdLosesNoMatch) {
+// The claim at content_bound (core/index/index_search.hpp): every b whose content similarity to
+// a's content reaches tau has a content bound (its plain overlap with a's content over |ac|) that
+// reaches tau too, also where b's template part makes b far longer than ac.
+TEST(StoredTemplate, ContentBoundLosesNoMatch) {
     std::mt19937_64 rng(7);
     size_t matches = 0;
     for (int trial = 0; trial < 20000; ++trial) {
@@ -73,23 +74,15 @@ TEST(StoredTemplate, CandidateThresholdLosesNoMatch) {
         Multiset a = random_doc(rng, vocab, 1 + rng() % 30, 1 + rng() % 3);
         Multiset b = random_doc(rng, vocab, 1 + rng() % 30, 1 + rng() % 20);
         Multiset ac = without_signatures(a.view(), t);
+        Multiset bc = without_signatures(b.view(), t);
         const double tau = 0.05 + 0.95 * double(rng() % 1000) / 1000.0;
         const double cs = content_similarity(ac.view(), b.view(), t.data(), t.size());
+        ASSERT_EQ(overlap(ac.view(), b.view()), overlap(ac.view(), bc.view()));
         if (cs < tau) continue;
         ++matches;
-        for (uint64_t max_length : {b.length, b.length + 1, b.length * 3}) {
-            const double lowered = candidate_threshold(ac.length, tau, max_length);
-            ASSERT_GT(lowered, 0.0);
-            ASSERT_GE(similarity(ac.view(), b.view()), lowered)
-                << "tau " << tau << " |qc| " << ac.length << " |b| " << b.length << " max " << max_length;
-        }
+        ASSERT_GE(content_bound(overlap(ac.view(), b.view()), ac.length), tau)
+            << "tau " << tau << " |qc| " << ac.length << " |b| " << b.length;
+        ASSERT_GE(content_bound(overlap(ac.view(), b.view()), ac.length), cs);
     }
     EXPECT_GT(matches, 500u);
-}
-
-TEST(StoredTemplate, CandidateThresholdEdges) {
-    EXPECT_EQ(candidate_threshold(0, 0.4, 100), 1.0);
-    EXPECT_GE(candidate_threshold(1, 0.4, uint64_t(1) << 40), kMinCandidateThreshold);
-    EXPECT_LE(candidate_threshold(10, 1.0, 10), 1.0);
-    EXPECT_GT(candidate_threshold(10, 1.0, 10), 0.999);
 }

@@ -35,14 +35,4 @@ double content_similarity(const MultisetView& qc, const MultisetView& b, const u
     return static_cast<double>(o) / static_cast<double>(qc.length + bc - o);
 }
 
-double candidate_threshold(uint64_t qc_length, double tau, uint64_t max_length) noexcept {
-    if (qc_length == 0) return 1.0;  // an empty content has content similarity 0: nothing to find
-    const double q = static_cast<double>(qc_length);
-    double bound = tau * q / ((1.0 - tau) * q + static_cast<double>(max_length));
-    // Each operation above and in the search's own computations errs by at most a few units in
-    // the last place (relative 2^-52 each); a relative margin of 1e-6 covers them all.
-    bound *= 1.0 - 1e-6;
-    return std::max(std::min(bound, 1.0), kMinCandidateThreshold);
-}
-
 }  // namespace spotsigs

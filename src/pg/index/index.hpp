@@ -46,10 +46,11 @@ constexpr int kMergeSegmentsAt = 8;  // VACUUM rewrites everything into one segm
 constexpr uint16 kSpotsigsPageId = 0xFF93;
 
 // Strategy numbers of the operator class.
-constexpr StrategyNumber kStrategySimilar = 1;       // %
-constexpr StrategyNumber kStrategyDistance = 2;      // <-> (ORDER BY)
-constexpr StrategyNumber kStrategySimilarQuery = 3;  // % spotsigs_query (own threshold)
-constexpr StrategyNumber kStrategyContentQuery = 4;  // % spotsigs_content_query (content measure, rechecked)
+constexpr StrategyNumber kStrategySimilar = 1;          // %
+constexpr StrategyNumber kStrategyDistance = 2;         // <-> (ORDER BY)
+constexpr StrategyNumber kStrategySimilarQuery = 3;     // % spotsigs_query (own threshold)
+constexpr StrategyNumber kStrategyContentQuery = 4;     // % spotsigs_content_query (content measure, rechecked)
+constexpr StrategyNumber kStrategyContentDistance = 5;  // <-> spotsigs_content_query (ORDER BY, rechecked)
 
 // Page kinds, stored in the special space.
 enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5 };
@@ -250,25 +251,26 @@ struct Results {
 // similarity computed as similarity() computes it); dead and invisible rows included, in no order.
 // With nexact, the segments' search may stop early (core threshold_search's unverified): then
 // entries [0, *nexact) are exact matches and the rest candidates whose similarity is at most their
-// sims value, for the caller to compute from the rows (they include every other match).
-Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr);
+// sims value, for the caller to compute from the rows (they include every other match). With
+// measure kContentBound, the same for the content bound (core content_bound) in place of the
+// similarity.
+Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr,
+                          SearchMeasure measure = SearchMeasure::kPlain);
 // Every indexed id whose content similarity to qc (a row's content: no signature of the template)
-// may reach tau, i.e. a superset of them, for the caller to verify: a search at
-// core/template/stored.hpp's candidate_threshold with max_row_length as the bound; each once,
-// sims all 1.0. Dead and invisible rows included.
+// may reach tau, i.e. a superset of them, for the caller to verify: the ids whose content bound
+// reaches tau (core/index/index_search.hpp proves that it keeps every content match), each once,
+// with an upper bound of its content similarity in sims. Dead and invisible rows included.
 Results content_candidates(Relation index, const MultisetView& qc, double tau);
-// An upper bound on the length of every indexed row: the upper end of the highest length
-// partition whose row count in the metapage (segments and pending list) is not zero; 0 if none.
-uint64 max_row_length(Relation index);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
-// Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the
-// backend's searchable copy of the pending list, after reading the entries appended since the
-// last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache, and
-// in the backend's first two searches of the index (the copy starts at its third); the caller
-// then compares q with every entry itself. Call outside pg_entry: it reads pages.
+// Every pending entry of index (as of meta, or later) with similarity >= tau to q (with measure
+// kContentBound: content bound >= tau), from the backend's searchable copy of the pending list,
+// after reading the entries appended since the last call: *out (palloc'd) and *nout. Returns
+// false when the list is too large to cache, and in the backend's first two searches of the index
+// (the copy starts at its third); the caller then compares q with every entry itself. Call
+// outside pg_entry: it reads pages.
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
-                          int64* nout);
+                          int64* nout, SearchMeasure measure = SearchMeasure::kPlain);
 
 // ---- the backend's filters of segments it wrote (segment_filters.cpp) ----
 // The distinct hashes a segment writer saw, up to a cap (palloc'd; complete is false past it).

@@ -76,14 +76,11 @@ SPOTSIGS_FUNCTION(spotsig_similar_query) {
     PG_RETURN_BOOL(sim >= tau);
 }
 
-// a % spotsig_content_query(q, rel, column): the content similarity of a and q without the
-// query's template, >= its threshold; the query holds q's content already. NULL when a field of
-// the query is NULL.
 namespace {
 
-// The parsed query of spotsig_content_similar, kept across the calls of one expression (an index
-// scan's recheck or a sequential scan calls it once per row with the same query): its bytes, to
-// recognise it, and its content (without the template), threshold and template.
+// The parsed query of spotsig_content_similar and spotsig_content_distance, kept across the calls of one expression (an
+// index scan's recheck or a sequential scan calls it once per row with the same query): its bytes, to recognise it, and
+// its content (without the template), threshold and template.
 struct ContentQueryCache {
     char* raw;  // the composite's bytes, or NULL
     uint32 raw_len;
@@ -94,9 +91,9 @@ struct ContentQueryCache {
     bool null_field;
 };
 
-}  // namespace
-
-SPOTSIGS_FUNCTION(spotsig_content_similar) {
+// The content similarity of the row in argument 0 to the content query in argument 1 (its parsed
+// form cached in fn_extra); false when a field of the query is NULL.
+bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
     HeapTupleHeader th = PG_GETARG_HEAPTUPLEHEADER(1);
     const uint32 len = HeapTupleHeaderGetDatumLength(th);
     ContentQueryCache* c = (ContentQueryCache*)fcinfo->flinfo->fn_extra;
@@ -153,13 +150,32 @@ SPOTSIGS_FUNCTION(spotsig_content_similar) {
         c->raw = raw;
         MemoryContextSwitchTo(old);
     }
-    if (c->null_field) PG_RETURN_NULL();
+    if (c->null_field) return false;
     struct varlena* a = fetch_spotsig(PG_GETARG_DATUM(0));
-    double sim = 0;
     pg_entry([&] {
         MultisetView tv = view_of(c->tmpl);
-        sim = spotsigs::content_similarity(c->qc, view_of(a), tv.hashes, tv.size);
+        *sim = spotsigs::content_similarity(c->qc, view_of(a), tv.hashes, tv.size);
         return Datum(0);
     });
-    PG_RETURN_BOOL(sim >= c->tau);
+    *tau = c->tau;
+    return true;
+}
+
+}  // namespace
+
+// a % spotsig_content_query(q, rel, column): the content similarity of a and q without the
+// query's template, >= its threshold; the query holds q's content already. NULL when a field of
+// the query is NULL.
+SPOTSIGS_FUNCTION(spotsig_content_similar) {
+    double sim = 0, tau = 0;
+    if (!content_similarity_arg(fcinfo, &sim, &tau)) PG_RETURN_NULL();
+    PG_RETURN_BOOL(sim >= tau);
+}
+
+// a <-> spotsig_content_query(q, rel, column): 1 - the content similarity of a and q without the
+// query's template (the threshold plays no part); NULL when a field of the query is NULL.
+SPOTSIGS_FUNCTION(spotsig_content_distance) {
+    double sim = 0, tau = 0;
+    if (!content_similarity_arg(fcinfo, &sim, &tau)) PG_RETURN_NULL();
+    PG_RETURN_FLOAT8(1.0 - sim);
 }
