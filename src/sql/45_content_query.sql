@@ -13,14 +13,10 @@
 CREATE TYPE spotsigs_content_query AS (content spotsig, threshold double precision, template spotsig);
 COMMENT ON TYPE spotsigs_content_query IS
     'a query''s content with the threshold and the template it was taken without, for sig % spotsig_content_query(q, rel, column)';
+-- In C: a scan that rechecks its index condition evaluates the constructor for every row; it reads
+-- the template from spotsigs_stats (the caller's privileges apply) once per expression (STABLE).
 CREATE FUNCTION spotsig_content_query(sig spotsig, rel regclass, sig_column name) RETURNS spotsigs_content_query
-    LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-SELECT ROW(@extschema@.spotsig_remove(sig, t.template), 0.4::double precision, t.template)::@extschema@.spotsigs_content_query
-FROM (SELECT coalesce((SELECT s.template FROM @extschema@.spotsigs_stats s
-                       WHERE s.relation OPERATOR(pg_catalog.=) rel
-                         AND s.sig_column OPERATOR(pg_catalog.=) sig_column),
-                      '{}'::@extschema@.spotsig) AS template) t
-$$;
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION spotsig_content_query(spotsig, regclass, name) IS
     'the right operand of % for the content measure at 0.4 with the stored template of rel''s column';
 CREATE FUNCTION spotsig_content_similar(spotsig, spotsigs_content_query) RETURNS boolean

@@ -57,6 +57,7 @@ TEST(StoredTemplate, ContentSimilarityEqualsSimilarityWithoutTemplate) {
         ASSERT_EQ(len, ac.length);
         // Bitwise equal, not merely close: both are the same expression on the same integers.
         ASSERT_EQ(content_similarity(ac.view(), b.view(), t.data(), t.size()), similarity(ac.view(), bc.view()));
+        ASSERT_EQ(content_similarity(ac.view(), b.view(), SignatureSet(t)), similarity(ac.view(), bc.view()));
     }
 }
 

@@ -26,4 +26,13 @@ uint32_t content_of(const MultisetView& doc, const uint64_t* t, size_t n, uint64
 // similarity(spotsig_remove(a, t), spotsig_remove(b, t)) exactly.
 double content_similarity(const MultisetView& qc, const MultisetView& b, const uint64_t* t, size_t n) noexcept;
 
+class SignatureSet;
+// content_of with the template prepared as a set (core/template/content.hpp): the same result.
+uint32_t content_of(const MultisetView& doc, const SignatureSet& t, uint64_t* hashes, uint32_t* freqs,
+                    uint64_t* length) noexcept;
+
+// content_similarity with the template prepared as a set (core/template/content.hpp): the same value, bit
+// for bit, at a hash probe per signature of b instead of a binary search.
+double content_similarity(const MultisetView& qc, const MultisetView& b, const SignatureSet& t) noexcept;
+
 }  // namespace spotsigs

@@ -616,11 +616,12 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_te
         tv = view_of(t);
         return Datum(0);
     });
+    std::shared_ptr<const SignatureSet> set = template_set(t);
     uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
     uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
     pg_entry([&] {
         uint64_t length = 0;
-        out->size = content_of(q, tv.hashes, tv.size, hashes, freqs, &length);
+        out->size = content_of(q, *set, hashes, freqs, &length);
         out->length = length;
         *tau = threshold;
         *no_template = tv.size == 0;
