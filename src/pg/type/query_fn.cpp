@@ -16,7 +16,10 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/template/content.hpp"
 #include "core/template/stored.hpp"
@@ -124,16 +127,55 @@ SPOTSIGS_FUNCTION(spotsig_similar_query) {
 
 namespace {
 
+// The results spotsig_content_query holds in its memory, each with a serial number (never 0, never
+// reused). A registered address holds the same bytes until it is unregistered (the constructor
+// unregisters a result before it frees it, also when its memory goes with the expression's), so
+// an operator that parsed the value at that address under that serial need not compare the
+// bytes again: with a large template they are most of the work of a rechecked row.
+struct RegisteredValue {
+    const void* p;
+    uint64 serial;
+};
+std::vector<RegisteredValue> registered_values;
+uint64 next_value_serial = 1;
+
+// Registers p (pg_entry: may allocate) and returns its serial.
+uint64 register_value(const void* p) {
+    uint64 serial = next_value_serial++;
+    pg_entry([&] {
+        registered_values.push_back(RegisteredValue{p, serial});
+        return Datum(0);
+    });
+    return serial;
+}
+
+// Forgets p (noexcept).
+void unregister_value(const void* p) noexcept {
+    for (size_t k = 0; k < registered_values.size(); ++k)
+        if (registered_values[k].p == p) {
+            registered_values[k] = registered_values.back();
+            registered_values.pop_back();
+            return;
+        }
+}
+
+// The serial of p, or 0 when p is not a registered result.
+uint64 registered_serial(const void* p) noexcept {
+    for (const RegisteredValue& v : registered_values)
+        if (v.p == p) return v.serial;
+    return 0;
+}
+
 // The parsed query of spotsig_content_similar and spotsig_content_distance, kept across the calls of one expression (an
 // index scan's recheck or a sequential scan calls it once per row with the same query): its bytes, to recognise it, and
 // its content (without the template), threshold and template.
 struct ContentQueryCache {
-    char* raw;  // the composite's bytes, or NULL
-    uint32 raw_len;
+    bool parsed;      // the fields below describe a value
+    char* raw;        // a copy of the value's bytes when it is not a registered result, or NULL
+    uint32 raw_len;   // its length
+    uint64 serial;    // the registered serial of the value parsed, or 0
     MultisetView qc;  // the content, arrays in fn_mcxt
     double tau;
-    struct varlena* tmpl;  // detoasted: inside raw, or a copy in fn_mcxt (tmpl_owned)
-    bool tmpl_owned;
     bool null_field;
     std::shared_ptr<const spotsigs::SignatureSet>* set;  // the template's signatures (new/delete), or null
 };
@@ -151,7 +193,13 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
     HeapTupleHeader th = PG_GETARG_HEAPTUPLEHEADER(1);
     const uint32 len = HeapTupleHeaderGetDatumLength(th);
     ContentQueryCache* c = (ContentQueryCache*)fcinfo->flinfo->fn_extra;
-    if (c == nullptr || c->raw == nullptr || c->raw_len != len || std::memcmp(c->raw, th, len) != 0) {
+    // The same value as parsed: by its registered serial (the constructor's result, unchanged
+    // while registered), else by its bytes.
+    const uint64 serial = registered_serial(th);
+    const bool same = c != nullptr && c->parsed &&
+                      ((serial != 0 && serial == c->serial) ||
+                       (c->raw != nullptr && c->raw_len == len && std::memcmp(c->raw, th, len) == 0));
+    if (!same) {
         MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
         if (c == nullptr) {
             c = (ContentQueryCache*)palloc0(sizeof(ContentQueryCache));
@@ -162,33 +210,28 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
             fcinfo->flinfo->fn_extra = c;
         }
         // The previous query's memory goes (a nested loop makes a new query per outer row).
+        c->parsed = false;  // until filled (an error below leaves it so)
         if (c->raw != nullptr) pfree(c->raw);
         if (c->qc.hashes != nullptr) pfree((void*)c->qc.hashes);
         if (c->qc.freqs.data != nullptr) pfree((void*)c->qc.freqs.data);
-        if (c->tmpl_owned) pfree(c->tmpl);
         pg_entry([&] {
             delete c->set;
             c->set = nullptr;
             return Datum(0);
         });
-        c->raw = nullptr;  // invalid until filled (an error below leaves it so)
+        c->raw = nullptr;
         c->qc = MultisetView();
-        c->tmpl = nullptr;
-        c->tmpl_owned = false;
-        // The fields are read from a copy that lives as long as the cache.
-        char* raw = (char*)palloc(len);
-        std::memcpy(raw, th, len);
         struct varlena *qc, *t;
         double tau = 0;
-        bool ok = read_content_query(PointerGetDatum(raw), &qc, &tau, &t);
+        bool ok = read_content_query(PointerGetDatum(th), &qc, &tau, &t);
         c->null_field = !ok;
         if (ok) {
             // The query's content without the template once more, so the answer is the
             // definition's whatever way the value was made (the constructor removed it already).
-            MultisetView qv, tv;
+            std::shared_ptr<const spotsigs::SignatureSet> set = template_set(t);
+            MultisetView qv;
             pg_entry([&] {
                 qv = view_of(qc);
-                tv = view_of(t);
                 return Datum(0);
             });
             uint64* h = (uint64*)palloc(sizeof(uint64) * (qv.size > 0 ? qv.size : 1));
@@ -196,7 +239,8 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
             uint64_t qlen = 0;
             uint32 n = 0;
             pg_entry([&] {
-                n = spotsigs::content_of(qv, tv.hashes, tv.size, h, f, &qlen);
+                n = spotsigs::content_of(qv, *set, h, f, &qlen);
+                c->set = new std::shared_ptr<const spotsigs::SignatureSet>(std::move(set));
                 return Datum(0);
             });
             c->qc.hashes = h;
@@ -205,17 +249,19 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
             c->qc.size = n;
             c->qc.length = qlen;
             c->tau = tau;
-            c->tmpl = t;
-            std::shared_ptr<const spotsigs::SignatureSet> set = template_set(t);
-            pg_entry([&] {
-                c->set = new std::shared_ptr<const spotsigs::SignatureSet>(std::move(set));
-                return Datum(0);
-            });
-            c->tmpl_owned = (char*)t < raw || (char*)t >= raw + len;  // decompressed into a copy
-            if ((char*)qc < raw || (char*)qc >= raw + len) pfree(qc);
+            // Fields decompressed into copies are not needed any more.
+            const char* base = (const char*)th;
+            if ((char*)qc < base || (char*)qc >= base + len) pfree(qc);
+            if ((char*)t < base || (char*)t >= base + len) pfree(t);
+        }
+        // A value that is not a registered result is recognised by its bytes: keep a copy.
+        if (serial == 0) {
+            c->raw = (char*)palloc(len);
+            std::memcpy(c->raw, th, len);
         }
         c->raw_len = len;
-        c->raw = raw;
+        c->serial = serial;
+        c->parsed = true;
         MemoryContextSwitchTo(old);
     }
     if (c->null_field) return false;
@@ -260,9 +306,16 @@ struct ContentCtorCache {
     // The last result (in fn_mcxt), whose template field is the template of (rel, column), and
     // the sig it was made of (detoasted, in fn_mcxt; null for a NULL sig): the same sig again
     // (the recheck of one query's rows) returns it as it is.
-    HeapTuple last;  // its t_data is the composite datum
+    HeapTuple last;  // its t_data is the composite datum, registered (register_value)
     struct varlena* last_sig;
 };
+
+// Unregisters the constructor's last result when the expression's memory goes.
+void forget_last_result(void* arg) {
+    auto* c = static_cast<ContentCtorCache*>(arg);
+    if (c->last != nullptr) unregister_value(c->last->t_data);
+    c->last = nullptr;
+}
 
 // The backend's prepared lookup of a template in spotsigs_stats, for the extension's schema it
 // was prepared in (the plan cache replans it when the view changes).
@@ -425,6 +478,10 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
     ContentCtorCache* c = (ContentCtorCache*)fcinfo->flinfo->fn_extra;
     if (c == nullptr) {
         c = (ContentCtorCache*)MemoryContextAllocZero(fcxt, sizeof(ContentCtorCache));
+        auto* cb = (MemoryContextCallback*)MemoryContextAllocZero(fcxt, sizeof(MemoryContextCallback));
+        cb->func = forget_last_result;
+        cb->arg = c;
+        MemoryContextRegisterResetCallback(fcxt, cb);
         TupleDesc desc;
         if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -486,7 +543,11 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
         std::memcpy(sig_copy, sig, VARSIZE_ANY(sig));
     }
     MemoryContextSwitchTo(old);
-    if (c->last != nullptr) heap_freetuple(c->last);
+    register_value(tup->t_data);
+    if (c->last != nullptr) {
+        unregister_value(c->last->t_data);
+        heap_freetuple(c->last);
+    }
     if (c->last_sig != nullptr) pfree(c->last_sig);
     // heap_form_tuple sets the datum fields of the header (length, row type), and no field is
     // stored externally (they are detoasted values), so t_data is the composite datum as it is.
