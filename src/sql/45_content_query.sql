@@ -4,8 +4,8 @@
 -- pages.sig by spotsigs_analyze (empty when none is stored or the user may not see it in
 -- spotsigs_stats: then the plain similarity at 0.4). The query value carries q's content, the
 -- threshold and t, so the operator is IMMUTABLE and its answer a function of that t. The index
--- searches at a lowered plain threshold that keeps every content match and has the executor
--- recheck each row with the operator (docs/content-measure.md). The first two fields are laid
+-- searches the content bound, which keeps every content match, and has the executor recheck each
+-- row with the operator (docs/content-measure.md). The first two fields are laid
 -- out as spotsigs_query's, which the index's cost estimate reads.
 --   ORDER BY sig <-> spotsig_content_query(q, 'pages', 'sig')
 -- orders by 1 - that content similarity (the threshold plays no part); the index's ordered scan
