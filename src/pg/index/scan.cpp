@@ -616,7 +616,7 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_te
         tv = view_of(t);
         return Datum(0);
     });
-    std::shared_ptr<const SignatureSet> set = template_set(t);
+    std::shared_ptr<const SignatureSet> set = content_query_set(key->sk_argument, t);
     uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
     uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
     pg_entry([&] {

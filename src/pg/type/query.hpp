@@ -27,4 +27,8 @@ bool read_content_query(Datum query, struct varlena** content, double* tau, stru
 // search. The set stays valid while the caller holds it. Call outside pg_entry.
 std::shared_ptr<const SignatureSet> template_set(const struct varlena* tmpl);
 
+// The template tmpl of the spotsigs_content_query value query, prepared: the set the constructor
+// registered with the value when it made it (no comparison of bytes), else template_set(tmpl).
+std::shared_ptr<const SignatureSet> content_query_set(Datum query, const struct varlena* tmpl);
+
 }  // namespace spotsigs::pg

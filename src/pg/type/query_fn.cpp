@@ -131,19 +131,21 @@ namespace {
 // reused). A registered address holds the same bytes until it is unregistered (the constructor
 // unregisters a result before it frees it, also when its memory goes with the expression's), so
 // an operator that parsed the value at that address under that serial need not compare the
-// bytes again: with a large template they are most of the work of a rechecked row.
+// bytes again (with a large template they are most of the work of a rechecked row), and the
+// template's prepared set travels with the value to the operators and the index key.
 struct RegisteredValue {
     const void* p;
     uint64 serial;
+    std::shared_ptr<const SignatureSet> set;  // its template, prepared
 };
 std::vector<RegisteredValue> registered_values;
 uint64 next_value_serial = 1;
 
-// Registers p (pg_entry: may allocate) and returns its serial.
-uint64 register_value(const void* p) {
+// Registers p, whose template is prepared as set (pg_entry: may allocate), and returns its serial.
+uint64 register_value(const void* p, std::shared_ptr<const SignatureSet> set) {
     uint64 serial = next_value_serial++;
     pg_entry([&] {
-        registered_values.push_back(RegisteredValue{p, serial});
+        registered_values.push_back(RegisteredValue{p, serial, std::move(set)});
         return Datum(0);
     });
     return serial;
@@ -153,16 +155,20 @@ uint64 register_value(const void* p) {
 void unregister_value(const void* p) noexcept {
     for (size_t k = 0; k < registered_values.size(); ++k)
         if (registered_values[k].p == p) {
-            registered_values[k] = registered_values.back();
+            registered_values[k] = std::move(registered_values.back());
             registered_values.pop_back();
             return;
         }
 }
 
-// The serial of p, or 0 when p is not a registered result.
-uint64 registered_serial(const void* p) noexcept {
+// The serial of p, or 0 when p is not a registered result; *set (when not null) gets its prepared
+// template.
+uint64 registered_serial(const void* p, std::shared_ptr<const SignatureSet>* set = nullptr) noexcept {
     for (const RegisteredValue& v : registered_values)
-        if (v.p == p) return v.serial;
+        if (v.p == p) {
+            if (set != nullptr) *set = v.set;
+            return v.serial;
+        }
     return 0;
 }
 
@@ -195,7 +201,8 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
     ContentQueryCache* c = (ContentQueryCache*)fcinfo->flinfo->fn_extra;
     // The same value as parsed: by its registered serial (the constructor's result, unchanged
     // while registered), else by its bytes.
-    const uint64 serial = registered_serial(th);
+    std::shared_ptr<const SignatureSet> registered_set;
+    const uint64 serial = registered_serial(th, &registered_set);
     const bool same = c != nullptr && c->parsed &&
                       ((serial != 0 && serial == c->serial) ||
                        (c->raw != nullptr && c->raw_len == len && std::memcmp(c->raw, th, len) == 0));
@@ -228,7 +235,8 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
         if (ok) {
             // The query's content without the template once more, so the answer is the
             // definition's whatever way the value was made (the constructor removed it already).
-            std::shared_ptr<const spotsigs::SignatureSet> set = template_set(t);
+            std::shared_ptr<const spotsigs::SignatureSet> set =
+                registered_set != nullptr ? registered_set : template_set(t);
             MultisetView qv;
             pg_entry([&] {
                 qv = view_of(qc);
@@ -332,6 +340,7 @@ struct TemplateCacheEntry {
     NameData column;
     TimestampTz at;
     struct varlena* tmpl;
+    std::shared_ptr<const SignatureSet> set;  // tmpl prepared, or null until asked for
     uint64 last_use;
 };
 constexpr int kTemplateCache = 4;
@@ -393,8 +402,10 @@ const struct varlena* template_or_empty(const struct varlena* found) {
 
 // The template of (rel, column) that spotsigs_stats shows the caller (the view applies the
 // caller's privileges and row security, as pg_stats does), else the empty value: valid until the
-// next call (the backend's cache holds it).
-const struct varlena* content_template(FunctionCallInfo fcinfo, Oid rel, Name column) {
+// next call (the backend's cache holds it). *set gets it prepared (null for the empty value).
+const struct varlena* content_template(FunctionCallInfo fcinfo, Oid rel, Name column,
+                                       std::shared_ptr<const SignatureSet>* set) {
+    set->reset();
     Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
     TemplateMemo key = {};
     const bool keyed = memo_key(&key, nsp, rel, column);
@@ -403,6 +414,8 @@ const struct varlena* content_template(FunctionCallInfo fcinfo, Oid rel, Name co
         TemplateCacheEntry* e = cached_template(nsp, rel, column, template_memo.at);
         if (e != nullptr) {
             e->last_use = ++template_clock;
+            if (e->set == nullptr) e->set = template_set(e->tmpl);
+            *set = e->set;
             return template_or_empty(e->tmpl);
         }
     }
@@ -444,6 +457,7 @@ const struct varlena* content_template(FunctionCallInfo fcinfo, Oid rel, Name co
                     if (x.last_use < e->last_use) e = &x;
                 if (e->tmpl != nullptr) pfree(e->tmpl);
                 e->tmpl = nullptr;
+                e->set.reset();
                 struct varlena* v = fetch_spotsig(t);
                 struct varlena* copy = (struct varlena*)MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(v));
                 std::memcpy(copy, v, VARSIZE_ANY(v));
@@ -458,6 +472,11 @@ const struct varlena* content_template(FunctionCallInfo fcinfo, Oid rel, Name co
         }
     }
     SPI_finish();
+    if (found != nullptr) {
+        TemplateCacheEntry* e = cached_template(nsp, rel, column, at);
+        if (e->set == nullptr) e->set = template_set(e->tmpl);
+        *set = e->set;
+    }
     if (keyed) {
         template_memo = key;
         template_memo.found = found != nullptr;
@@ -496,6 +515,7 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
     const char* column = no_table ? "" : NameStr(*PG_GETARG_NAME(2));
     struct varlena* sig = PG_ARGISNULL(0) ? nullptr : fetch_spotsig(PG_GETARG_DATUM(0));
     const struct varlena* tmpl;
+    std::shared_ptr<const SignatureSet> set;  // tmpl prepared
     if (c->valid && c->rel == rel && strcmp(NameStr(c->column), column) == 0) {
         if (sig == nullptr ? c->last_sig == nullptr
                            : c->last_sig != nullptr && VARSIZE_ANY(sig) == VARSIZE_ANY(c->last_sig) &&
@@ -507,10 +527,12 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
         }
         bool isnull = false;
         tmpl = (const struct varlena*)DatumGetPointer(heap_getattr(c->last, 3, c->desc, &isnull));
+        registered_serial(c->last->t_data, &set);
     } else {
         c->valid = false;
-        tmpl = no_table ? template_or_empty(nullptr) : content_template(fcinfo, rel, PG_GETARG_NAME(2));
+        tmpl = no_table ? template_or_empty(nullptr) : content_template(fcinfo, rel, PG_GETARG_NAME(2), &set);
     }
+    if (set == nullptr) set = template_set(tmpl);
     Datum values[3] = {Datum(0), Float8GetDatum(spotsigs::kContentThreshold), PointerGetDatum(tmpl)};
     bool nulls[3] = {sig == nullptr, false, false};
     if (sig != nullptr) {
@@ -519,7 +541,6 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
             q = view_of(sig);
             return Datum(0);
         });
-        std::shared_ptr<const SignatureSet> set = template_set(tmpl);
         uint64* h = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
         uint32* f = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
         values[0] = pg_entry([&] {
@@ -543,7 +564,7 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
         std::memcpy(sig_copy, sig, VARSIZE_ANY(sig));
     }
     MemoryContextSwitchTo(old);
-    register_value(tup->t_data);
+    register_value(tup->t_data, set);
     if (c->last != nullptr) {
         unregister_value(c->last->t_data);
         heap_freetuple(c->last);
@@ -558,3 +579,13 @@ SPOTSIGS_FUNCTION(spotsig_content_query) {
     c->valid = true;
     PG_RETURN_DATUM(PointerGetDatum(tup->t_data));
 }
+
+namespace spotsigs::pg {
+
+std::shared_ptr<const SignatureSet> content_query_set(Datum query, const struct varlena* tmpl) {
+    std::shared_ptr<const SignatureSet> set;
+    if (registered_serial(DatumGetPointer(query), &set) != 0 && set != nullptr) return set;
+    return template_set(tmpl);
+}
+
+}  // namespace spotsigs::pg
