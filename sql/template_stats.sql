@@ -204,6 +204,20 @@ WHERE s.relation = 'tbatch'::regclass
   AND (a.sig % ROW(b.sig, 0.4, s.template)::spotsigs_content_query) IS DISTINCT FROM
       (a.sig % spotsig_content_query(b.sig, 'tbatch', 'sig'));
 
+-- The constructor reads the template through spotsigs_stats with the caller's privileges, also
+-- within one transaction whose statements see the same snapshot: a role that may not read tbatch
+-- gets the empty template (the plain measure) until it is granted SELECT.
+BEGIN;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS owner_sees_template;
+SET LOCAL ROLE tstats_reader;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) AS reader_template_length;
+RESET ROLE;
+GRANT SELECT ON tbatch TO tstats_reader;
+SET LOCAL ROLE tstats_reader;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS reader_with_select_sees_template;
+RESET ROLE;
+ROLLBACK;
+
 -- ORDER BY <-> with a content query: the index's ordered scan (lower bounds, rechecked by the
 -- executor). For every query, the 5 nearest through the index have the distances of a full sort
 -- of the brute force, and the same rows above the 5th distance (ties at it may differ); the whole
