@@ -203,7 +203,65 @@ FROM unnest(ARRAY[
   'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig',
   'SELECT a.id AS x, b.id AS y, b.sig AS s FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig AND a.id + 1000 <> b.id']) q;
 
--- The rows and signatures kept count against spotsigs.join_memory_limit.
+-- Past spotsigs.join_memory_limit the join runs in passes over signature lengths, its rows read
+-- once more into tuplestores and each pass reading the rows of its lengths from there, with the
+-- rows of the join run at once: inner (self and R-S), semi and anti joins.
+CREATE TABLE sjlen AS
+  SELECT i AS id, i % 7 AS grp,
+         ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + i % 40) j) || '}')::spotsig AS sig
+  FROM generate_series(1, 30000) i;
+INSERT INTO sjlen VALUES (30001, 1, NULL), (30002, 1, '{}');
+ANALYZE sjlen;
+-- sj_passes(q, lim): q's rows under the limit lim and without it: how many, the passes EXPLAIN
+-- ANALYZE shows under lim, and whether both give the same rows.
+CREATE FUNCTION sj_passes(q text, lim text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  passes text := 'one pass';
+  n bigint;
+  diff bigint;
+BEGIN
+  PERFORM set_config('spotsigs.join_memory_limit', lim, true);
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF line LIKE '%Passes:%' THEN passes := trim(line); END IF;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+  PERFORM set_config('spotsigs.join_memory_limit', '4GB', true);
+  EXECUTE 'CREATE TEMP TABLE sj_all AS ' || q;
+  SELECT count(*) INTO n FROM sj_all;
+  SELECT count(*) INTO diff FROM ((TABLE sj_lim EXCEPT ALL TABLE sj_all) UNION ALL
+                                  (TABLE sj_all EXCEPT ALL TABLE sj_lim)) d;
+  DROP TABLE sj_lim, sj_all;
+  RETURN format('%s rows, %s, %s', n, passes, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+SET spotsigs.similarity_threshold = 0.9;
+SELECT q, sj_passes(q, '16MB')
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig',
+  'SELECT a.id AS x, b.id AS y, a.sig AS s FROM sjlen a JOIN sjlen b ON a.sig % b.sig WHERE a.grp < 4 AND b.grp >= 2',
+  'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT a.id AS x FROM sjlen a WHERE EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id AND b.grp < 3) AND a.grp > 1']) q;
+-- at 0.5 a pass reads the partners of its lengths up to twice as long
+SELECT sj_passes('SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % spotsig_query(b.sig, 0.5) AND a.id < b.id', '16MB');
+-- the self join in passes gives spotsigs_join's pairs
+SET spotsigs.join_memory_limit = '16MB';
+SELECT count(*) FROM (
+  (SELECT id1, id2 FROM spotsigs_join('sjlen', 'id', 'sig', 0.9)
+   EXCEPT ALL SELECT a.id, b.id FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id)
+  UNION ALL
+  (SELECT a.id, b.id FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id
+   EXCEPT ALL SELECT id1, id2 FROM spotsigs_join('sjlen', 'id', 'sig', 0.9))) d;
+-- in a correlated subquery, each outer row's join runs its passes again
+SELECT g, (SELECT count(*) FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id AND a.grp + b.grp >= g) AS pairs
+FROM generate_series(0, 6, 6) g;
+RESET spotsigs.join_memory_limit;
+SET spotsigs.similarity_threshold = 0.8;
+DROP FUNCTION sj_passes(text, text);
+DROP TABLE sjlen;
+
+-- A join whose smallest pass does not fit the limit: the rows and signatures kept count against
+-- spotsigs.join_memory_limit (53200).
 CREATE TABLE sjbig (id int, sig spotsig);
 INSERT INTO sjbig SELECT i, spotsig_from_terms(ARRAY(SELECT 'w' || i || ':' || k FROM generate_series(1, 200) k),
                                               array_fill(1, ARRAY[200]))
