@@ -25,6 +25,17 @@
 // anti join also emits the outer rows without a signature or with an empty one, which match
 // nothing.
 //
+// The content measure (`a.sig % q` with q a spotsigs_content_query made from the other side's
+// column b.sig, join_path.cpp): the template and threshold of q are taken from evaluating it on
+// the first rows of its side read, and must be the same for every row, which is checked on the
+// first two (with q's content equal to b.sig without the template, as spotsig_content_query
+// makes it; otherwise ERROR 0A000, and spotsigs.enable_join = off evaluates it per pair). The
+// matcher then joins the rows' copies without the template's signatures (content.hpp's
+// without_signatures, as spotsigs_join's content path does), which is the content measure: the
+// plain similarity of spotsig_remove(a, t) and spotsig_remove(b, t). A row whose content is
+// empty pairs with nothing, itself included. q NULL, or with a NULL field, matches nothing. In
+// passes, the lengths the passes are planned on are those of the rows' contents.
+//
 // Rows with a NULL signature are not kept (a % b is NULL, so never true, for them), nor rows
 // with an empty one (similarity 0, below any threshold, which is in (0, 1]).
 //
@@ -70,6 +81,8 @@ extern "C" {
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
 #include "core/signature/packed.hpp"
+#include "core/template/content.hpp"
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/join/join_gucs.hpp"
@@ -77,6 +90,7 @@ extern "C" {
 #include "pg/join/join_run.hpp"
 #include "pg/join/toast_scan.hpp"
 #include "pg/type/datum.hpp"
+#include "pg/type/query.hpp"
 
 namespace spotsigs::pg::planner {
 
@@ -98,6 +112,8 @@ struct JoinRows {
     std::atomic<uint64_t> candidates{0};
     // In a pass: the position in its side's tuplestore of each kept tuple.
     std::vector<uint32_t> spill_pos[2];
+    // The content measure's self join: the kept rows whose content is empty (by tuple index).
+    std::vector<bool> empty_content;
 };
 
 // The state of a join run in passes, beside the tuplestores (JoinScanState::spill): every row's
@@ -146,6 +162,16 @@ struct JoinScanState {
     uint64 pass_kept;  // rows kept and pairs found over all passes
     uint64 pass_pairs;
     uint64 pass_candidates;
+    // The content measure (see the head of this file): the side whose rows its query expression
+    // reads (-1: not the content measure), the expression, how many rows it was evaluated on,
+    // whether it was NULL (matches nothing), and the template (ascending, in the query's
+    // memory) and threshold it gave.
+    int content_side;
+    ExprState* content_expr;
+    int content_samples;
+    bool content_none;
+    uint64* tmpl;
+    uint32 ntmpl;
 };
 
 CustomExecMethods exec_methods;
@@ -206,13 +232,15 @@ Node* create_state(CustomScan* cscan) {
     st->sig_attno[1] = intVal(lthird(cscan->custom_private));
     st->jointype = static_cast<JoinType>(intVal(lfourth(cscan->custom_private)));
     st->fixed_tau = DatumGetFloat8(((Const*)list_nth(cscan->custom_private, 4))->constvalue);
+    st->content_side = intVal(list_nth(cscan->custom_private, 5));
     return (Node*)st;
 }
 
-// Whether the scan tuple's column attno is read by the plan's target list or qual.
-bool scan_column_read(CustomScan* cs, int attno) {
+// Whether the scan tuple's column attno is read by the plan's target list or qual, or by the
+// other join clauses of a semi or anti join (quals).
+bool scan_column_read(CustomScan* cs, List* quals, int attno) {
     Plan* plan = &cs->scan.plan;
-    List* vars = pull_var_clause((Node*)list_concat(list_concat_copy(plan->targetlist, plan->qual), cs->custom_exprs),
+    List* vars = pull_var_clause((Node*)list_concat(list_concat_copy(plan->targetlist, plan->qual), quals),
                                  PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
     ListCell* lc;
     foreach (lc, vars) {
@@ -226,6 +254,8 @@ bool scan_column_read(CustomScan* cs, int attno) {
 // % takes the threshold in force when it is evaluated), and shown by EXPLAIN.
 void read_settings(JoinScanState* st) {
     st->tau = st->fixed_tau > 0 ? st->fixed_tau : similarity_threshold;
+    st->content_samples = 0;
+    st->content_none = false;
     st->threads = join_max_threads;
     st->method = static_cast<JoinMethod>(join_method_guc);
 }
@@ -245,12 +275,20 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     }
     st->result_slot =
         ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, &TTSOpsMinimalTuple);
-    st->sig_needed[0] = scan_column_read(cs, st->sig_attno[0]);
-    st->sig_needed[1] = scan_column_read(cs, st->natts[0] + st->sig_attno[1]);
+    // The content measure's query expression, last of custom_exprs, is evaluated while the rows
+    // are read: it needs no kept signature.
+    List* quals = cs->custom_exprs;
+    st->content_expr = nullptr;
+    if (st->content_side >= 0) {
+        st->content_expr = ExecInitExpr((Expr*)llast(quals), &node->ss.ps);
+        quals = list_truncate(list_copy(quals), list_length(quals) - 1);
+    }
+    st->sig_needed[0] = scan_column_read(cs, quals, st->sig_attno[0]);
+    st->sig_needed[1] = scan_column_read(cs, quals, st->natts[0] + st->sig_attno[1]);
     // One kept row serves both sides.
     if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
     read_settings(st);
-    st->join_qual = ExecInitQual(cs->custom_exprs, &node->ss.ps);
+    st->join_qual = ExecInitQual(quals, &node->ss.ps);
     st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_SIZES);
     st->spill_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin passes", ALLOCSET_DEFAULT_SIZES);
     st->cleanup.func = delete_all;
@@ -297,7 +335,9 @@ void open_side(JoinScanState* st, int k) {
     const size_t limit = join_memory_limit_bytes();
     pg_entry([&] {
         JoinRows* r = st->rows;
-        const double list_tau = st->self && st->method == JoinMethod::Partitioned ? st->tau : 0.0;
+        // (The content measure's matcher joins copies of the rows: nothing listed for it.)
+        const double list_tau =
+            st->self && st->method == JoinMethod::Partitioned && st->content_side < 0 ? st->tau : 0.0;
         const bool presize = est > 0 && est * 64 < static_cast<double>(limit) / 2;
         r->pipe[k] =
             std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(est) : 0, 0, st->threads > k + 1);
@@ -365,6 +405,77 @@ void keep_unmatchable(JoinScanState* st, TupleTableSlot* slot) {
     });
 }
 
+// Whether the rows of side k are those the content measure's query expression reads.
+bool content_side(const JoinScanState* st, int k) {
+    return st->content_side >= 0 && (st->self || st->content_side == k);
+}
+
+// Raises the error of a content query whose template or threshold is not the same for every row.
+[[noreturn]] void content_query_varies(const char* what) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("the content query of a SpotsigsJoin %s", what),
+                    errdetail("The join matches every row with the template and threshold of one evaluation of the "
+                              "query expression, whose content must be the row's signature without that template."),
+                    errhint("Use spotsig_content_query(sig, rel, column), or SET spotsigs.enable_join = off.")));
+    pg_unreachable();
+}
+
+// Evaluates the content measure's query expression on the row in slot (side k, its signature
+// sig), the first rows read: the first evaluation gives the template and threshold, the next
+// must give the same, and each's content must be sig without the template.
+void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum sig) {
+    TupleTableSlot* out = st->css.ss.ss_ScanTupleSlot;
+    ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
+    const int total = st->natts[0] + st->natts[1];
+    ExecClearTuple(out);
+    for (int i = 0; i < total; ++i) {
+        out->tts_values[i] = Datum(0);
+        out->tts_isnull[i] = true;
+    }
+    slot_getallattrs(slot);
+    // The expression reads its column at the content side's place in the scan tuple.
+    const int at = st->content_side == 1 ? st->natts[0] : 0;
+    memcpy(out->tts_values + at, slot->tts_values, sizeof(Datum) * st->natts[k]);
+    memcpy(out->tts_isnull + at, slot->tts_isnull, sizeof(bool) * st->natts[k]);
+    ExecStoreVirtualTuple(out);
+    econtext->ecxt_scantuple = out;
+    MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+    bool isnull;
+    Datum q = ExecEvalExpr(st->content_expr, econtext, &isnull);
+    struct varlena *content = nullptr, *tm = nullptr;
+    double tau = 0;
+    const bool ok = !isnull && read_content_query(q, &content, &tau, &tm);
+    struct varlena* row = fetch_spotsig(sig);
+    MemoryContextSwitchTo(old);
+    const bool first = st->content_samples++ == 0;
+    if (first) st->content_none = !ok;
+    else if (ok == st->content_none) content_query_varies("is NULL for some rows and not for others");
+    if (ok) {
+        bool same = true, is_content = true;
+        MemoryContext qcxt = MemoryContextGetParent(st->rows_cxt);
+        pg_entry([&] {
+            const MultisetView t = view_of(tm), c = view_of(content), r = view_of(row);
+            if (first) {
+                st->tau = tau;
+                st->ntmpl = t.size;
+                pg_guard(
+                    [&] { st->tmpl = (uint64*)MemoryContextAlloc(qcxt, sizeof(uint64) * (t.size > 0 ? t.size : 1)); });
+                std::copy(t.hashes, t.hashes + t.size, st->tmpl);
+            } else {
+                same = tau == st->tau && t.size == st->ntmpl && std::equal(t.hashes, t.hashes + t.size, st->tmpl);
+            }
+            const Multiset want = without_signatures(r, std::vector<uint64_t>(t.hashes, t.hashes + t.size));
+            is_content = want.hashes.size() == c.size && want.length == c.length &&
+                         std::equal(want.hashes.begin(), want.hashes.end(), c.hashes);
+            for (uint32_t i = 0; is_content && i < c.size; ++i) is_content = want.freqs[i] == c.freqs[i];
+            return Datum(0);
+        });
+        if (!same) content_query_varies("gives another template or threshold for another row");
+        if (!is_content) content_query_varies("is not made from the signature of the row it is evaluated on");
+    }
+    ExecClearTuple(out);
+    ResetExprContext(econtext);
+}
+
 // Reads every row of child k, keeping those with a non-empty signature; in passes (pass given),
 // reads side k's tuplestore instead, keeping the rows of the lengths the pass reads. False when
 // the kept rows exceed limit bytes (what was read is then left as it is, for delete_rows).
@@ -396,6 +507,10 @@ bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nu
         if (isnull) {
             if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
             continue;
+        }
+        if (st->content_samples < 2 && content_side(st, k)) {
+            sample_content_query(st, k, slot, d);
+            d = slot_getattr(slot, st->sig_attno[k], &isnull);
         }
         const bool external = VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d));
         struct varlena* v = nullptr;
@@ -474,8 +589,16 @@ void match_pairs(JoinScanState* st, size_t limit, uint64_t probe_below, size_t* 
     opt.accounted_peak = peak;
     const size_t tuples = tuple_bytes(st);
     const bool self = st->self;
+    const bool content = st->content_side >= 0;
+    if (content && (st->content_samples == 0 || st->content_none)) {
+        // The content query's side has no row with a signature, or the query is NULL: no pair.
+        r->pairs = JoinPairs();
+        if (self) r->empty_content.assign(r->tuples[0].size(), true);
+        return;
+    }
+    const std::vector<uint64_t> drop(st->tmpl, st->tmpl + (content ? st->ntmpl : 0));
     r->pairs = run_on_thread(
-        [r, self, tuples, limit, used](const JoinOptions& o) {
+        [r, self, tuples, limit, used, content, &drop](const JoinOptions& o) {
             if (!wait_filed(*r->pipe[0], o.cancel)) return JoinPairs();
             if (!self && !wait_filed(*r->pipe[1], o.cancel)) return JoinPairs();
             // The matcher's structures get what the rows leave of the limit.
@@ -483,7 +606,25 @@ void match_pairs(JoinScanState* st, size_t limit, uint64_t probe_below, size_t* 
             if (*used >= limit) throw JoinMemoryError("the rows alone exceed the memory limit", "", *used + 1);
             JoinOptions budget = o;
             budget.memory_limit = limit - *used;
-            return self ? self_join(*r->pipe[0], budget) : rs_join(r->pipe[0]->docs(), r->pipe[1]->docs(), budget);
+            if (!content)
+                return self ? self_join(*r->pipe[0], budget) : rs_join(r->pipe[0]->docs(), r->pipe[1]->docs(), budget);
+            // The content measure: the plain join of the rows without the template.
+            const Collection rc = without_signatures(r->pipe[0]->docs(), drop, o.cancel);
+            *used += rc.memory_bytes();
+            if (self) {
+                r->empty_content.assign(rc.size(), false);
+                for (size_t d = 0; d < rc.size(); ++d)
+                    if (rc.length(d) == 0) r->empty_content[static_cast<size_t>(rc.id(d))] = true;
+            }
+            std::optional<Collection> sc;
+            if (!self) {
+                sc.emplace(without_signatures(r->pipe[1]->docs(), drop, o.cancel));
+                *used += sc->memory_bytes();
+            }
+            if (*used >= limit)
+                throw JoinMemoryError("the rows and their contents exceed the memory limit", "", *used + 1);
+            budget.memory_limit = limit - *used;
+            return self ? self_join(rc, budget) : rs_join(rc, *sc, budget);
         },
         opt, progress, r->tuples[0].size());
     progress.finish();
@@ -539,6 +680,13 @@ void emission(const JoinScanState* st, size_t e, uint32_t idx[2]) {
     }
 }
 
+// Whether emission e, of tuple indexes idx, is a row paired with itself that the content measure
+// leaves out (its content is empty).
+bool empty_self_pair(const JoinScanState* st, size_t e, const uint32_t idx[2]) {
+    const JoinRows* r = st->rows;
+    return st->self && st->content_side >= 0 && e >= 2 * r->pairs.size() && r->empty_content[idx[0]];
+}
+
 // Fills the scan slot out with the outer tuple outer and the inner tuple inner (nullptr: the
 // inner columns NULL).
 TupleTableSlot* fill_scan_tuple(JoinScanState* st, TupleTableSlot* out, MinimalTuple outer, MinimalTuple inner) {
@@ -576,7 +724,7 @@ void mark_hits(JoinScanState* st) {
     for (size_t e = 0; e < n; ++e) {
         uint32_t idx[2];
         emission(st, e, idx);
-        if (r->hit[idx[0]]) continue;
+        if (r->hit[idx[0]] || empty_self_pair(st, e, idx)) continue;
         if ((e & 1023) == 0) CHECK_FOR_INTERRUPTS();
         fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
         econtext->ecxt_scantuple = out;
@@ -611,7 +759,31 @@ void spill_side(JoinScanState* st, int k, size_t limit) {
         unsigned width = 0;
         bool isnull;
         Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
-        if (!isnull) {
+        if (!isnull && st->content_samples < 2 && content_side(st, k)) {
+            sample_content_query(st, k, slot, d);
+            d = slot_getattr(slot, st->sig_attno[k], &isnull);
+        }
+        if (!isnull && st->content_side >= 0) {
+            // The content measure's passes go by the lengths of the rows' contents (none when
+            // nothing can match).
+            if (st->content_samples > 0 && !st->content_none) {
+                old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+                struct varlena* v = fetch_spotsig(d);
+                MemoryContextSwitchTo(old);
+                pg_entry([&] {
+                    const MultisetView m = view_of(v);
+                    uint64_t n = 0;
+                    for (uint32_t i = 0; i < m.size; ++i)
+                        if (!template_contains(st->tmpl, st->ntmpl, m.hashes[i])) {
+                            ++distinct;
+                            n += m.freqs[i];
+                        }
+                    len = static_cast<uint32_t>(n);
+                    width = m.freqs.width;
+                    return Datum(0);
+                });
+            }
+        } else if (!isnull) {
             struct varlena* v = (struct varlena*)DatumGetPointer(d);
             if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v)) {
                 old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -667,6 +839,7 @@ void emit_pass(JoinScanState* st, const JoinPass& p) {
         if ((e & 1023) == 0) CHECK_FOR_INTERRUPTS();
         uint32_t idx[2];
         emission(st, e, idx);
+        if (empty_self_pair(st, e, idx)) continue;
         const uint32_t outer_pos = r->spill_pos[0][idx[0]];
         if (!p.reports(pr->lens[0][outer_pos], pr->lens[ik][r->spill_pos[ik][idx[1]]])) continue;
         if (!st->self || (e < 2 * npairs && e % 2 == 0)) st->pass_pairs++;
@@ -724,7 +897,15 @@ void run_in_passes(JoinScanState* st) {
         return Datum(0);
     });
     auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < (st->self ? 1 : 2); ++k) spill_side(st, k, limit);
+    // The content query's side first: the template it gives decides the other side's lengths.
+    if (st->self) spill_side(st, 0, limit);
+    else if (st->content_side == 1) {
+        spill_side(st, 1, limit);
+        spill_side(st, 0, limit);
+    } else {
+        spill_side(st, 0, limit);
+        spill_side(st, 1, limit);
+    }
     st->read_s = seconds_since(t0);
     if (st->jointype == JOIN_INNER) {
         MemoryContext old = MemoryContextSwitchTo(st->spill_cxt);
@@ -741,6 +922,9 @@ void run_in_passes(JoinScanState* st) {
             st->self ? pr->tally[0].sorted() : merge_histograms(pr->tally[0].sorted(), pr->tally[1].sorted());
         held = pr->bytes();
         const size_t left = limit > held ? limit - held : 1;
+        // No row to match (the content query's side has none with a signature, or the query is
+        // NULL): no pass.
+        if (hist.empty() || (st->content_side >= 0 && (st->content_samples == 0 || st->content_none))) return Datum(0);
         st->passes = run_planned_passes(
             hist, st->tau, left, std::max<uint64_t>(left / kPassRowShare, 1), kPassMargin,
             [&](const JoinPass& p) { return run_pass(st, p, left, hist); },
@@ -826,9 +1010,11 @@ TupleTableSlot* next_pair(ScanState* ss) {
             return fill_scan_tuple(st, out, r->unmatchable[r->next++ - n], nullptr);
         return ExecClearTuple(out);
     }
-    if (r->next >= emissions(st)) return ExecClearTuple(out);
     uint32_t idx[2];
-    emission(st, r->next++, idx);
+    do {
+        if (r->next >= emissions(st)) return ExecClearTuple(out);
+        emission(st, r->next, idx);
+    } while (empty_self_pair(st, r->next++, idx));
     return fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
 }
 
@@ -855,7 +1041,7 @@ void end_scan(CustomScanState* node) {
 void rescan(CustomScanState* node) {
     JoinScanState* st = (JoinScanState*)node;
     Bitmapset* changed = node->ss.ps.chgParam;
-    if (changed == nullptr && st->matched && (st->fixed_tau > 0 || st->tau == similarity_threshold)) {
+    if (changed == nullptr && st->matched && (st->fixed_tau != 0 || st->tau == similarity_threshold)) {
         st->rows->next = 0;
         if (st->in_passes) {
             tuplestore_rescan(st->jointype == JOIN_INNER ? st->result : st->spill[0]);
@@ -880,14 +1066,24 @@ void rescan(CustomScanState* node) {
 void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
     JoinScanState* st = (JoinScanState*)node;
     CustomScan* cs = (CustomScan*)node->ss.ps.plan;
-    if (cs->custom_exprs != NIL) {
-        // A semi or anti join's other clauses, checked on each pair.
+    List* quals = cs->custom_exprs;
+    if (st->content_side >= 0) quals = list_truncate(list_copy(quals), list_length(quals) - 1);
+    if (quals != NIL || st->content_side >= 0) {
         List* context = set_deparse_context_plan(es->deparse_cxt, &cs->scan.plan, ancestors);
-        char* text = deparse_expression((Node*)make_ands_explicit(cs->custom_exprs), context, true, false);
-        ExplainPropertyText("Join Filter", text, es);
+        // A semi or anti join's other clauses, checked on each pair.
+        if (quals != NIL)
+            ExplainPropertyText("Join Filter",
+                                deparse_expression((Node*)make_ands_explicit(quals), context, true, false), es);
+        // The content measure's query, evaluated on the first rows of its side.
+        if (st->content_side >= 0)
+            ExplainPropertyText("Content Query",
+                                deparse_expression((Node*)llast(cs->custom_exprs), context, true, false), es);
     }
     char buf[64];
-    snprintf(buf, sizeof buf, "%g", st->tau);
+    if (st->content_side < 0) snprintf(buf, sizeof buf, "%g", st->tau);
+    else if (st->matched && st->content_samples > 0 && !st->content_none)
+        snprintf(buf, sizeof buf, "%g, content measure (%u template signatures)", st->tau, (unsigned)st->ntmpl);
+    else snprintf(buf, sizeof buf, "content measure");
     ExplainPropertyText("Threshold", buf, es);
     snprintf(buf, sizeof buf, "%s, %s%s", method_name(st->method), st->self ? "self-join" : "R-S",
              st->jointype == JOIN_SEMI   ? ", semi join"
@@ -920,9 +1116,10 @@ void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
 
 CustomScanMethods scan_methods = {"SpotsigsJoin", create_state};
 
-List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau) {
-    return list_make5(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
-                      makeInteger(static_cast<int>(jointype)), copyObjectImpl(tau));
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau, int content_side) {
+    List* l = list_make5(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
+                         makeInteger(static_cast<int>(jointype)), copyObjectImpl(tau));
+    return lappend(l, makeInteger(content_side));
 }
 
 namespace {
