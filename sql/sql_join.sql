@@ -47,6 +47,8 @@ EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a 
 -- loads it, and its planner hook, while the join is planned).
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.7);
 SET spotsigs.similarity_threshold = 0.7;
 
 -- Shapes it leaves alone.
