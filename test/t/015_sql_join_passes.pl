@@ -1,6 +1,6 @@
 # The SQL join (SpotsigsJoin) past spotsigs.join_memory_limit: it runs in passes, says so at
-# DEBUG1, gives the rows of one pass, and a cancel or statement_timeout stops it promptly while it
-# reads its tuplestores or matches a pass.
+# DEBUG1, gives the rows of one pass and of the nested loop, and a statement_timeout stops it
+# promptly while it reads its tuplestores or matches a pass.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -44,6 +44,24 @@ is($node->safe_psql('postgres',
 	'SELECT count(*) FROM ((TABLE got EXCEPT ALL TABLE want) UNION ALL (TABLE want EXCEPT ALL TABLE got)) d'),
 	'0', 'the passes give the rows of one pass');
 isnt($node->safe_psql('postgres', 'SELECT count(*) FROM want'), '0', 'which are some');
+# ... which are the nested loop's (of index probes), and those of passes on one thread.
+$node->safe_psql('postgres', qq{
+	CREATE INDEX ON near USING spotsigs (sig);
+	SET spotsigs.enable_join = off;
+	CREATE TABLE nested AS $join;
+});
+($ret, $out, $err) = $node->psql('postgres',
+	"SET client_min_messages = debug1; SET spotsigs.max_threads = 1; SET spotsigs.join_memory_limit = '12MB'; "
+	  . "CREATE TABLE got1 AS $join");
+like($err, qr/SpotsigsJoin: (\d+) passes within/, 'on one thread under 12MB, in passes too');
+like($node->safe_psql('postgres', "SET spotsigs.enable_join = off; EXPLAIN (COSTS OFF) $join"), qr/Nested Loop/,
+	'the reference is the nested loop');
+is($node->safe_psql('postgres',
+	'SELECT count(*) FROM ((TABLE got EXCEPT ALL TABLE nested) UNION ALL (TABLE nested EXCEPT ALL TABLE got)) d'),
+	'0', 'the passes give the rows of the nested loop');
+is($node->safe_psql('postgres',
+	'SELECT count(*) FROM ((TABLE got1 EXCEPT ALL TABLE nested) UNION ALL (TABLE nested EXCEPT ALL TABLE got1)) d'),
+	'0', 'and so do the passes on one thread');
 
 # statement_timeout in passes (bruteforce at 0.3: each pass is long): 57014 within a second.
 for my $threads (1, 2) {
