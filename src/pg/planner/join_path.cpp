@@ -1,19 +1,19 @@
-// The planner side of the SQL similarity join: recognising `a.sig % b.sig` among an inner join's
-// clauses, adding the custom path, and turning the chosen path into a CustomScan plan.
+// The planner side of the SQL similarity join: recognising `a.sig % b.sig` among an inner, semi
+// or anti join's clauses, adding the custom path, and turning the chosen path into a CustomScan plan.
 //
 // What the path covers: an inner join of two base relations (any relation kind PostgreSQL scans:
 // tables, partitioned tables, views pulled up into their tables) whose restriction list holds a
-// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant) with
-// x a plain column of one side and y a plain column of the other, or the content measure's
-// `x % q` with q any expression of type spotsigs_content_query that is a function of y and of
-// nothing else from the query's rows (`spotsig_content_query(y, rel, column)`, the operators and functions
-// being the extension's (recognised by the C functions they call, so whatever schema the
-// extension is in). Each side is planned by PostgreSQL as it would be on its
-// own (its cheapest unparameterized path): filters pushed down to a side and row security stay
-// in that side's plan. The other clauses of the join are applied to every pair the matcher
-// finds, as the scan's qual. Both sides are read in full and matched as an R-S join, which is
-// exact whatever the two sides are (a self join too: a row is paired with itself, and each pair
-// of rows is found in both orders, exactly as the SQL join's semantics ask).
+// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant), or
+// the content measure's `x % q` with q a function call of type spotsigs_content_query whose first
+// argument is y and whose others read nothing of the query's rows (`spotsig_content_query(y, rel,
+// column)`, or a function a planner rewrite puts there), x being a plain column of one side and y
+// a plain column of the other, the operators and functions being the extension's (recognised by
+// the C functions they call, so whatever schema the extension is in). Each side is planned by
+// PostgreSQL as it would be on its own (its cheapest unparameterized path): filters pushed down
+// to a side and row security stay in that side's plan. The other clauses of the join are applied
+// to every pair the matcher finds, as the scan's qual. Both sides are read in full and matched as
+// an R-S join, which is exact whatever the two sides are (a self join too: a row is paired with
+// itself, and each pair of rows is found in both orders, exactly as the SQL join's semantics ask).
 //
 // A self join also gets a second path, which reads the relation once and runs the core's
 // self-join: when both sides are the same table (not its inheritance children, no TABLESAMPLE,
@@ -387,8 +387,9 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
 
 void register_join_planner() {
     DefineCustomBoolVariable("spotsigs.enable_join", "Lets the planner run joins on a % b with the spotsigs matcher.",
-                             "An inner join whose condition holds a % b of two spotsig columns is then planned as "
-                             "a SpotsigsJoin custom scan when that is estimated cheaper.",
+                             "An inner, semi or anti join whose condition holds a % b of two spotsig columns (or "
+                             "a % spotsig_query(b, t), similarity(a, b) >= t, a % a content query of b) is then "
+                             "planned as a SpotsigsJoin custom scan when that is estimated cheaper.",
                              &enable_join, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     path_methods.CustomName = "SpotsigsJoin";
     path_methods.PlanCustomPath = plan_join_path;
