@@ -63,6 +63,29 @@ is($node->safe_psql('postgres',
 	'SELECT count(*) FROM ((TABLE got1 EXCEPT ALL TABLE nested) UNION ALL (TABLE nested EXCEPT ALL TABLE got1)) d'),
 	'0', 'and so do the passes on one thread');
 
+# Signatures stored out of line: their lengths for the passes come from the first chunk, and a
+# pass reads its rows' values by one scan of the toast relation.
+$node->safe_psql('postgres', q{
+	CREATE TABLE longs (id int, sig spotsig);
+	ALTER TABLE longs ALTER COLUMN sig SET STORAGE EXTERNAL;
+	INSERT INTO longs
+	SELECT i, ('{' || (SELECT string_agg(to_hex(i / 4 * 7 + j), ',') FROM generate_series(0, 250 + i % 150) j) || '}')::spotsig
+	FROM generate_series(1, 6000) i;
+	ANALYZE longs;
+});
+is($node->safe_psql('postgres', q{SELECT count(*) FILTER (WHERE pg_column_size(sig) > 2000) = count(*)
+	AND (SELECT pg_relation_size(reltoastrelid) > 0 FROM pg_class WHERE oid = 'longs'::regclass) FROM longs}),
+	't', 'every signature of longs is stored out of line');
+my $long_join = 'SELECT a.id AS x, b.id AS y FROM longs a JOIN longs b ON a.sig % spotsig_query(b.sig, 0.9) AND a.id < b.id';
+$node->safe_psql('postgres', "CREATE TABLE long_want AS $long_join");
+($ret, $out, $err) = $node->psql('postgres',
+	"SET client_min_messages = debug1; SET spotsigs.join_memory_limit = '16MB'; CREATE TABLE long_got AS $long_join");
+like($err, qr/SpotsigsJoin: (\d+) passes within/, 'out-of-line signatures under 16MB: in passes');
+is($node->safe_psql('postgres',
+	'SELECT count(*) FROM ((TABLE long_got EXCEPT ALL TABLE long_want) UNION ALL (TABLE long_want EXCEPT ALL TABLE long_got)) d'),
+	'0', 'out-of-line signatures: the passes give the rows of one pass');
+isnt($node->safe_psql('postgres', 'SELECT count(*) FROM long_want'), '0', 'which are some');
+
 # statement_timeout in passes (bruteforce at 0.3: each pass is long): 57014 within a second.
 for my $threads (1, 2) {
 	my $t0 = time;
