@@ -14,7 +14,9 @@
 # SQL join's time with jit = off (PostgreSQL compiles the plan's expressions when its estimated
 # cost passes jit_above_cost, which this join's does: a fixed cost the function does not pay); with
 # NESTLOOP=1 (default) the SQL join with spotsigs.enable_join = off (PostgreSQL's nested loop of
-# index probes) is timed once at the first tau. Then, on SCALED_ROWS (default 1,000,000; 0: not
+# index probes) is timed once at the first tau, and with PASS_LIMIT (default 32MB; empty: not
+# run) both joins run in passes under that spotsigs.join_memory_limit (their DEBUG1 pass counts
+# shown). Then, on SCALED_ROWS (default 1,000,000; 0: not
 # run) rows of the textcorpus scaled as join_scale_bench.sh scales it (scaled_lib.sh; the next
 # BATCH_ROWS, default 10,000, rows of the same scaling are the batch), once each:
 #   the SQL self join and spotsigs_join at each tau;
@@ -30,8 +32,8 @@ repo=$(cd "$here/../.." && pwd)
 corpus=${1:-$repo/../shared/data/textcorpus}
 corpus=$(cd "$corpus" && pwd)
 : "${TAUS:=0.8 0.5}" "${REPEAT:=2}" "${NESTLOOP:=1}" "${OUT:=$repo/build/sql-join-bench}"
-: "${SCALED_ROWS:=1000000}" "${BATCH_ROWS:=10000}"
-export TAUS REPEAT NESTLOOP OUT SCALED_ROWS BATCH_ROWS
+: "${SCALED_ROWS:=1000000}" "${BATCH_ROWS:=10000}" "${PASS_LIMIT=32MB}"
+export TAUS REPEAT NESTLOOP OUT SCALED_ROWS BATCH_ROWS PASS_LIMIT
 
 if [[ -z ${SQL_JOIN_BENCH_INSIDE:-} ]]; then
   mkdir -p "$OUT"
@@ -77,6 +79,15 @@ for tau in $TAUS; do
   if [[ $first == 1 && $NESTLOOP == 1 ]]; then
     timed "SET spotsigs.similarity_threshold = $tau; SET spotsigs.enable_join = off; $sql_join"
     log "      with spotsigs.enable_join = off: $val pairs in $(ratio "$ms" 1000) s ($(ratio "$ms" "$(awk "BEGIN{print $fn_s*1000}")")x the function; plan: $(psql_q -c "SET spotsigs.similarity_threshold = $tau" -c "SET spotsigs.enable_join = off" -c "EXPLAIN (COSTS OFF) $sql_join" | grep -E 'Nested|Index|Seq' | sed 's/^ *//' | paste -sd';'))"
+  fi
+  if [[ -n $PASS_LIMIT ]]; then
+    lim="SET spotsigs.join_memory_limit = '$PASS_LIMIT';"
+    best "$lim SET spotsigs.similarity_threshold = $tau; $sql_join"; sql_s=$s; sql_pairs=$val
+    best "$lim SELECT count(*) FROM spotsigs_join('base', 'id', 'sig', $tau)"; fn_s=$s; fn_pairs=$val
+    sql_passes=$(psql_q -c "$lim SET client_min_messages = debug1; SET spotsigs.similarity_threshold = $tau; $sql_join" 2>&1 | sed -n 's/.*SpotsigsJoin: \([0-9]*\) passes.*/\1/p')
+    fn_passes=$(psql_q -c "$lim SET client_min_messages = debug1; SELECT count(*) FROM spotsigs_join('base', 'id', 'sig', $tau)" 2>&1 | sed -n 's/.*spotsigs_join: \([0-9]*\) passes.*/\1/p')
+    log "      under $PASS_LIMIT: sql $sql_pairs pairs in $sql_s s (${sql_passes:-1} passes), function $fn_pairs in $fn_s s (${fn_passes:-1} passes): $(ratio "$sql_s" "$fn_s")x"
+    if [[ $sql_pairs != "$fn_pairs" ]]; then log "      PAIRS DIFFER"; fi
   fi
   first=0
 done
