@@ -23,7 +23,7 @@ CREATE FUNCTION spotsig_content_similar(spotsig, spotsigs_content_query) RETURNS
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE OPERATOR % (
     LEFTARG = spotsig, RIGHTARG = spotsigs_content_query, PROCEDURE = spotsig_content_similar,
-    RESTRICT = contsel, JOIN = contjoinsel
+    RESTRICT = contsel, JOIN = spotsig_joinsel
 );
 ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 4 % (spotsig, spotsigs_content_query);
 CREATE FUNCTION spotsig_content_distance(spotsig, spotsigs_content_query) RETURNS double precision
