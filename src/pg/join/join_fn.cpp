@@ -189,13 +189,11 @@ JoinOptions with_budget(JoinOptions opt, size_t used, size_t limit = join_memory
     return opt;
 }
 
-// Throws Error(OutOfMemory) when docs and the content statistics of docs would not fit
-// spotsigs.join_memory_limit together (match() names the setting). Matcher thread.
-void check_statistics_memory(const Collection& docs, int threads) {
-    size_t need = docs.memory_bytes() + template_memory_bytes(docs, threads);
-    if (need > join_memory_limit_bytes())
-        throw Error(ErrorKind::OutOfMemory,
-                    "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
+// The template signatures of docs; throws Error(OutOfMemory) when docs and the content
+// statistics of docs would not fit spotsigs.join_memory_limit together (match() names the
+// setting). Matcher thread.
+std::vector<uint64_t> limited_template(const Collection& docs, int threads, CancelToken* cancel) {
+    return template_signatures(docs, threads, cancel, join_memory_limit_bytes());
 }
 
 // The self-join of docs under the content measure: the collection's template signatures are
@@ -210,8 +208,7 @@ JoinPairs content_join(const JoinCall& call, const Collection& docs, const JoinO
     if (call.has_template) {
         drop.assign(call.tmpl, call.tmpl + call.ntmpl);
     } else {
-        check_statistics_memory(docs, o.threads);
-        drop = template_signatures(docs, o.threads, o.cancel);
+        drop = limited_template(docs, o.threads, o.cancel);
     }
     Collection content = without_signatures(docs, drop);
     *templates = drop.size();
@@ -961,8 +958,7 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
                 if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
                 check_unique_ids(pipe->docs(), src.relname);
                 const Collection& docs = pipe->docs();
-                check_statistics_memory(docs, o.threads);
-                drop = template_signatures(docs, o.threads, o.cancel);
+                drop = limited_template(docs, o.threads, o.cancel);
                 return JoinPairs();
             },
             opt, progress, pipe->rows());
