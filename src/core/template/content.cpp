@@ -357,52 +357,78 @@ __attribute__((target_clones("popcnt", "default"))) uint32_t and_count(const uin
     return c;
 }
 
+// A page's sketch record: everything a bound reads of the page but the bits, in half a cache
+// line, so that a sample's pages cost two cache lines each (the record and the smallest level).
+struct alignas(32) SketchRecord {
+    uint64_t length;             // the page's length in the round
+    size_t upper;                // offset of its levels 1, 2, ... in Sketches::upper
+    uint16_t count[kMaxLevels];  // population count of each level (at most 16384 bits)
+    uint8_t levels;
+};
+
 struct Sketches {
-    std::vector<uint64_t> bits;   // per rank from offset[r]: its levels, smallest first
-    std::vector<size_t> offset;   // per rank + 1
-    std::vector<uint32_t> count;  // per rank: kMaxLevels population counts
-    std::vector<uint8_t> levels;  // per rank
+    std::vector<SketchRecord> rec;  // per rank
+    std::vector<uint64_t> store;    // level 0 of every page, kBaseWords words each, from base
+    uint64_t* base = nullptr;       // store's first cache-line-aligned word
+    std::vector<uint64_t> upper;    // the levels above 0, of the pages that have them
 
     // The words of level j of rank r (level j holds kBaseWords << j words).
     const uint64_t* level(uint32_t r, uint32_t j) const noexcept {
-        return bits.data() + offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+        if (j == 0) return base + size_t(kBaseWords) * r;
+        return upper.data() + rec[r].upper + kBaseWords * ((size_t(1) << j) - 2);
+    }
+    uint64_t* level(uint32_t r, uint32_t j) noexcept {
+        return const_cast<uint64_t*>(static_cast<const Sketches*>(this)->level(r, j));
+    }
+    // Asks for the cache lines a bound on the page of rank r reads first.
+    void prefetch(uint32_t r) const noexcept {
+        __builtin_prefetch(&rec[r]);
+        __builtin_prefetch(base + size_t(kBaseWords) * r);
     }
 };
 
 // Throws Error(Canceled) when cancel is set.
 Sketches sketch(const Rows& rows, const std::vector<uint64_t>& hashes, const CancelToken* cancel) {
+    static_assert(kBaseWords * sizeof(uint64_t) == 64, "level 0 is one cache line");
     StopCheck check(cancel);
     Sketches s;
     const size_t n = rows.length.size();
-    s.offset.assign(n + 1, 0);
-    s.count.assign(n * kMaxLevels, 0);
-    s.levels.assign(n, 1);
+    s.rec.resize(n);
+    size_t upper = 0;
     for (size_t r = 0; r < n; ++r) {
         check.add(1);
         uint64_t size = rows.size(static_cast<uint32_t>(r));
         uint32_t j = 1;
         while (j < kMaxLevels && (uint64_t(64 * kBaseWords) << (j - 1)) < 4 * size) ++j;
-        s.levels[r] = static_cast<uint8_t>(j);
-        s.offset[r + 1] = s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+        SketchRecord& c = s.rec[r];
+        c.length = rows.length[r];
+        c.levels = static_cast<uint8_t>(j);
+        c.upper = upper;
+        upper += kBaseWords * ((size_t(1) << j) - 2);
     }
-    s.bits.assign(s.offset[n], 0);
+    s.store.assign(kBaseWords * (n + 1), 0);
+    s.base = s.store.data() + (kBaseWords - reinterpret_cast<uintptr_t>(s.store.data()) / 8 % kBaseWords) % kBaseWords;
+    s.upper.assign(upper, 0);
     for (size_t r = 0; r < n; ++r) {
-        check.add(rows.size(static_cast<uint32_t>(r)) + (s.offset[r + 1] - s.offset[r]));
-        const uint32_t top = s.levels[r] - 1u;
-        uint64_t* w = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << top) - 1);
+        const uint32_t rr = static_cast<uint32_t>(r);
+        check.add(rows.size(rr) + kBaseWords * ((size_t(1) << s.rec[r].levels) - 1));
+        const uint32_t top = s.rec[r].levels - 1u;
+        uint64_t* w = s.level(rr, top);
         const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
         for (size_t k = rows.start[r]; k < rows.start[r + 1]; ++k) {
             uint64_t bit = hashes[rows.sig[k]] % nbits;
             w[bit / 64] |= uint64_t(1) << (bit % 64);
         }
         for (uint32_t j = top + 1; j-- > 0;) {
-            uint64_t* x = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+            uint64_t* x = s.level(rr, j);
             const size_t words = size_t(kBaseWords) << j;
-            if (j < top)
-                for (size_t k = 0; k < words; ++k) x[k] = x[words + k] | x[2 * words + k];
+            if (j < top) {
+                const uint64_t* y = s.level(rr, j + 1);
+                for (size_t k = 0; k < words; ++k) x[k] = y[k] | y[words + k];
+            }
             uint32_t c = 0;
             for (size_t k = 0; k < words; ++k) c += popcount64(x[k]);
-            s.count[r * kMaxLevels + j] = c;
+            s.rec[r].count[j] = static_cast<uint16_t>(c);
         }
     }
     return s;
@@ -413,17 +439,16 @@ Sketches sketch(const Rows& rows, const std::vector<uint64_t>& hashes, const Can
 // similarity fl(o / (|a| + |b| - o)) does not decrease as o grows (the numerator grows, the
 // denominator shrinks, and rounding is monotone), so the bound's computed value is at least the
 // computed similarity.
-inline double similarity_bound(const Sketches& s, const Rows& rows, uint32_t x, uint32_t y) noexcept {
-    const uint64_t la = rows.length[x], lb = rows.length[y];
-    if (la == 0 || lb == 0) return 0.0;
-    const uint32_t j = std::min(s.levels[x], s.levels[y]) - 1u;
-    const uint64_t* u = s.level(x, j);
-    const uint64_t* v = s.level(y, j);
-    const uint32_t c = and_count(u, v, size_t(kBaseWords) << j);
-    uint64_t oa = la - (s.count[size_t(x) * kMaxLevels + j] - c);
-    uint64_t ob = lb - (s.count[size_t(y) * kMaxLevels + j] - c);
+inline double similarity_bound(const Sketches& s, uint32_t x, uint32_t y) noexcept {
+    const SketchRecord& a = s.rec[x];
+    const SketchRecord& b = s.rec[y];
+    if (a.length == 0 || b.length == 0) return 0.0;
+    const uint32_t j = std::min(a.levels, b.levels) - 1u;
+    const uint32_t c = and_count(s.level(x, j), s.level(y, j), size_t(kBaseWords) << j);
+    uint64_t oa = a.length - (a.count[j] - c);
+    uint64_t ob = b.length - (b.count[j] - c);
     uint64_t o = std::min(oa, ob);
-    return static_cast<double>(o) / static_cast<double>(la + lb - o);
+    return static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
 }
 
 // Marks in `keep` the samples whose pages have a mean pairwise similarity (in `rows`) of at
@@ -445,6 +470,10 @@ void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threa
             if (memo.size() > kMemoEntries) memo.clear();
             const uint32_t* r = g.ranks.data() + g.start[k];
             const size_t m = g.start[k + 1] - g.start[k];
+            // The next sample's pages are asked for now: samples rarely share pages where the
+            // bounds decide (unrelated pages), and their misses then overlap this sample's work.
+            if (k + 1 < end)
+                for (size_t i = g.start[k + 1]; i < g.start[k + 2]; ++i) sk.prefetch(g.ranks[i]);
             // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
             // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, bound], bound the sketch
             // bound of its pair (at most 1), so the loop stops once the pairs left cannot change
@@ -464,7 +493,7 @@ void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threa
                 for (size_t a = m; a-- > 0;)
                     for (size_t b = m; b-- > a + 1;) {
                         --p;
-                        rest[p] = rest[p + 1] + similarity_bound(sk, rows, r[a], r[b]);
+                        rest[p] = rest[p + 1] + similarity_bound(sk, r[a], r[b]);
                     }
             }
             double sum = 0;
