@@ -614,6 +614,13 @@ Collection without_signatures(const Collection& docs, const std::vector<uint64_t
     for (size_t i = 0; i < docs.size(); ++i) {
         const MultisetView v = docs.doc(i);
         check.add(v.size + 1);
+        // Most documents hold no signature of the set: they are added as they are.
+        uint32_t k = 0;
+        while (k < v.size && !set.contains(v.hashes[k])) ++k;
+        if (k == v.size) {
+            out.add(docs.id(i), v);
+            continue;
+        }
         set.remove_into(v, m);
         out.add(docs.id(i), m.view());
     }
