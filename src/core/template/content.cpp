@@ -520,8 +520,8 @@ size_t template_memory_bytes(const Collection& docs, int threads) {
     return statistics_bytes(e, e, docs.size(), threads);
 }
 
-std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel,
-                                          size_t memory_limit) {
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,
+                                          size_t* shared) {
     if (threads < 1) threads = 1;
     const size_t n = docs.size();
     // The fixed page order: by fmix64 of the id (a bijection, so distinct ids never tie), then
@@ -537,6 +537,7 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
         cancel);
     Rows rows;
     const Groups g = shared_signatures(docs, doc_of_rank, threads, cancel, memory_limit, rows);
+    if (shared != nullptr) *shared = g.hashes.size();
     std::vector<char> keep, drop(g.hashes.size(), 0);
     for (int round = 0; round < kRounds; ++round) {
         if (round == 0) {

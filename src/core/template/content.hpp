@@ -36,9 +36,10 @@ constexpr double kContentThreshold = 0.4;  // the default threshold of the conte
 // The template signatures of docs (ascending hashes), judged on up to `threads` threads. Throws
 // Error(Canceled) when cancel is set, and Error(OutOfMemory) before it allocates most of its
 // structures when docs and what it would hold (counted once it knows how many of docs'
-// signatures are held by two or more pages) exceed memory_limit bytes (0: no limit).
+// signatures are held by two or more pages) exceed memory_limit bytes (0: no limit). shared, when
+// given, receives how many signatures two or more pages hold (the candidates for the template).
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr,
-                                          size_t memory_limit = 0);
+                                          size_t memory_limit = 0, size_t* shared = nullptr);
 
 // An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs, for
 // docs whose every signature is held by two or more pages: the table that finds those
