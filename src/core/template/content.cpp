@@ -85,12 +85,15 @@ size_t statistics_bytes(size_t e, size_t s, size_t n, int threads) {
     // Finding the entries: the slot table and s entries of 16 bytes. Grouping them (g <= s / 2
     // signatures): the entries, per signature its hash and sample offset (8 each), the samples'
     // ranks (4 s at most), the pages' rows (8 bytes an entry, 16 a page with the offsets and
-    // lengths): 36 s + 16 n. Afterwards, the merged samples (hashes 8 g, sample_of 4 g,
-    // offsets 8 g, ranks 4 s: 14 s), the two rounds' rows (8 s + 16 n each), the keep and drop
-    // flags (2 g) and the sketches (at most 161 bytes a page and 2 bytes an entry): 33 s + 193 n.
-    // Beside them: the page order (8 bytes a page) and each worker's memo (at most
-    // kMemoEntries + kSample^2 entries of at most 64 bytes with the table).
-    const size_t peak = std::max(slots + 16 * s, std::max(36 * s + 16 * n, 33 * s + 193 * n));
+    // lengths): 36 s + 16 n. Merging equal samples: the rows, the hashes, offsets and ranks of
+    // the first samples, the sort's keyed order (16 g), sample_of (4 g) and the merged samples'
+    // offsets (8 g) and ranks (4 s): 16 s + 44 g + 16 n <= 38 s + 16 n. Judging: the merged
+    // samples (hashes 8 g, sample_of 4 g, offsets 8 g, ranks 4 s: 14 s), the two rounds' rows
+    // (8 s + 16 n each), the keep and drop flags (2 g) and the sketches (at most 161 bytes a
+    // page and 2 bytes an entry): 33 s + 193 n. Beside them: the page order (8 bytes a page)
+    // and each worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with
+    // the table).
+    const size_t peak = std::max(slots + 16 * s, std::max(38 * s + 16 * n, 33 * s + 193 * n));
     return peak + 8 * n + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
 }
 
@@ -281,15 +284,28 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
         return std::lexicographical_compare(ranks.begin() + start[x], ranks.begin() + start[x + 1],
                                             ranks.begin() + start[y], ranks.begin() + start[y + 1]);
     };
-    std::vector<uint32_t> order(m);
-    std::iota(order.begin(), order.end(), 0u);
-    sort_checked(order.begin(), order.end(), span_less, cancel);
+    // Each signature sorted by its sample's first two ranks (every sample has two or more), kept
+    // beside it so that most comparisons read no sample, and by the whole sample on a tie: the
+    // order is the samples' lexicographic order.
+    struct Keyed {
+        uint64_t first_two;
+        uint32_t sig;
+    };
+    std::vector<Keyed> order(m);
+    for (size_t k = 0; k < m; ++k)
+        order[k] = Keyed{uint64_t(ranks[start[k]]) << 32 | ranks[start[k] + 1], static_cast<uint32_t>(k)};
+    sort_checked(
+        order.begin(), order.end(),
+        [&](const Keyed& x, const Keyed& y) {
+            return x.first_two != y.first_two ? x.first_two < y.first_two : span_less(x.sig, y.sig);
+        },
+        cancel);
     g.sample_of.resize(m);
     g.start.push_back(0);
     for (size_t k = 0; k < m; ++k) {
         check.add(kSample);
-        uint32_t x = order[k];
-        if (k == 0 || span_less(order[k - 1], x)) {
+        uint32_t x = order[k].sig;
+        if (k == 0 || span_less(order[k - 1].sig, x)) {
             g.ranks.insert(g.ranks.end(), ranks.begin() + start[x], ranks.begin() + start[x + 1]);
             g.start.push_back(g.ranks.size());
         }
