@@ -5,8 +5,9 @@
 #    (scaled_lib.sh, VARIANT_SHARE 0.10, SEED 42) with newsframes-dev embedded (its pages' ids
 #    plus 10^12), and the F1 of the default call's pairs among the embedded pages.
 # Each join's pairs go to a temporary table (the same cost for both calls); the statistics' time
-# is the join's DEBUG1 line. Prints per table: plain s, default s, statistics s, the ratio
-# default / plain (the goal is <= 1.5), and the embedded set's P, R, F1.
+# is the join's DEBUG1 line. Prints per table: plain and default elapsed and processor seconds
+# (the backend's), statistics s, the ratios default / plain (the goal is <= 1.5), and the
+# embedded set's P, R, F1. REPEAT (default 1) measures each table that many times.
 #
 #   PGHOST=... PGDATABASE=... test/bench/content_cost_bench.sh
 #
@@ -38,18 +39,32 @@ if [[ $(psql_q -c "SELECT to_regclass('dev_pages') IS NULL") == t ]]; then
     -c "CREATE TABLE dev_pages AS SELECT id, cluster, spotsigs(html) AS sig FROM dev_raw" -c "DROP TABLE dev_raw"
 fi
 
-# run TABLE THRESHOLD: "seconds statistics_seconds pairs" of one join into a temporary table
-# (THRESHOLD NULL: the default call); the pairs stay in table pairs_out of the database.
+# run TABLE THRESHOLD: "seconds processor_seconds statistics_seconds pairs" of one join into a
+# temporary table (THRESHOLD NULL: the default call); the pairs stay in table pairs_out. The
+# processor seconds are the backend's (every thread's, from /proc/PID/stat), which other jobs on
+# the machine move less than the elapsed time.
 run() {
   local out
-  out=$(psql -X -v ON_ERROR_STOP=1 -qAt -c "SET client_min_messages = debug1" -c '\timing on' \
-    -c "DROP TABLE IF EXISTS pairs_out" \
-    -c "CREATE UNLOGGED TABLE pairs_out AS SELECT * FROM spotsigs_join('$1', 'id', 'sig', $2)" 2>&1)
-  local ms stats pairs
+  out=$(psql -X -v ON_ERROR_STOP=1 -qAt 2>&1 <<EOF
+SET client_min_messages = debug1;
+SELECT pg_backend_pid() AS pid \gset
+\setenv BPID :pid
+\! awk '{print "cpu0", \$14 + \$15}' /proc/\$BPID/stat
+\timing on
+DROP TABLE IF EXISTS pairs_out;
+CREATE UNLOGGED TABLE pairs_out AS SELECT * FROM spotsigs_join('$1', 'id', 'sig', $2);
+\timing off
+\! awk '{print "cpu1", \$14 + \$15}' /proc/\$BPID/stat
+EOF
+)
+  local ms stats pairs c0 c1 tck
+  tck=$(getconf CLK_TCK)
   ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"$out" | tail -1)
+  c0=$(sed -n 's/^cpu0 //p' <<<"$out")
+  c1=$(sed -n 's/^cpu1 //p' <<<"$out")
   stats=$(sed -n 's/.*template signatures found in \([0-9.]*\) s.*/\1/p' <<<"$out" | head -1)
   pairs=$(sed -n 's/.*matched in [0-9.]* s, \([0-9]*\) pairs.*/\1/p' <<<"$out" | head -1)
-  echo "$(awk "BEGIN{printf \"%.2f\", $ms / 1000}") ${stats:--} ${pairs:--}"
+  echo "$(awk "BEGIN{printf \"%.2f %.2f\", $ms / 1000, ($c1 - $c0) / $tck}") ${stats:--} ${pairs:--}"
 }
 
 # measure TABLE [EMBEDDED]: both calls, their ratio, and with EMBEDDED the dev set's scores.
@@ -57,18 +72,18 @@ measure() {
   local t=$1 p d
   log "$t: $(psql_q -c "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_total_relation_size('$t')) FROM $t"), load average $(cut -d' ' -f1-3 /proc/loadavg)"
   p=$(run "$t" 0.4)
-  read -r ps _ pp <<<"$p"
-  log "  plain join at 0.4: $ps s, $pp pairs"
+  read -r ps pc _ pp <<<"$p"
+  log "  plain join at 0.4: $ps s (processor $pc s), $pp pairs"
   d=$(run "$t" NULL)
-  read -r ds st dp <<<"$d"
-  log "  default call: $ds s (statistics $st s), $dp pairs; ratio $(awk "BEGIN{printf \"%.2f\", $ds / $ps}")x (goal <= 1.5x); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  read -r ds dc st dp <<<"$d"
+  log "  default call: $ds s (processor $dc s; statistics $st s), $dp pairs; ratio $(awk "BEGIN{printf \"%.2f\", $ds / $ps}")x elapsed, $(awk "BEGIN{printf \"%.2f\", $dc / ($pc > 0 ? $pc : 0.01)}")x processor (goal <= 1.5x); load average $(cut -d' ' -f1-3 /proc/loadavg)"
   if [[ -n ${2:-} ]]; then
     psql_q -c "\\copy (SELECT id1 - 1000000000000, id2 - 1000000000000, similarity FROM pairs_out WHERE id1 >= 1000000000000 AND id2 >= 1000000000000) to '$OUT/dev_pairs.txt' with (delimiter ' ')"
     log "  newsframes-dev embedded, default call: $("$score" "$dev/pages.tsv.gz" "$OUT/dev_pairs.txt" | tr '\n' ' ')"
   fi
 }
 
-measure corpus_base
+for _ in $(seq "${REPEAT:-1}"); do measure corpus_base; done
 if [[ $ROWS -gt 0 ]]; then
   for mode in $MODES; do
     t=content_$mode
@@ -77,7 +92,7 @@ if [[ $ROWS -gt 0 ]]; then
       psql_q -c "INSERT INTO $t SELECT id + 1000000000000, sig FROM dev_pages" -c "VACUUM ANALYZE $t"
       log "built $t: $(cat "$OUT/scale.log")"
     fi
-    measure "$t" embedded
+    for _ in $(seq "${REPEAT:-1}"); do measure "$t" embedded; done
   done
 fi
 psql_q -c "DROP TABLE IF EXISTS pairs_out"
