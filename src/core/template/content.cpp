@@ -631,7 +631,7 @@ Collection without_signatures(const Collection& docs, const std::vector<uint64_t
     for (size_t i = 0; i < docs.size(); ++i) {
         const MultisetView v = docs.doc(i);
         check.add(v.size + 1);
-        // Most documents hold no signature of the set: they are added as they are.
+        // A document holding no signature of the set is added as it is, without the copy into m.
         uint32_t k = 0;
         while (k < v.size && !set.contains(v.hashes[k])) ++k;
         if (k == v.size) {
