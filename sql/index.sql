@@ -16,8 +16,16 @@ SET spotsigs.similarity_threshold = 0.8;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 SELECT id, similarity(sig, '{1:5,2:4,3:4}') FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 3;
--- every row (NULLs are not indexed), nearest first; the empty value and disjoint rows at distance 1
+-- every row, nearest first; the empty value and disjoint rows at distance 1, the NULL last
 SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}', id;
+-- the same through the index, read to its end: the index records NULL rows, and returns them
+-- last at a NULL distance (the planner uses an index without a condition for ORDER BY <->)
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
+SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
+-- ordered by <-> NULL (a parameter): every row, all at a NULL distance
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> (SELECT NULL::spotsig);
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> (SELECT NULL::spotsig)) s;
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY sig <-> (SELECT NULL::spotsig)) s;
 SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
 -- a NULL query matches nothing
 SELECT count(*) FROM ix_small WHERE sig % NULL::spotsig;
@@ -26,9 +34,20 @@ SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
 RESET enable_indexscan;
--- a scan without % or <-> never uses the index (it would return rows in no useful order)
-EXPLAIN (COSTS OFF) SELECT count(*) FROM ix_small;
+-- a scan without % or <-> is costed out, but the planner may still take the index (18 does here,
+-- with every other path disabled): it returns every row, the NULL one too
 SELECT count(*) FROM ix_small;
+-- NULL rows inserted later, and deleted: VACUUM removes them from the index
+INSERT INTO ix_small VALUES (8, NULL), (9, NULL);
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> '{7,8}') s;
+SELECT id FROM ix_small ORDER BY sig <-> '{7,8}' LIMIT 1;
+SELECT spotsigs_index_check('ix_small_sig');
+DELETE FROM ix_small WHERE id IN (6, 9);
+VACUUM ix_small;
+SELECT spotsigs_index_check('ix_small_sig');
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> '{7,8}') s;
+INSERT INTO ix_small VALUES (6, NULL);
+DELETE FROM ix_small WHERE id = 8;
 RESET enable_seqscan;
 -- without enable_seqscan = off, a tiny table is scanned sequentially
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
