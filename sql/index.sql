@@ -23,9 +23,16 @@ SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small OR
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
 SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
 -- ordered by <-> NULL (a parameter): every row, all at a NULL distance
-EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> (SELECT NULL::spotsig);
-SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> (SELECT NULL::spotsig)) s;
-SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY sig <-> (SELECT NULL::spotsig)) s;
+SET plan_cache_mode = force_generic_plan;
+PREPARE ix_null_order(spotsig) AS SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> $1) s;
+PREPARE ix_null_order_similar(spotsig) AS
+  SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY sig <-> $1) s;
+EXPLAIN (COSTS OFF) EXECUTE ix_null_order(NULL);
+EXECUTE ix_null_order(NULL);
+EXECUTE ix_null_order_similar(NULL);
+DEALLOCATE ix_null_order;
+DEALLOCATE ix_null_order_similar;
+RESET plan_cache_mode;
 SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
 -- a NULL query matches nothing
 SELECT count(*) FROM ix_small WHERE sig % NULL::spotsig;
