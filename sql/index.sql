@@ -27,10 +27,12 @@ SET plan_cache_mode = force_generic_plan;
 PREPARE ix_null_order(spotsig) AS SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> $1) s;
 PREPARE ix_null_order_similar(spotsig) AS
   SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY sig <-> $1) s;
-EXPLAIN (COSTS OFF) EXECUTE ix_null_order(NULL);
+PREPARE ix_null_order_plan(spotsig) AS SELECT id FROM ix_small ORDER BY sig <-> $1;
+EXPLAIN (COSTS OFF) EXECUTE ix_null_order_plan(NULL);
 EXECUTE ix_null_order(NULL);
 EXECUTE ix_null_order_similar(NULL);
 DEALLOCATE ix_null_order;
+DEALLOCATE ix_null_order_plan;
 DEALLOCATE ix_null_order_similar;
 RESET plan_cache_mode;
 SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
