@@ -82,7 +82,10 @@ SET client_min_messages = debug1;
 -- but never within a single search, however many signatures its query has (its descent reads
 -- each directory page at most once): a new session's first search descends
 SELECT count(*) FROM ix_big WHERE sig % (SELECT ('{' || string_agg(to_hex(k), ',') || '}')::spotsig FROM generate_series(1, 200) k);
+-- (index scans, not the SpotsigsJoin, which 18 prefers over scans that enable_seqscan disables)
+SET spotsigs.enable_join = off;
 SELECT count(*) FROM ix_big q, LATERAL (SELECT b.id FROM ix_big b WHERE b.sig % q.sig) s WHERE q.id % 100 = 3;
+RESET spotsigs.enable_join;
 \set VERBOSITY default
 RESET client_min_messages;
 RESET enable_seqscan;
