@@ -208,8 +208,8 @@ my $old_members = members('upg');
 
 is($node->safe_psql('upg', $value_bytes_q), '\x510101000003000000060000000100000000000000ff00000000000000f0debc9a78563412020103',
 	'stored spotsig bytes are packed format 1 as in 0.1.0 (else: say in the upgrade script how old values are read)');
-is($node->safe_psql('upg', $meta_q), '5849505304000000',
-	'index metapage magic and version 4 (else: update the upgrade script header and this test)');
+is($node->safe_psql('upg', $meta_q), '5849505305000000',
+	'index metapage magic and version 5 (else: update the upgrade script header and this test)');
 
 # An index of format 3, as 0.1.0 wrote them: one built now with its metapage's version set to
 # 3 on disk while the server is down (the library decides by that number alone).
@@ -232,7 +232,7 @@ sub old_format_refused
 	for my $q ($old_format_q, 'INSERT INTO old_format SELECT 0, sig FROM docs WHERE id = 1')
 	{
 		my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY verbose\n$q");
-		like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 3, this build reads version 4.*HINT:  REINDEX the index/s,
+		like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 3, this build reads versions 4 to 5.*HINT:  REINDEX the index/s,
 			"$when, a format 3 index is refused with 0A000 and a REINDEX hint (" . ($q =~ /^INSERT/ ? 'insert' : 'scan') . ')');
 	}
 }
@@ -249,6 +249,34 @@ is(user_view('upg'), $before, 'values, flags, index answers, join and index chec
 old_format_refused('after the update');
 $node->safe_psql('upg', 'REINDEX INDEX CONCURRENTLY old_format_sig');
 is($node->safe_psql('upg', $old_format_q), $old_format_answer, 'after REINDEX CONCURRENTLY the index answers as before');
+
+# An index of format 4, as 0.2.0 wrote them: it does not record rows whose value is NULL. It
+# still answers % and takes inserts; a scan that must return every row (here ORDER BY <-> read to
+# its end) is refused with 0A000 and a REINDEX hint, never answered without those rows.
+$node->safe_psql('upg', 'INSERT INTO old_format VALUES (-1, NULL)');
+$old_format_answer = $node->safe_psql('upg', $old_format_q);
+my $all_rows_q = q{SET enable_seqscan = off;
+	SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM (SELECT sig FROM old_format ORDER BY sig <-> '{1}') s};
+my $all_rows = $node->safe_psql('upg', 'SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM old_format');
+is($node->safe_psql('upg', $all_rows_q), $all_rows, 'a format 5 index returns the NULL row at the end of ORDER BY <->');
+$old_format_file = $node->data_dir . '/' . $node->safe_psql('upg', "SELECT pg_relation_filepath('old_format_sig')");
+$node->stop;
+open($fh, '+<:raw', $old_format_file) or die "open $old_format_file: $!";
+seek($fh, 24 + 4, 0) or die;
+print $fh pack('V', 4);
+close($fh) or die;
+$node->start;
+is($node->safe_psql('upg', $old_format_q), $old_format_answer, 'a format 4 index answers % as before');
+$node->safe_psql('upg', 'INSERT INTO old_format SELECT -2, sig FROM docs WHERE id = 1');
+{
+	my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY verbose\n$all_rows_q");
+	like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 4, which does not record rows whose value is NULL.*HINT:  REINDEX the index/s,
+		'a format 4 index refuses a scan that must return every row, with 0A000 and a REINDEX hint');
+}
+$node->safe_psql('upg', 'REINDEX INDEX old_format_sig');
+is($node->safe_psql('upg', $all_rows_q), $node->safe_psql('upg', 'SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM old_format'),
+	'after REINDEX the index returns every row, the NULL one too');
+$node->safe_psql('upg', 'DELETE FROM old_format WHERE id < 0');
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % after the update');
 
 # Rows after the update: the trigger flags them and the index finds them as at the current version.

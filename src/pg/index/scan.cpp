@@ -429,7 +429,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 
 namespace {
 
-// Every indexed id (document lists of all segments and the pending list).
+// Every indexed id (document lists of all segments, the pending list, then the NULL list): a
+// scan without a condition returns every row of the table. ERROR for an index without a NULL list.
 Results all_ids(Relation index) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);
@@ -438,6 +439,7 @@ Results all_ids(Relation index) {
     std::memcpy(meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
     check_meta(index, meta);
+    require_null_list(index, meta);
     int64 cap = 1024, n = 0;
     res.ids = (uint64*)palloc(sizeof(uint64) * cap);
     char* page = (char*)palloc(BLCKSZ);
@@ -467,6 +469,11 @@ Results all_ids(Relation index) {
         }
         res.ids[n++] = pend[k].id;
     }
+    int64 nnull;
+    uint64* nulls = read_null_ids(index, meta, &nnull);
+    if (n + nnull > cap) res.ids = (uint64*)repalloc_huge(res.ids, sizeof(uint64) * (n + nnull));
+    std::memcpy(res.ids + n, nulls, sizeof(uint64) * nnull);
+    n += nnull;
     ReleaseBuffer(mb);
     res.n = n;
     res.sims = (double*)palloc(sizeof(double) * (n ? n : 1));
@@ -489,6 +496,8 @@ struct ScanState {
     MemoryContext cxt;  // reset at every rescan
     bool done;          // results of the current batch computed
     bool empty;         // a NULL key: nothing matches
+    bool null_order;    // a NULL ORDER BY argument: every distance is NULL, rows in any order
+    bool batch_null;    // the current batch is the NULL list's: its distances are NULL
     // filter from % keys (sorted ids), or null when there is none
     bool have_filter;
     uint64* filter;
@@ -500,8 +509,7 @@ struct ScanState {
     // `<-> spotsigs_content_query`: the tiers are of the content bound, and the values returned are
     // lower bounds of the distance that the executor recomputes (xs_recheckorderby)
     bool order_content;
-    bool order_null;    // the content query has a NULL field: every row, at a NULL distance
-    int tier;           // next tier to compute; order_tier_count() = the zero tier
+    int tier;           // next tier to compute; order_tier_count() = the zero tier, + 1 the NULL rows
     uint64* positives;  // ids with similarity > 0 (sorted), known once the last tier ran
     int64 npositives;
     // current batch
@@ -697,17 +705,18 @@ void sort_batch(Results* r) {
     });
 }
 
-// Computes the next batch of an ordered scan; false when every tier is done.
+// Computes the next batch of an ordered scan; false when every tier is done. The tiers: the
+// positive ones, the zero tier (similarity 0), then the rows whose value is NULL, at a NULL
+// distance, which ORDER BY ... ASC puts last, as a sort would.
 bool next_batch(IndexScanDesc scan, ScanState* st) {
-    size_t ntiers = order_tier_count();
-    if (st->tier > (int)ntiers) return false;
-    Results r;
-    if (st->tier < (int)ntiers) {
+    const int ntiers = (int)order_tier_count();
+    st->pos = 0;
+    if (st->tier < ntiers) {
         double lo = order_tier((size_t)st->tier);
         double hi = st->tier == 0 ? 2.0 : order_tier((size_t)st->tier - 1);
         Results all = threshold_matches(scan->indexRelation, st->oq, lo, nullptr,
                                         st->order_content ? SearchMeasure::kContentBound : SearchMeasure::kPlain);
-        if (st->tier == (int)ntiers - 1) {
+        if (st->tier == ntiers - 1) {
             // Every id with similarity > 0: what the zero tier must leave out.
             st->positives = (uint64*)palloc(sizeof(uint64) * (all.n ? all.n : 1));
             std::memcpy(st->positives, all.ids, sizeof(uint64) * all.n);
@@ -724,22 +733,33 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
         }
         all.n = m;
         sort_batch(&all);
-        r = all;
-    } else {
-        // The zero tier, streamed in chunks so that LIMIT stops it early.
-        next_zero_chunk(scan, st, &r);
-        if (r.n == 0 && st->zero_finished) {
-            st->tier++;
-            return false;
-        }
-        st->batch = r;
-        st->pos = 0;
+        st->tier++;
+        st->batch = all;
         return true;
     }
-    st->tier++;
-    st->batch = r;
-    st->pos = 0;
-    return true;
+    if (st->tier == ntiers) {
+        // The zero tier, streamed in chunks so that LIMIT stops it early.
+        Results r;
+        next_zero_chunk(scan, st, &r);
+        st->batch = r;
+        if (r.n > 0 || !st->zero_finished) return true;
+        st->tier++;
+    }
+    if (st->tier == ntiers + 1) {
+        st->tier++;
+        // With % keys no NULL row qualifies.
+        if (st->have_filter) return false;
+        MetaData meta;
+        read_meta(scan->indexRelation, &meta);
+        require_null_list(scan->indexRelation, &meta);
+        Results r;
+        r.ids = read_null_ids(scan->indexRelation, &meta, &r.n);
+        r.sims = nullptr;
+        st->batch = r;
+        st->batch_null = true;
+        return r.n > 0;
+    }
+    return false;
 }
 
 }  // namespace
@@ -778,19 +798,20 @@ static void prepare(IndexScanDesc scan, ScanState* st) {
     if (scan->numberOfOrderBys > 0) {
         st->ordered = true;
         ScanKey ok = &scan->orderByData[0];
+        bool have_query;
         if (ok->sk_strategy == kStrategyContentDistance) {
-            // Every row has a distance (NULL ones when the query has a NULL field): the tiers
-            // return the rows sharing a signature with the content, the zero tier the others.
             st->order_content = true;
             double tau;
             bool no_template;
-            if (!content_key_search(ok, &st->oq, &tau, &no_template)) {
-                st->order_null = true;
-                st->oq = MultisetView();
-                st->tier = (int)order_tier_count();
-            }
-        } else if (!key_query(ok, &st->oq)) {
-            st->empty = true;
+            have_query = content_key_search(ok, &st->oq, &tau, &no_template);
+        } else {
+            have_query = key_query(ok, &st->oq);
+        }
+        if (!have_query && !st->empty) {
+            // A NULL ORDER BY argument (or a content query with a NULL field) gives every row a
+            // NULL distance: return them all (those the % keys select), unordered.
+            st->null_order = true;
+            st->batch = st->have_filter ? Results{st->filter, nullptr, st->nfilter} : all_ids(scan->indexRelation);
         }
     } else if (!st->have_filter && !st->empty) {
         st->batch = all_ids(scan->indexRelation);  // no keys: every indexed row
@@ -808,10 +829,15 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     if (dir != ForwardScanDirection) elog(ERROR, "spotsigs index does not support backward scans");
     if (!st->done) prepare(scan, st);
     if (st->empty) return false;
-    if (!st->ordered) {
+    if (!st->ordered || st->null_order) {
         if (st->pos >= st->batch.n) return false;
         id_to_tid(st->batch.ids[st->pos++], &scan->xs_heaptid);
         scan->xs_recheck = st->recheck;
+        if (st->null_order) {
+            scan->xs_recheckorderby = false;
+            scan->xs_orderbyvals[0] = (Datum)0;
+            scan->xs_orderbynulls[0] = true;
+        }
         return true;
     }
     while (st->pos >= st->batch.n) {
@@ -829,8 +855,8 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     // the executor replaces by the operator's own value, holding each row back until no later row
     // can come before it. The tiers return the rows in ascending order of that bound.
     scan->xs_recheckorderby = st->order_content;
-    scan->xs_orderbyvals[0] = st->order_null ? Float8GetDatum(0.0) : Float8GetDatum(1.0 - st->batch.sims[i]);
-    scan->xs_orderbynulls[0] = st->order_null;
+    scan->xs_orderbyvals[0] = st->batch_null ? (Datum)0 : Float8GetDatum(1.0 - st->batch.sims[i]);
+    scan->xs_orderbynulls[0] = st->batch_null;
     return true;
 }
 

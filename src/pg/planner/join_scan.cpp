@@ -57,6 +57,9 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"  // 18 moved ExplainProperty* out of explain.h
+#endif
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
