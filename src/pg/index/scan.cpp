@@ -589,8 +589,10 @@ bool key_query(ScanKey key, MultisetView* out) {
 
 // The search of a `% spotsigs_content_query` key: the query's content without its template (in
 // the scan context) and its threshold, for content_candidates; the rows found are only
-// candidates, which the executor rechecks with the operator. False for a NULL field.
-bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
+// candidates, which the executor rechecks with the operator. With an empty template (*plain) the
+// content similarity is the plain similarity (auto_query.cpp), so the rows are exactly the plain
+// search's at the query's own threshold: no lowered bound, no recheck. False for a NULL field.
+bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* plain) {
     if (key->sk_flags & SK_ISNULL) return false;
     struct varlena *qc, *t;
     double threshold;
@@ -608,6 +610,7 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
         out->size = content_of(q, tv.hashes, tv.size, hashes, freqs, &length);
         out->length = length;
         *tau = threshold;
+        *plain = tv.size == 0;
         return Datum(0);
     });
     out->hashes = hashes;
@@ -638,12 +641,15 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         MultisetView q;
         double tau;
-        const bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
-        if (content) st->recheck = true;
-        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau) : key_search(&scan->keyData[k], &q, &tau))) {
+        bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
+        bool plain = false;
+        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau, &plain)
+                      : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
+        content = content && !plain;
+        if (content) st->recheck = true;
         Results r =
             content ? content_candidates(scan->indexRelation, q, tau) : threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
