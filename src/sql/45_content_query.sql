@@ -34,3 +34,18 @@ CREATE OPERATOR <-> (
     LEFTARG = spotsig, RIGHTARG = spotsigs_content_query, PROCEDURE = spotsig_content_distance
 );
 ALTER OPERATOR FAMILY spotsig_ops USING spotsigs ADD OPERATOR 5 <-> (spotsig, spotsigs_content_query) FOR ORDER BY float_ops;
+
+-- A bare x % y under spotsigs.similarity_threshold = 'auto' (the default): the planner support of
+-- spotsig_similar rewrites it, when x (else y) is a column of a table, into
+--   x % spotsig_auto_query(y, 'table'::regclass, 'column'::name)
+-- whose value, computed when the query runs, is y at a numeric setting with an empty template
+-- (the plain similarity, exactly), or under 'auto' spotsig_content_query's value when the column
+-- has statistics the user may read in spotsigs_stats, else y at 0.2 with an empty template
+-- (src/pg/type/auto_query.cpp; docs/content-measure.md).
+CREATE FUNCTION spotsig_auto_query(sig spotsig, rel regclass, sig_column name) RETURNS spotsigs_content_query
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION spotsig_auto_query(spotsig, regclass, name) IS
+    'the right operand a bare % on rel''s column becomes: by spotsigs.similarity_threshold, or under auto by the column''s statistics';
+CREATE FUNCTION spotsig_similar_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER FUNCTION spotsig_similar(spotsig, spotsig) SUPPORT spotsig_similar_support;

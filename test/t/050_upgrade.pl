@@ -77,6 +77,18 @@ my $plan_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5
 	EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsigs('the w1 is w2 a w3')};
 my $join_q = q{SELECT id1, id2, round(similarity::numeric, 6) FROM spotsigs_join('docs', 'id', 'sig', 0.6) ORDER BY 1, 2};
 my $check_q = q{SELECT spotsigs_index_check('docs_sig')};
+# A bare % with no setting (spotsigs.similarity_threshold = 'auto'): the plain similarity at 0.2,
+# through the index, until the table is analyzed; then the content similarity at 0.4 against the
+# stored template. Each is compared with its brute force.
+my $bare_q = q{SET enable_seqscan = off;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE b.sig % q.sig)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
+my $bare_plain_q = q{SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE similarity(b.sig, q.sig) >= 0.2)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
+my $bare_content_q = q{SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b, spotsigs_stats s
+	  WHERE s.relation = 'docs'::regclass AND s.sig_column = 'sig'
+	    AND similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) >= 0.4)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
 # The stored bytes of a literal value (1-byte varlena header, then packed format 1 in host byte
 # order) and the index metapage's magic and version, as 0.1.0 wrote them.
 my $value_bytes_q = q{SELECT t_attrs[1] FROM heap_page_item_attrs(get_raw_page('fixed', 0), 'fixed'::regclass)};
@@ -200,6 +212,7 @@ is($node->safe_psql('upg', "SELECT extversion FROM pg_extension WHERE extname = 
 for my $db ('upg', 'ref') { $node->safe_psql($db, $setup . $first_rows); }
 
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % at 0.1.0');
+is($node->safe_psql('upg', $bare_q), $node->safe_psql('upg', $bare_plain_q), 'a bare % at 0.1.0 is the plain similarity at 0.2');
 is($node->safe_psql('upg', $flags_q), $node->safe_psql('upg', $brute_q), "the trigger's flags at $old_version are the brute-force ones");
 my $flagged = $node->safe_psql('upg', 'SELECT count(duplicate_of) FROM docs');
 cmp_ok($flagged, '>=', 20, "the trigger flagged $flagged of the first 80 rows (at most 40 can be)");
@@ -278,6 +291,16 @@ is($node->safe_psql('upg', $all_rows_q), $node->safe_psql('upg', 'SELECT count(*
 	'after REINDEX the index returns every row, the NULL one too');
 $node->safe_psql('upg', 'DELETE FROM old_format WHERE id < 0');
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % after the update');
+my $bare_before = $node->safe_psql('upg', $bare_q);
+is($bare_before, $node->safe_psql('upg', $bare_plain_q), 'after the update, before any analyze, a bare % is the plain similarity at 0.2');
+like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % '{1,2}'"),
+	qr/Index Scan using docs_sig.*\n.*spotsig_auto_query/, 'a bare % after the update: the rewritten qual, through the index');
+my ($bare_analyzed, $bare_content) = split /\n===\n/, $node->safe_psql('upg',
+	"BEGIN; SELECT spotsigs_analyze('docs', 'sig') >= 0; $bare_q; SELECT '==='; $bare_content_q; ROLLBACK");
+$bare_analyzed =~ s/^t\n//;
+is($bare_analyzed, $bare_content, 'after spotsigs_analyze, a bare % is the content similarity at 0.4');
+isnt($bare_analyzed, $bare_before, 'the analyze changed the answers of a bare %');
+is($node->safe_psql('upg', $bare_q), $bare_before, 'rolled back: the plain answers again');
 
 # Rows after the update: the trigger flags them and the index finds them as at the current version.
 for my $db ('upg', 'ref') { $node->safe_psql($db, $later_rows); }
@@ -344,6 +367,11 @@ my %new_object_checks = (
 	# index built at 0.1.0 (the operator family gained strategy 4).
 	'function spotsig_content_query(spotsig,regclass,name)' =>
 	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
+	'function spotsig_auto_query(spotsig,regclass,name)' =>
+	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{})' ],
+	# Takes internal arguments (the planner calls it): the check is that spotsig % spotsig has it.
+	'function spotsig_similar_support(internal)' =>
+	  [ q{SELECT prosupport FROM pg_proc WHERE proname = 'spotsig_similar'}, 'spotsig_similar_support' ],
 	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
 	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
 	'operator %(spotsig,spotsigs_content_query)' => [

@@ -663,18 +663,20 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         MultisetView q;
         double tau;
-        const bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
+        const bool content_key = scan->keyData[k].sk_strategy == kStrategyContentQuery;
         bool no_template = false;
-        if (content) st->recheck = true;
-        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau, &no_template)
+        if (!(content_key ? content_key_search(&scan->keyData[k], &q, &tau, &no_template)
                       : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
         // Without a template the content similarity is the plain one (content_similarity of
-        // core/template/stored.hpp with no template signature): the plain search is exact.
-        Results r = content && !no_template ? content_candidates(scan->indexRelation, q, tau)
-                                            : threshold_matches(scan->indexRelation, q, tau);
+        // core/template/stored.hpp with no template signature): the plain search is exact, and
+        // its rows need no recheck.
+        const bool content = content_key && !no_template;
+        if (content) st->recheck = true;
+        Results r =
+            content ? content_candidates(scan->indexRelation, q, tau) : threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
         if (!st->have_filter) {
             st->filter = r.ids;

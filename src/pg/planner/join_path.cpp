@@ -54,7 +54,10 @@ Datum spotsig_similar_query(PG_FUNCTION_ARGS);
 Datum spotsig_query(PG_FUNCTION_ARGS);
 Datum spotsig_similarity(PG_FUNCTION_ARGS);
 Datum spotsig_content_similar(PG_FUNCTION_ARGS);
+Datum spotsig_auto_query(PG_FUNCTION_ARGS);
 }
+
+#include "pg/type/auto_query.hpp"
 
 namespace spotsigs::pg::planner {
 
@@ -134,6 +137,20 @@ bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau, Expr** conte
         *tau = 0;
         *r = plain_column(b);
         return *r != nullptr;
+    }
+    if (fn == spotsig_content_similar && IsA(b, FuncExpr) &&
+        function_address(((FuncExpr*)b)->funcid) == spotsig_auto_query && list_length(((FuncExpr*)b)->args) == 3) {
+        // `l % spotsig_auto_query(r, rel, column)`: a bare `l % r` as the planner's support
+        // rewrote it (auto_query.cpp). Without statistics stored for the column its value is the
+        // plain query at the session's threshold, which the join computes (a later
+        // spotsigs_analyze invalidates this plan); with them it is a content query like any other
+        // (below).
+        FuncExpr* q = (FuncExpr*)b;
+        if (auto_query_never_content(q)) {
+            *tau = 0;
+            *r = plain_column((Node*)linitial(q->args));
+            return *r != nullptr;
+        }
     }
     if (fn == spotsig_similar_query) {
         if (!IsA(b, FuncExpr) || list_length(((FuncExpr*)b)->args) != 2) return false;

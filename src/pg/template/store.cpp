@@ -19,6 +19,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -209,5 +210,8 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
     if (rc != SPI_OK_DELETE) elog(ERROR, "spotsigs_analyze: cleaning the store failed: %s", SPI_result_code_string(rc));
     restore_user(saved);
     SPI_finish();
+    // Plans that name the table are made again: the SQL join on a bare % is planned only while
+    // the column has no statistics (auto_query.hpp).
+    CacheInvalidateRelcacheByRelid(relid);
     PG_RETURN_INT32(size);
 }
