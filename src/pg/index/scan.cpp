@@ -666,7 +666,7 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
         const bool content_key = scan->keyData[k].sk_strategy == kStrategyContentQuery;
         bool no_template = false;
         if (!(content_key ? content_key_search(&scan->keyData[k], &q, &tau, &no_template)
-                      : key_search(&scan->keyData[k], &q, &tau))) {
+                          : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
