@@ -65,7 +65,8 @@ bool table_column(PlannerInfo* root, Node* node, Oid* relid, AttrNumber* attno) 
     if (v->varno < 1 || v->varno > (int)list_length(root->parse->rtable)) return false;
     RangeTblEntry* rte = rt_fetch(v->varno, root->parse->rtable);
     if (rte->rtekind != RTE_RELATION) return false;
-    if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE && rte->relkind != RELKIND_MATVIEW)
+    if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE &&
+        rte->relkind != RELKIND_MATVIEW)
         return false;
     *relid = rte->relid;
     *attno = v->varattno;
@@ -177,8 +178,8 @@ SPOTSIGS_FUNCTION(spotsig_similar_support) {
     namestrcpy(name, attname);
     Const* rel_const = makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid), ObjectIdGetDatum(relid), false, true);
     Const* col_const = makeConst(NAMEOID, -1, C_COLLATION_OID, NAMEDATALEN, NameGetDatum(name), false, false);
-    FuncExpr* q = makeFuncExpr(fn, qtype, list_make3(other, rel_const, col_const), InvalidOid, InvalidOid,
-                               COERCE_EXPLICIT_CALL);
+    FuncExpr* q =
+        makeFuncExpr(fn, qtype, list_make3(other, rel_const, col_const), InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     q->location = f->location;
     OpExpr* op = (OpExpr*)make_opclause(opno, BOOLOID, false, (Expr*)col, (Expr*)q, InvalidOid, InvalidOid);
     op->opfuncid = get_opcode(opno);

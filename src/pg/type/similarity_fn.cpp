@@ -142,7 +142,8 @@ void register_similarity_gucs() {
         "spotsigs.similarity_threshold", "Threshold of the spotsig % operator (multiset Jaccard similarity).",
         "A value in (0, 1]: pairs with similarity(a, b) >= it satisfy a % b. auto: a % b on a column with stored "
         "statistics (spotsigs_analyze) compares the content at 0.4, otherwise the similarity at 0.2.",
-        &similarity_threshold_text, "auto", PGC_USERSET, 0, check_similarity_threshold, assign_similarity_threshold, nullptr);
+        &similarity_threshold_text, "auto", PGC_USERSET, 0, check_similarity_threshold, assign_similarity_threshold,
+        nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
 
