@@ -299,7 +299,6 @@ my ($bare_analyzed, $bare_content) = split /\n===\n/, $node->safe_psql('upg',
 	"BEGIN; SELECT spotsigs_analyze('docs', 'sig') >= 0; $bare_q; SELECT '==='; $bare_content_q; ROLLBACK");
 $bare_analyzed =~ s/^t\n//;
 is($bare_analyzed, $bare_content, 'after spotsigs_analyze, a bare % is the content similarity at 0.4');
-isnt($bare_analyzed, $bare_before, 'the analyze changed the answers of a bare %');
 is($node->safe_psql('upg', $bare_q), $bare_before, 'rolled back: the plain answers again');
 
 # Rows after the update: the trigger flags them and the index finds them as at the current version.
