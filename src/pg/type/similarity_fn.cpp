@@ -37,6 +37,26 @@ namespace {
 // default) is stored as "auto".
 char* similarity_threshold_text = nullptr;
 
+// Replaces *newval by text and hands tau to the assign hook in *extra, both allocated as the
+// check hook must (compat.hpp); false with the out-of-memory error when either cannot be.
+bool store_threshold(const char* text, double tau, char** newval, void** extra) {
+    char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(std::strlen(text) + 1));
+    double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
+    if (canonical == nullptr || value == nullptr) {
+        if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
+        if (value != nullptr) SPOTSIGS_GUC_FREE(value);
+        GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+        GUC_check_errmsg("out of memory");
+        return false;
+    }
+    std::strcpy(canonical, text);
+    SPOTSIGS_GUC_FREE(*newval);
+    *newval = canonical;
+    *value = tau;
+    *extra = value;
+    return true;
+}
+
 // Reads the value as float8in does (the same values, the same two errors for a non-number and
 // for an overflow), then applies the threshold rule (threshold.hpp's message, 22023). A valid
 // value is rewritten to the shortest digits that read back as the same double, and handed to the
@@ -50,21 +70,7 @@ bool check_similarity_threshold(char** newval, void** extra, GucSource) {
         const char* e = s + 4;
         while (*e == ' ' || *e == '\t' || *e == '\n') ++e;
         if (*e == '\0') {
-            char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(5));
-            double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
-            if (canonical == nullptr || value == nullptr) {
-                if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
-                if (value != nullptr) SPOTSIGS_GUC_FREE(value);
-                GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-                GUC_check_errmsg("out of memory");
-                return false;
-            }
-            std::strcpy(canonical, "auto");
-            SPOTSIGS_GUC_FREE(*newval);
-            *newval = canonical;
-            *value = 0.0;  // 'auto': no threshold is 0
-            *extra = value;
-            return true;
+            return store_threshold("auto", 0.0, newval, extra);  // 'auto': no threshold is 0
         }
     }
     char* end = nullptr;
@@ -96,21 +102,7 @@ bool check_similarity_threshold(char** newval, void** extra, GucSource) {
     char text[40];
     auto r = std::to_chars(text, text + sizeof text - 1, tau);
     *r.ptr = '\0';
-    char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(std::strlen(text) + 1));
-    double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
-    if (canonical == nullptr || value == nullptr) {
-        if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
-        if (value != nullptr) SPOTSIGS_GUC_FREE(value);
-        GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-        GUC_check_errmsg("out of memory");
-        return false;
-    }
-    std::strcpy(canonical, text);
-    SPOTSIGS_GUC_FREE(*newval);
-    *newval = canonical;
-    *value = tau;
-    *extra = value;
-    return true;
+    return store_threshold(text, tau, newval, extra);
 }
 
 // 'auto' (extra 0) sets the plain threshold to 0.2, the default before 'auto': every path that
