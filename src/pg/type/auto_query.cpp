@@ -234,18 +234,7 @@ SPOTSIGS_FUNCTION(spotsig_auto_query) {
                 qv = view_of(v);
                 return Datum(0);
             });
-            uint64* h = (uint64*)palloc(sizeof(uint64) * (qv.size > 0 ? qv.size : 1));
-            uint32* f = (uint32*)palloc(sizeof(uint32) * (qv.size > 0 ? qv.size : 1));
-            MultisetView content;
-            pg_entry([&] {
-                uint64_t length = 0;
-                content.size = content_of(qv, c->hashes, c->n, h, f, &length);
-                content.length = length;
-                return Datum(0);
-            });
-            content.hashes = h;
-            content.freqs.data = reinterpret_cast<const unsigned char*>(f);
-            content.freqs.width = 4;
+            const MultisetView content = without_template(qv, c->hashes, c->n);
             values[0] = pg_entry([&] { return make_spotsig(content); });
             values[1] = Float8GetDatum(kAutoContentThreshold);
             values[2] = PointerGetDatum(c->tmpl);
