@@ -16,9 +16,31 @@ SET spotsigs.similarity_threshold = 0.8;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 SELECT id, similarity(sig, '{1:5,2:4,3:4}') FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 3;
--- every row (NULLs are not indexed), nearest first; the empty value and disjoint rows at distance 1
+-- every row, nearest first; the empty value and disjoint rows at distance 1, the NULL last
 SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}', id;
+-- the same through the index, read to its end: the index records NULL rows, and returns them
+-- last at a NULL distance (the planner uses an index without a condition for ORDER BY <->)
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
+SELECT id, round((sig <-> '{1:5,2:4,3:4}')::numeric, 4) AS dist FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}';
+-- ordered by <-> NULL (a parameter): every row, all at a NULL distance
+SET plan_cache_mode = force_generic_plan;
+PREPARE ix_null_order(spotsig) AS SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> $1) s;
+PREPARE ix_null_order_similar(spotsig) AS
+  SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY sig <-> $1) s;
+PREPARE ix_null_order_plan(spotsig) AS SELECT id FROM ix_small ORDER BY sig <-> $1;
+EXPLAIN (COSTS OFF) EXECUTE ix_null_order_plan(NULL);
+EXECUTE ix_null_order(NULL);
+EXECUTE ix_null_order_similar(NULL);
+DEALLOCATE ix_null_order;
+DEALLOCATE ix_null_order_plan;
+DEALLOCATE ix_null_order_similar;
+RESET plan_cache_mode;
 SELECT id FROM ix_small ORDER BY sig <-> '{1:5,2:4,3:4}' LIMIT 2;
+-- % of one query and <-> of another: the rows % admits that share nothing with the ORDER BY
+-- query (7) come last, at distance 1
+EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % spotsig_query('{1,2,7,8,9}', 0.2) ORDER BY sig <-> '{1:5,2:4,3:4}';
+SELECT id, sig <-> '{1:5,2:4,3:4}' AS dist FROM ix_small
+WHERE sig % spotsig_query('{1,2,7,8,9}', 0.2) ORDER BY sig <-> '{1:5,2:4,3:4}';
 -- a NULL query matches nothing
 SELECT count(*) FROM ix_small WHERE sig % NULL::spotsig;
 -- bitmap scans
@@ -26,9 +48,20 @@ SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}' ORDER BY id;
 RESET enable_indexscan;
--- a scan without % or <-> never uses the index (it would return rows in no useful order)
-EXPLAIN (COSTS OFF) SELECT count(*) FROM ix_small;
+-- a scan without % or <-> is costed out, but the planner may still take the index (18 does here,
+-- with every other path disabled): it returns every row, the NULL one too
 SELECT count(*) FROM ix_small;
+-- NULL rows inserted later, and deleted: VACUUM removes them from the index
+INSERT INTO ix_small VALUES (8, NULL), (9, NULL);
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> '{7,8}') s;
+SELECT id FROM ix_small ORDER BY sig <-> '{7,8}' LIMIT 1;
+SELECT spotsigs_index_check('ix_small_sig');
+DELETE FROM ix_small WHERE id IN (6, 9);
+VACUUM ix_small;
+SELECT spotsigs_index_check('ix_small_sig');
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM ix_small ORDER BY sig <-> '{7,8}') s;
+INSERT INTO ix_small VALUES (6, NULL);
+DELETE FROM ix_small WHERE id = 8;
 RESET enable_seqscan;
 -- without enable_seqscan = off, a tiny table is scanned sequentially
 EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
@@ -54,7 +87,10 @@ SET client_min_messages = debug1;
 -- but never within a single search, however many signatures its query has (its descent reads
 -- each directory page at most once): a new session's first search descends
 SELECT count(*) FROM ix_big WHERE sig % (SELECT ('{' || string_agg(to_hex(k), ',') || '}')::spotsig FROM generate_series(1, 200) k);
+-- (index scans, not the SpotsigsJoin, which 18 prefers over scans that enable_seqscan disables)
+SET spotsigs.enable_join = off;
 SELECT count(*) FROM ix_big q, LATERAL (SELECT b.id FROM ix_big b WHERE b.sig % q.sig) s WHERE q.id % 100 = 3;
+RESET spotsigs.enable_join;
 \set VERBOSITY default
 RESET client_min_messages;
 RESET enable_seqscan;

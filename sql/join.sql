@@ -298,5 +298,21 @@ DROP TABLE jdup_empty, jdup_mixed, jdup_ok, jdup_calls;
 CREATE VIEW jview AS SELECT doc, s FROM jpaper WHERE doc <> 2;
 SELECT * FROM spotsigs_join('jview', 'doc', 's', 0.44) ORDER BY 1, 2;
 DROP VIEW jview;
-DROP TABLE jab, jpaper, jorder, jnew, "j Odd; table", jbig;
+-- The degenerate collection of the content measure: 300 rows of up to 10 signatures drawn
+-- (by md5) from a vocabulary of 150, each signature on about 20 rows that share little else but
+-- their twin (rows r and r + 150 are equal). Every shared signature is a template, so the twins'
+-- contents are empty and no pair is left (the plain measure finds the twins); the call says why.
+CREATE TABLE jvocab AS
+    SELECT r AS id,
+           (SELECT ('{' || string_agg(DISTINCT to_hex(((('x' || substr(md5((r % 150) || ':' || k), 1, 8))::bit(32)::int
+                                                      & 1023) % 150) + 1), ',') || '}')::spotsig
+            FROM generate_series(0, 9) k) AS sig
+    FROM generate_series(1, 300) r;
+SELECT count(*) FROM spotsigs_join('jvocab', 'id', 'sig');
+SELECT count(*) FROM spotsigs_join('jvocab', 'id', 'sig', 0.4);
+SELECT count(*) FROM spotsigs_clusters('jvocab', 'id', 'sig');
+-- With stored statistics the call computes none, and says nothing.
+SELECT spotsigs_analyze('jvocab', 'sig', 'id');
+SELECT count(*) FROM spotsigs_join('jvocab', 'id', 'sig');
+DROP TABLE jab, jpaper, jorder, jnew, "j Odd; table", jbig, jvocab;
 DROP SEQUENCE jseq;

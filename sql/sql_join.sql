@@ -47,6 +47,8 @@ EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a 
 -- loads it, and its planner hook, while the join is planned).
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.7);
 SET spotsigs.similarity_threshold = 0.7;
 
 -- Shapes it leaves alone.
@@ -153,10 +155,19 @@ SELECT tau, (SELECT count(*) FROM spotsigs_join('sj', 'id', 'sig', tau)) AS pair
 FROM unnest(ARRAY[0.5, 0.7, 0.8]::float8[]) tau,
      LATERAL set_config('spotsigs.similarity_threshold', tau::text, false) s;
 
--- EXPLAIN ANALYZE shows the rows kept and the pairs found (timings left out here).
+-- EXPLAIN ANALYZE shows the rows kept and the pairs found (timings left out here; row counts
+-- printed as PostgreSQL 15 prints them, since 18 adds two decimals).
+CREATE FUNCTION sj_analyze(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    RETURN NEXT regexp_replace(line, 'rows=(\d+)\.00 ', 'rows=\1 ', 'g');
+  END LOOP;
+END $$;
 SET spotsigs.similarity_threshold = 0.8;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SELECT sj_analyze('SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id');
+SELECT sj_analyze('SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig');
 
 -- Rescans: in a correlated subquery each outer row reads and matches its own rows again.
 SELECT g, (SELECT count(*) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id WHERE a.grp = g AND b.grp = g) AS pairs
@@ -203,7 +214,128 @@ FROM unnest(ARRAY[
   'SELECT a.id AS x, b.id AS y FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig',
   'SELECT a.id AS x, b.id AS y, b.sig AS s FROM sjlong a JOIN sjlong2 b ON a.sig % b.sig AND a.id + 1000 <> b.id']) q;
 
--- The rows and signatures kept count against spotsigs.join_memory_limit.
+-- Past spotsigs.join_memory_limit the join runs in passes over signature lengths, its rows read
+-- once more into tuplestores and each pass reading the rows of its lengths from there, with the
+-- rows of the join run at once: inner (self and R-S), semi and anti joins.
+CREATE TABLE sjlen AS
+  SELECT i AS id, i % 7 AS grp,
+         ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + i % 40) j) || '}')::spotsig AS sig
+  FROM generate_series(1, 30000) i;
+INSERT INTO sjlen VALUES (30001, 1, NULL), (30002, 1, '{}');
+ANALYZE sjlen;
+-- sj_passes(q, lim): q's rows under the limit lim and without it: how many, whether EXPLAIN
+-- ANALYZE shows more than one pass under lim (how many depends on the memory the first ones
+-- took), and whether both give the same rows.
+CREATE FUNCTION sj_passes(q text, lim text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  passes text := 'one pass';
+  n bigint;
+  diff bigint;
+BEGIN
+  PERFORM set_config('spotsigs.join_memory_limit', lim, true);
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF line LIKE '%Passes:%' AND substring(line, 'Passes: (\d+)')::int > 1 THEN passes := 'in passes'; END IF;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+  PERFORM set_config('spotsigs.join_memory_limit', '4GB', true);
+  EXECUTE 'CREATE TEMP TABLE sj_all AS ' || q;
+  SELECT count(*) INTO n FROM sj_all;
+  SELECT count(*) INTO diff FROM ((TABLE sj_lim EXCEPT ALL TABLE sj_all) UNION ALL
+                                  (TABLE sj_all EXCEPT ALL TABLE sj_lim)) d;
+  DROP TABLE sj_lim, sj_all;
+  RETURN format('%s rows, %s, %s', n, passes, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+SET spotsigs.similarity_threshold = 0.9;
+SELECT q, sj_passes(q, '16MB')
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig',
+  'SELECT a.id AS x, b.id AS y, a.sig AS s FROM sjlen a JOIN sjlen b ON a.sig % b.sig WHERE a.grp < 4 AND b.grp >= 2',
+  'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT a.id AS x FROM sjlen a WHERE EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id AND b.grp < 3) AND a.grp > 1']) q;
+-- at 0.5 a pass reads the partners of its lengths up to twice as long
+SELECT sj_passes('SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % spotsig_query(b.sig, 0.5) AND a.id < b.id', '16MB');
+-- the self join in passes gives spotsigs_join's pairs
+SET spotsigs.join_memory_limit = '16MB';
+SELECT count(*) FROM (
+  (SELECT id1, id2 FROM spotsigs_join('sjlen', 'id', 'sig', 0.9)
+   EXCEPT ALL SELECT a.id, b.id FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id)
+  UNION ALL
+  (SELECT a.id, b.id FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id
+   EXCEPT ALL SELECT id1, id2 FROM spotsigs_join('sjlen', 'id', 'sig', 0.9))) d;
+-- in a correlated subquery, each outer row's join runs its passes again
+SELECT g, (SELECT count(*) FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id AND a.grp + b.grp >= g) AS pairs
+FROM generate_series(0, 6, 6) g;
+RESET spotsigs.join_memory_limit;
+-- the content measure in passes, by the lengths of the rows' contents (a template of every
+-- seventh value)
+CREATE FUNCTION sjlq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
+SELECT ROW(spotsig_remove(sig, t), 0.9, t)::spotsigs_content_query
+FROM (SELECT ('{' || (SELECT string_agg(to_hex(7 * k), ',') FROM generate_series(0, 900) k) || '}')::spotsig AS t) s $$;
+SELECT q, sj_passes(q, '16MB')
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % sjlq(b.sig) AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON b.sig % sjlq(a.sig) WHERE a.grp < 4 AND b.grp >= 2',
+  'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % sjlq(b.sig) AND a.id < b.id)']) q;
+DROP FUNCTION sjlq(spotsig);
+SET spotsigs.similarity_threshold = 0.8;
+DROP TABLE sjlen;
+
+-- The content measure: a.sig % q, q a spotsigs_content_query made from b.sig (the stored
+-- template's spotsig_content_query, or any function of b.sig and constants), is matched on the
+-- rows without q's template. 40 stories in 1-4 copies on 3 sites, each page with its site's
+-- template (as in template_stats.sql).
+CREATE FUNCTION sjw(a int, b int) RETURNS text LANGUAGE sql IMMUTABLE AS
+$$ SELECT 'w' || substr(md5(a::text || ':' || b::text), 1, 6) $$;
+CREATE FUNCTION sjstory(s int, variant int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+SELECT string_agg('the ' || sjw(s, i) || ' is a ' ||
+       CASE WHEN (i + variant) % (2 + s % 5) = 0 THEN sjw(s * 1000 + variant, i) ELSE sjw(s + 100000, i) END ||
+       ' that the ' || sjw(s + 200000, i), ' . ' ORDER BY i) FROM generate_series(1, 30) i $$;
+CREATE FUNCTION sjsite(k int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+SELECT string_agg('the ' || sjw(-k, i) || ' is a ' || sjw(-k - 10, i) || ' that the ' || sjw(-k - 20, i), ' . ' ORDER BY i)
+FROM generate_series(1, 25) i $$;
+CREATE TABLE sjc (id int PRIMARY KEY, sig spotsig);
+INSERT INTO sjc SELECT row_number() OVER (ORDER BY s, v), spotsigs(sjsite((s + v) % 3) || ' . ' || sjstory(s, v))
+FROM generate_series(1, 40) s, generate_series(1, 1 + s % 4) v;
+INSERT INTO sjc VALUES (101, NULL), (102, '{}');
+CREATE TABLE sjc2 AS SELECT id + 1000 AS id, sig FROM sjc WHERE id % 2 = 0;
+SELECT spotsigs_analyze('sjc', 'sig') > 0 AS has_template;
+ANALYZE sjc, sjc2;
+-- a content query of the sites' templates at 0.5 (a function of b.sig and constants)
+CREATE FUNCTION sjq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
+SELECT ROW(spotsig_remove(sig, t), 0.5, t)::spotsigs_content_query
+FROM (SELECT spotsigs(sjsite(0) || ' . ' || sjsite(1) || ' . ' || sjsite(2)) AS t) s $$;
+-- one whose template is the row's own signature, and one whose content is not the row's: refused
+CREATE FUNCTION sjq_own(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
+$$ SELECT ROW(spotsig_remove(sig, sig), 0.5, sig)::spotsigs_content_query $$;
+CREATE FUNCTION sjq_other(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
+$$ SELECT ROW('{1,2}'::spotsig, 0.5, '{}'::spotsig)::spotsigs_content_query $$;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, 'sjc', 'sig') AND a.id < b.id;
+EXPLAIN (COSTS OFF) SELECT a.id FROM sjc2 a WHERE NOT EXISTS (SELECT 1 FROM sjc b WHERE b.sig % sjq(a.sig) AND a.id <> b.id + 1000);
+SELECT sj_analyze('SELECT count(*) FROM sjc a JOIN sjc b ON a.sig % sjq(b.sig) AND a.id < b.id');
+SELECT q, sj_compare(q, 0.8)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, ''sjc'', ''sig'') AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, ''sjc2'', ''sig'') AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjc a JOIN sjc b ON a.sig % sjq(b.sig) AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjc a JOIN sjc b ON b.sig % sjq(a.sig)',
+  'SELECT a.id AS x, b.id AS y FROM sjc a JOIN sjc2 b ON a.sig % sjq(b.sig)',
+  'SELECT a.id AS x, b.id AS y FROM sjc2 b JOIN sjc a ON b.sig % sjq(a.sig) AND a.id + 1000 <> b.id',
+  'SELECT a.id AS x FROM sjc a WHERE EXISTS (SELECT 1 FROM sjc b WHERE a.sig % sjq(b.sig) AND a.id <> b.id)',
+  'SELECT a.id AS x FROM sjc2 a WHERE NOT EXISTS (SELECT 1 FROM sjc b WHERE b.sig % sjq(a.sig) AND a.id <> b.id + 1000)',
+  'SELECT a.id AS x FROM sjc a WHERE NOT EXISTS (SELECT 1 FROM sjc2 b WHERE a.sig % spotsig_content_query(b.sig, ''sjc'', ''sig''))']) q;
+SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % sjq_own(b.sig) AND a.id < b.id;
+SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % sjq_other(b.sig) AND a.id < b.id;
+SET spotsigs.enable_join = off;
+SELECT count(*) FROM sjc a JOIN sjc b ON a.sig % sjq_own(b.sig) AND a.id < b.id;
+RESET spotsigs.enable_join;
+DROP FUNCTION sjq(spotsig), sjq_own(spotsig), sjq_other(spotsig), sjw(int, int), sjstory(int, int), sjsite(int);
+DROP TABLE sjc, sjc2;
+DROP FUNCTION sj_passes(text, text), sj_analyze(text);
+
+-- A join whose smallest pass does not fit the limit: the rows and signatures kept count against
+-- spotsigs.join_memory_limit (53200).
 CREATE TABLE sjbig (id int, sig spotsig);
 INSERT INTO sjbig SELECT i, spotsig_from_terms(ARRAY(SELECT 'w' || i || ':' || k FROM generate_series(1, 200) k),
                                               array_fill(1, ARRAY[200]))

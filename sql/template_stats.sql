@@ -166,8 +166,8 @@ SELECT (SELECT count(*) FROM spotsigs_join_rs('tnew', 'id', 'sig', 'tfix_pk', 'i
        (WITH t AS (SELECT spotsigs_template('tfix_pk', 'id', 'sig') AS t)
         SELECT count(*) FROM tnew r, tfix_pk s, t
         WHERE similarity(spotsig_remove(r.sig, t.t), spotsig_remove(s.sig, t.t)) >= 0.4) AS computed_from_s;
--- % with a content query: the index serves it (a lowered plain search, then every row rechecked
--- by the operator), and every query's rows equal the brute force over the stored template.
+-- % with a content query: the index serves it (a search of the content bound, then every row
+-- rechecked by the operator), and every query's rows equal the brute force over the stored template.
 CREATE INDEX tbatch_sig ON tbatch USING spotsigs (sig);
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
@@ -203,6 +203,119 @@ SELECT count(*) AS hand_made_differences FROM tbatch a, tbatch b, spotsigs_stats
 WHERE s.relation = 'tbatch'::regclass
   AND (a.sig % ROW(b.sig, 0.4, s.template)::spotsigs_content_query) IS DISTINCT FROM
       (a.sig % spotsig_content_query(b.sig, 'tbatch', 'sig'));
+
+-- The constructor reads the template through spotsigs_stats with the caller's privileges, also
+-- within one transaction whose statements see the same snapshot: a role that may not read tbatch
+-- gets the empty template (the plain measure) until it is granted SELECT.
+BEGIN;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS owner_sees_template;
+SET LOCAL ROLE tstats_reader;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) AS reader_template_length;
+RESET ROLE;
+GRANT SELECT ON tbatch TO tstats_reader;
+SET LOCAL ROLE tstats_reader;
+SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS reader_with_select_sees_template;
+RESET ROLE;
+ROLLBACK;
+
+-- ORDER BY <-> with a content query: the index's ordered scan (lower bounds, rechecked by the
+-- executor). For every query, the 5 nearest through the index have the distances of a full sort
+-- of the brute force, and the same rows above the 5th distance (ties at it may differ); the whole
+-- order (no LIMIT) holds every row at its brute-force distance.
+SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query) AS distance_half,
+       '{1,2,3}'::spotsig <-> ROW('{1,2,5}', 0.4, '{5}')::spotsigs_content_query AS distance_one,
+       '{1,2,3}'::spotsig <-> ROW('{1}', 0.4, NULL)::spotsigs_content_query AS distance_null;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM tbatch ORDER BY sig <-> spotsig_content_query('{1}', 'tbatch', 'sig') LIMIT 5;
+CREATE TEMP TABLE tdist AS
+SELECT q.id AS q, b.id AS b, similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) AS sim
+FROM tbatch q, tbatch b, spotsigs_stats s WHERE s.relation = 'tbatch'::regclass;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE got_d IS DISTINCT FROM want_d) AS distance_differences,
+       count(*) FILTER (WHERE got_above IS DISTINCT FROM want_above) AS row_differences,
+       sum((SELECT count(*) FROM unnest(got_d) d WHERE d < 1)) AS distances_below_1,
+       count(*) FILTER (WHERE got_d[5] = 1) AS queries_tied_at_1
+FROM (SELECT q.id,
+             (SELECT array_agg(d ORDER BY d) FROM (SELECT b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig') AS d
+                FROM tbatch b ORDER BY b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig') LIMIT 5) x) AS got_d,
+             (SELECT array_agg(d ORDER BY d) FROM (SELECT 1 - t.sim AS d FROM tdist t WHERE t.q = q.id
+                ORDER BY 1 - t.sim LIMIT 5) x) AS want_d,
+             (SELECT array_agg(b ORDER BY b) FROM (SELECT b.id AS b, b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig') AS d
+                FROM tbatch b ORDER BY b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig') LIMIT 5) x
+               WHERE d < (SELECT max(1 - t.sim) FROM (SELECT sim FROM tdist t WHERE t.q = q.id ORDER BY 1 - sim LIMIT 5) t)) AS got_above,
+             (SELECT array_agg(b ORDER BY b) FROM (SELECT t.b, 1 - t.sim AS d FROM tdist t WHERE t.q = q.id ORDER BY 1 - t.sim LIMIT 5) x
+               WHERE d < (SELECT max(1 - t.sim) FROM (SELECT sim FROM tdist t WHERE t.q = q.id ORDER BY 1 - sim LIMIT 5) t)) AS want_above
+      FROM tbatch q) x;
+SELECT count(*) AS full_order_differences
+FROM tbatch q
+WHERE (SELECT array_agg(ROW(d, b) ORDER BY d, b) FROM (SELECT b.id AS b, b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig') AS d
+         FROM tbatch b ORDER BY b.sig <-> spotsig_content_query(q.sig, 'tbatch', 'sig')) x)
+      IS DISTINCT FROM
+      (SELECT array_agg(ROW(1 - t.sim, t.b) ORDER BY 1 - t.sim, t.b) FROM tdist t WHERE t.q = q.id);
+-- With a % key of another query, rows sharing nothing with the ORDER BY query come last, at 1.
+SELECT count(*) AS filtered_order_differences
+FROM tbatch q, tbatch r
+WHERE q.id % 7 = 0 AND r.id % 5 = 0
+  AND (SELECT array_agg(ROW(d, b) ORDER BY d, b) FROM (SELECT b.id AS b, b.sig <-> spotsig_content_query(r.sig, 'tbatch', 'sig') AS d
+         FROM tbatch b WHERE b.sig % spotsig_content_query(q.sig, 'tbatch', 'sig')
+         ORDER BY b.sig <-> spotsig_content_query(r.sig, 'tbatch', 'sig')) x)
+      IS DISTINCT FROM
+      (SELECT array_agg(ROW(1 - t.sim, t.b) ORDER BY 1 - t.sim, t.b) FROM tdist t, tdist f
+        WHERE t.q = r.id AND f.q = q.id AND f.b = t.b AND f.sim >= 0.4);
+RESET enable_seqscan;
+DROP TABLE tdist;
+
+-- The content bound at its boundary: hand-made queries (content, threshold, template) against
+-- rows whose template parts are small and huge, with overlaps that put the bound and the content
+-- similarity exactly at the threshold, just above and just below it; % and <-> through the
+-- index, plain and bitmap, equal the brute force (every query's rows, every row's distance).
+CREATE TABLE tbound (id int PRIMARY KEY, sig spotsig);
+CREATE INDEX tbound_sig ON tbound USING spotsigs (sig);
+CREATE TEMP TABLE tbq (qid int, q spotsigs_content_query);
+INSERT INTO tbq VALUES
+  (1, ROW('{1,2,3,4,5}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
+  (2, ROW('{1,2,3,4,5,6,7,8,9,10}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
+  (3, ROW('{1:2,2,3,4:3,5}', 0.5, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
+  (4, ROW('{1,2,3}', 1.0, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
+  (5, ROW('{1,2,3,4,5,6,7}', 0.3, '{}')),
+  (6, ROW('{1,2,3,4,5,a0}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
+  (7, ROW('{a0,a1}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}'));
+-- Rows: a subset of 1..10 (the content) plus template signatures a0..a9 at frequencies up to 400
+-- (rows far longer than any plain match), plus c1..c6 (content no query holds).
+INSERT INTO tbound
+SELECT row_number() OVER ()::int, ('{' || concat_ws(',', nullif(c, ''), nullif(tp, ''), nullif(x, '')) || '}')::spotsig
+FROM (SELECT string_agg(h::text, ',' ORDER BY h) FILTER (WHERE (m >> (h - 1)) & 1 = 1) AS c
+      FROM generate_series(0, 1023, 7) m, generate_series(1, 10) h GROUP BY m) cs,
+     (VALUES (''), ('a0'), ('a1:3,a2'), ('a0:400,a5:400,a9:200')) tp(tp),
+     (VALUES (''), ('c1'), ('c1,c2,c3'), ('c1:2,c2,c3,c4,c5,c6')) xs(x)
+WHERE concat_ws(',', nullif(c, ''), nullif(tp, ''), nullif(x, '')) <> '';
+SELECT count(*) AS rows FROM tbound;
+CREATE TEMP TABLE tbref AS
+SELECT q.qid, b.id, (q.q).threshold AS tau,
+       similarity(spotsig_remove(b.sig, (q.q).template), spotsig_remove((q.q).content, (q.q).template)) AS sim
+FROM tbq q, tbound b;
+SELECT qid, count(*) FILTER (WHERE sim >= tau) AS matches,
+       count(*) FILTER (WHERE sim = tau) AS at_threshold FROM tbref GROUP BY qid ORDER BY qid;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT q.qid,
+       (SELECT array_agg(b.id ORDER BY b.id) FROM tbound b WHERE b.sig % q.q)
+         IS NOT DISTINCT FROM (SELECT array_agg(id ORDER BY id) FROM tbref r WHERE r.qid = q.qid AND sim >= tau) AS index_equal,
+       (SELECT array_agg(ROW(d, b) ORDER BY d, b) FROM (SELECT b.id AS b, b.sig <-> q.q AS d FROM tbound b ORDER BY b.sig <-> q.q) x)
+         = (SELECT array_agg(ROW(1 - sim, id) ORDER BY 1 - sim, id) FROM tbref r WHERE r.qid = q.qid) AS order_equal,
+       (SELECT array_agg(d) FROM (SELECT b.sig <-> q.q AS d FROM tbound b ORDER BY b.sig <-> q.q LIMIT 3) x)
+         = (SELECT array_agg(d) FROM (SELECT 1 - sim AS d FROM tbref r WHERE r.qid = q.qid ORDER BY 1 - sim LIMIT 3) x) AS top3_equal
+FROM tbq q ORDER BY q.qid;
+SET enable_indexscan = off;
+SET enable_bitmapscan = on;
+SELECT q.qid,
+       (SELECT array_agg(b.id ORDER BY b.id) FROM tbound b WHERE b.sig % q.q)
+         IS NOT DISTINCT FROM (SELECT array_agg(id ORDER BY id) FROM tbref r WHERE r.qid = q.qid AND sim >= tau) AS bitmap_equal
+FROM tbq q ORDER BY q.qid;
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+DROP TABLE tbound, tbq, tbref;
 
 DROP TABLE tbatch, tjoin_ref, tnew, trs_ref;
 

@@ -6,7 +6,8 @@
 # c = spotsig_remove(sig, t); for each row of the second half, the earlier row (smaller insertion
 # number) of highest similarity(c, c') >= 0.4, ties to the smallest id. duplicate and similarity
 # must equal it for every row. Then % spotsig_content_query(q, ...) through the index for every
-# 5th page must return exactly the rows with similarity(c_q, c) >= 0.4. Exits non-zero on any
+# 5th page must return exactly the rows with similarity(c_q, c) >= 0.4, and ORDER BY <-> by
+# content the brute force's distances (below). Exits non-zero on any
 # difference. PENDING_LIST_LIMIT (kB, default 4096) as in trigger_exact.sh: 64 makes the
 # statement merge its pending list into segments as it goes.
 # Usage: test/with-cluster test/content_trigger_exact.sh
@@ -62,5 +63,33 @@ SQL
   read -r queries qdiffs rows <<<"$res"
   echo "$set: % spotsig_content_query, $queries queries through the index, $rows rows: $qdiffs differences"
   [ "$qdiffs" = 0 ] || status=1
+  # ORDER BY <-> spotsig_content_query through the index's ordered scan: for every 5th page the 10
+  # nearest have the distances of the brute force's sort and the same rows above the 10th
+  # distance; for every 25th page the whole order holds every row at its brute-force distance.
+  res=$(q -At -F ' ' <<'SQL'
+SET enable_seqscan = off;
+CREATE TEMP TABLE dist AS
+SELECT rq.id AS q, o.id AS b, 1 - similarity(rq.c, o.c) AS d FROM ref rq, ref o WHERE rq.id % 5 = 0;
+SELECT count(*), count(*) FILTER (WHERE got_d IS DISTINCT FROM want_d OR got_above IS DISTINCT FROM want_above)
+FROM (SELECT q.id,
+             (SELECT array_agg(d ORDER BY d) FROM (SELECT p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig') AS d
+                FROM pages p ORDER BY p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig') LIMIT 10) x) AS got_d,
+             (SELECT array_agg(d ORDER BY d) FROM (SELECT d FROM dist WHERE dist.q = q.id ORDER BY d LIMIT 10) x) AS want_d,
+             (SELECT array_agg(b ORDER BY b) FROM (SELECT p.id AS b, p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig') AS d
+                FROM pages p ORDER BY p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig') LIMIT 10) x
+               WHERE d < (SELECT max(d) FROM (SELECT d FROM dist WHERE dist.q = q.id ORDER BY d LIMIT 10) t)) AS got_above,
+             (SELECT array_agg(b ORDER BY b) FROM (SELECT b, d FROM dist WHERE dist.q = q.id ORDER BY d LIMIT 10) x
+               WHERE d < (SELECT max(d) FROM (SELECT d FROM dist WHERE dist.q = q.id ORDER BY d LIMIT 10) t)) AS want_above
+      FROM pages q WHERE q.id % 5 = 0) x;
+SELECT count(*) FILTER (WHERE
+         (SELECT array_agg(ROW(d, b) ORDER BY d, b) FROM (SELECT p.id AS b, p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig') AS d
+            FROM pages p ORDER BY p.sig <-> spotsig_content_query(q.sig, 'pages', 'sig')) x)
+         IS DISTINCT FROM (SELECT array_agg(ROW(d, b) ORDER BY d, b) FROM dist WHERE dist.q = q.id))
+FROM pages q WHERE q.id % 25 = 0;
+SQL
+)
+  read -r oqueries odiffs fdiffs <<<"$(echo $res)"
+  echo "$set: ORDER BY <-> spotsig_content_query LIMIT 10, $oqueries queries through the index: $odiffs differences; whole order, every 25th page: $fdiffs differences"
+  [ "$odiffs" = 0 ] && [ "$fdiffs" = 0 ] || status=1
 done
 exit $status

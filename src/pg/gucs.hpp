@@ -5,8 +5,11 @@
 
 namespace spotsigs::pg {
 
-// spotsigs.similarity_threshold: the threshold of the % operator.
+// spotsigs.similarity_threshold: the threshold of the % operator, and of every threshold argument
+// given as NULL; 0.2 under 'auto' (similarity_threshold_auto), where a bare % on a table column
+// also follows the column's stored statistics (type/auto_query.cpp).
 extern double similarity_threshold;
+extern bool similarity_threshold_auto;
 
 // The threshold argument argno of a call: spotsigs.similarity_threshold when it is NULL, else
 // the value, or ERROR 22023 (threshold.hpp's message) when it is not in (0, 1].

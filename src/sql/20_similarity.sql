@@ -18,9 +18,10 @@ COMMENT ON FUNCTION spotsigs_threshold(double precision) IS 'the threshold to us
 CREATE FUNCTION spotsig_distance(spotsig, spotsig) RETURNS double precision
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- The join selectivity of % (contjoinsel's estimate), in the library: planning a join on % calls
--- it before the join's paths are made, which loads the library, whose planner hook then offers
--- the SpotsigsJoin scan (src/pg/planner/) even in a session that has not used the library yet.
+-- The join selectivity of % (contjoinsel's estimate), in the library: planning a join on % (of a
+-- spotsig, a spotsigs_query or a spotsigs_content_query) calls it before the join's paths are
+-- made, which loads the library, whose planner hook then offers the SpotsigsJoin scan
+-- (src/pg/planner/) even in a session that has not used the library yet.
 CREATE FUNCTION spotsig_joinsel(internal, oid, internal, smallint, internal) RETURNS double precision
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE OPERATOR % (
@@ -43,7 +44,7 @@ CREATE FUNCTION spotsig_similar_query(spotsig, spotsigs_query) RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE OPERATOR % (
     LEFTARG = spotsig, RIGHTARG = spotsigs_query, PROCEDURE = spotsig_similar_query,
-    RESTRICT = contsel, JOIN = contjoinsel
+    RESTRICT = contsel, JOIN = spotsig_joinsel
 );
 
 CREATE FUNCTION length(spotsig) RETURNS integer

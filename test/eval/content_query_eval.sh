@@ -2,7 +2,8 @@
 # content_query_eval.sh: % with the content query on the dev sets: every page as the query, the
 # rows returned (itself left out) as its pairs, scored with score-pairs; the table analyzed first,
 # searched through its spotsigs index. Also each query's time through the index, p50 and p95,
-# beside the plain % spotsig_query(q, 0.4) (one run, in the backend: clock_timestamp around each).
+# beside the plain % spotsig_query(q, 0.4), and ORDER BY <-> LIMIT 10 by content beside the plain
+# one (one run, alternating, in the backend: clock_timestamp around each statement).
 # Usage: test/with-cluster test/eval/content_query_eval.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,6 +41,15 @@ BEGIN
     t0 := clock_timestamp();
     SELECT count(*) INTO n FROM pages p WHERE p.sig % spotsig_query(r.sig, 0.4);
     INSERT INTO t VALUES ('plain 0.4', extract(epoch FROM clock_timestamp() - t0) * 1000);
+    IF to_regprocedure('spotsig_content_distance(spotsig, spotsigs_content_query)') IS NOT NULL THEN
+      t0 := clock_timestamp();
+      EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM pages p ORDER BY p.sig <-> spotsig_content_query($1, ''pages'', ''sig'') LIMIT 10) x'
+        INTO n USING r.sig;
+      INSERT INTO t VALUES ('<-> content LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000);
+      t0 := clock_timestamp();
+      SELECT count(*) INTO n FROM (SELECT 1 FROM pages p ORDER BY p.sig <-> r.sig LIMIT 10) x;
+      INSERT INTO t VALUES ('<-> plain LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000);
+    END IF;
   END LOOP;
 END $$;
 SELECT kind || ': p50 ' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) || ' ms, p95 '

@@ -77,6 +77,18 @@ my $plan_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5
 	EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsigs('the w1 is w2 a w3')};
 my $join_q = q{SELECT id1, id2, round(similarity::numeric, 6) FROM spotsigs_join('docs', 'id', 'sig', 0.6) ORDER BY 1, 2};
 my $check_q = q{SELECT spotsigs_index_check('docs_sig')};
+# A bare % with no setting (spotsigs.similarity_threshold = 'auto'): the plain similarity at 0.2,
+# through the index, until the table is analyzed; then the content similarity at 0.4 against the
+# stored template. Each is compared with its brute force.
+my $bare_q = q{SET enable_seqscan = off;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE b.sig % q.sig)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
+my $bare_plain_q = q{SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE similarity(b.sig, q.sig) >= 0.2)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
+my $bare_content_q = q{SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b, spotsigs_stats s
+	  WHERE s.relation = 'docs'::regclass AND s.sig_column = 'sig'
+	    AND similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) >= 0.4)
+	FROM docs q WHERE q.id % 7 = 0 ORDER BY q.id};
 # The stored bytes of a literal value (1-byte varlena header, then packed format 1 in host byte
 # order) and the index metapage's magic and version, as 0.1.0 wrote them.
 my $value_bytes_q = q{SELECT t_attrs[1] FROM heap_page_item_attrs(get_raw_page('fixed', 0), 'fixed'::regclass)};
@@ -200,6 +212,7 @@ is($node->safe_psql('upg', "SELECT extversion FROM pg_extension WHERE extname = 
 for my $db ('upg', 'ref') { $node->safe_psql($db, $setup . $first_rows); }
 
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % at 0.1.0');
+is($node->safe_psql('upg', $bare_q), $node->safe_psql('upg', $bare_plain_q), 'a bare % at 0.1.0 is the plain similarity at 0.2');
 is($node->safe_psql('upg', $flags_q), $node->safe_psql('upg', $brute_q), "the trigger's flags at $old_version are the brute-force ones");
 my $flagged = $node->safe_psql('upg', 'SELECT count(duplicate_of) FROM docs');
 cmp_ok($flagged, '>=', 20, "the trigger flagged $flagged of the first 80 rows (at most 40 can be)");
@@ -208,8 +221,8 @@ my $old_members = members('upg');
 
 is($node->safe_psql('upg', $value_bytes_q), '\x510101000003000000060000000100000000000000ff00000000000000f0debc9a78563412020103',
 	'stored spotsig bytes are packed format 1 as in 0.1.0 (else: say in the upgrade script how old values are read)');
-is($node->safe_psql('upg', $meta_q), '5849505304000000',
-	'index metapage magic and version 4 (else: update the upgrade script header and this test)');
+is($node->safe_psql('upg', $meta_q), '5849505305000000',
+	'index metapage magic and version 5 (else: update the upgrade script header and this test)');
 
 # An index of format 3, as 0.1.0 wrote them: one built now with its metapage's version set to
 # 3 on disk while the server is down (the library decides by that number alone).
@@ -232,7 +245,7 @@ sub old_format_refused
 	for my $q ($old_format_q, 'INSERT INTO old_format SELECT 0, sig FROM docs WHERE id = 1')
 	{
 		my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY verbose\n$q");
-		like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 3, this build reads version 4.*HINT:  REINDEX the index/s,
+		like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 3, this build reads versions 4 to 5.*HINT:  REINDEX the index/s,
 			"$when, a format 3 index is refused with 0A000 and a REINDEX hint (" . ($q =~ /^INSERT/ ? 'insert' : 'scan') . ')');
 	}
 }
@@ -249,7 +262,44 @@ is(user_view('upg'), $before, 'values, flags, index answers, join and index chec
 old_format_refused('after the update');
 $node->safe_psql('upg', 'REINDEX INDEX CONCURRENTLY old_format_sig');
 is($node->safe_psql('upg', $old_format_q), $old_format_answer, 'after REINDEX CONCURRENTLY the index answers as before');
+
+# An index of format 4, as 0.2.0 wrote them: it does not record rows whose value is NULL. It
+# still answers % and takes inserts; a scan that must return every row (here ORDER BY <-> read to
+# its end) is refused with 0A000 and a REINDEX hint, never answered without those rows.
+$node->safe_psql('upg', 'INSERT INTO old_format VALUES (-1, NULL)');
+$old_format_answer = $node->safe_psql('upg', $old_format_q);
+my $all_rows_q = q{SET enable_seqscan = off;
+	SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM (SELECT sig FROM old_format ORDER BY sig <-> '{1}') s};
+my $all_rows = $node->safe_psql('upg', 'SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM old_format');
+is($node->safe_psql('upg', $all_rows_q), $all_rows, 'a format 5 index returns the NULL row at the end of ORDER BY <->');
+$old_format_file = $node->data_dir . '/' . $node->safe_psql('upg', "SELECT pg_relation_filepath('old_format_sig')");
+$node->stop;
+open($fh, '+<:raw', $old_format_file) or die "open $old_format_file: $!";
+seek($fh, 24 + 4, 0) or die;
+print $fh pack('V', 4);
+close($fh) or die;
+$node->start;
+is($node->safe_psql('upg', $old_format_q), $old_format_answer, 'a format 4 index answers % as before');
+$node->safe_psql('upg', 'INSERT INTO old_format SELECT -2, sig FROM docs WHERE id = 1');
+{
+	my ($ret, $out, $err) = $node->psql('upg', "\\set VERBOSITY verbose\n$all_rows_q");
+	like($err, qr/ERROR:  0A000: spotsigs index "old_format_sig" has version 4, which does not record rows whose value is NULL.*HINT:  REINDEX the index/s,
+		'a format 4 index refuses a scan that must return every row, with 0A000 and a REINDEX hint');
+}
+$node->safe_psql('upg', 'REINDEX INDEX old_format_sig');
+is($node->safe_psql('upg', $all_rows_q), $node->safe_psql('upg', 'SELECT count(*), count(*) FILTER (WHERE sig IS NULL) FROM old_format'),
+	'after REINDEX the index returns every row, the NULL one too');
+$node->safe_psql('upg', 'DELETE FROM old_format WHERE id < 0');
 like($node->safe_psql('upg', $plan_q), qr/Index Scan using docs_sig/, 'the index answers % after the update');
+my $bare_before = $node->safe_psql('upg', $bare_q);
+is($bare_before, $node->safe_psql('upg', $bare_plain_q), 'after the update, before any analyze, a bare % is the plain similarity at 0.2');
+like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % '{1,2}'"),
+	qr/Index Scan using docs_sig.*\n.*spotsig_auto_query/, 'a bare % after the update: the rewritten qual, through the index');
+my ($bare_analyzed, $bare_content) = split /\n===\n/, $node->safe_psql('upg',
+	"BEGIN; SELECT spotsigs_analyze('docs', 'sig') >= 0; $bare_q; SELECT '==='; $bare_content_q; ROLLBACK");
+$bare_analyzed =~ s/^t\n//;
+is($bare_analyzed, $bare_content, 'after spotsigs_analyze, a bare % is the content similarity at 0.4');
+is($node->safe_psql('upg', $bare_q), $bare_before, 'rolled back: the plain answers again');
 
 # Rows after the update: the trigger flags them and the index finds them as at the current version.
 for my $db ('upg', 'ref') { $node->safe_psql($db, $later_rows); }
@@ -316,11 +366,24 @@ my %new_object_checks = (
 	# index built at 0.1.0 (the operator family gained strategy 4).
 	'function spotsig_content_query(spotsig,regclass,name)' =>
 	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
+	'function spotsig_auto_query(spotsig,regclass,name)' =>
+	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{})' ],
+	# Takes internal arguments (the planner calls it): the check is that spotsig % spotsig has it.
+	'function spotsig_similar_support(internal)' =>
+	  [ q{SELECT prosupport FROM pg_proc WHERE proname = 'spotsig_similar'}, 'spotsig_similar_support' ],
 	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
 	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
 	'operator %(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
 		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
+	# Ordered by content distance through the index built at 0.1.0 (the family gained strategy 5):
+	# the nearest 5 distances equal a full sort's (no statistics: the plain distance).
+	'function spotsig_content_distance(spotsig,spotsigs_content_query)' =>
+	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query)}, '0.33333333333333337' ],
+	'operator <->(spotsig,spotsigs_content_query)' => [
+		"SET enable_seqscan = off; SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT sig <-> $q5 AS d FROM docs
+		   ORDER BY 1 LIMIT 5) y) FROM (SELECT sig <-> spotsig_content_query($q5, 'docs', 'sig') AS d FROM docs
+		   ORDER BY sig <-> spotsig_content_query($q5, 'docs', 'sig') LIMIT 5) x", 't' ],
 	'function spotsigs_template(regclass,name,name)' =>
 	  [ q{SELECT spotsigs_template('docs', 'id', 'sig') IS NOT NULL}, 't' ],
 	'function spotsigs_join(regclass,name,name,double precision,integer,text,text)' => [
@@ -367,6 +430,8 @@ if (grep { $_ eq 'operator %(spotsig,spotsigs_query)' } @new)
 {
 	like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE sig % spotsig_query($q5, 0.5)"),
 		qr/(Index Scan using|Bitmap Index Scan on) docs_sig/, 'the index built at 0.1.0 answers % spotsig_query after the update');
+	like($node->safe_psql('upg', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY sig <-> spotsig_content_query($q5, 'docs', 'sig') LIMIT 5"),
+		qr/Index Scan using docs_sig/, 'the index built at 0.1.0 serves ORDER BY <-> a content query after the update');
 }
 note(@new ? scalar(@new) . " new function(s)/operator(s) since $old_version"
 	: "$current adds no function or operator to $old_version");

@@ -210,6 +210,76 @@ TEST(Content, JudgedOnTheFirstSamplePagesByKey) {
     EXPECT_EQ(drop, as_vector(ref_templates(docs, ids)));
 }
 
+namespace {
+
+// The inverse of fmix64 (each step of it is invertible: x ^= x >> 33 is its own inverse, and the
+// multipliers are odd), so that tests can choose the mixed values of their hashes.
+uint64_t inverse_of_odd(uint64_t a) {
+    uint64_t x = a;                              // correct to 3 bits: a * a = 1 mod 8 for odd a
+    for (int i = 0; i < 5; ++i) x *= 2 - a * x;  // Newton's step doubles the correct bits
+    return x;
+}
+
+uint64_t unmix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= inverse_of_odd(0xc4ceb93fe53d87cdULL);
+    k ^= k >> 33;
+    k *= inverse_of_odd(0xff51afd7ed558ccdULL);
+    k ^= k >> 33;
+    return k;
+}
+
+}  // namespace
+
+TEST(Content, UnmixInvertsFmix64) {
+    for (uint64_t k : {uint64_t(0), uint64_t(1), uint64_t(12345), ~uint64_t(0), uint64_t(0x8000000000000001ULL)})
+        EXPECT_EQ(fmix64(unmix64(k)), k);
+}
+
+// The statistics find the signatures held by two or more pages through a table of slots of the
+// hashes' fmix64: signatures that share a slot (here: every page's own signature, and one
+// signature shared by the copies of each story, all with the same low 40 bits of their fmix64)
+// change nothing, with pages whose rows become empty and pages without any signature beside.
+TEST(Content, SharedSlotsAndEmptyPagesChangeNothing) {
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+        Web w = make_web(seed, 3, 4, 50);
+        for (size_t p = 0; p < w.docs.size(); ++p) {
+            w.docs[p][unmix64(uint64_t(p + 1) << 40 | 77)] = 1;         // held by this page only
+            w.docs[p][unmix64(uint64_t(1000 + p % 5) << 40 | 77)] = 2;  // held by every fifth page
+        }
+        // Pages with no signature, and pages holding only signatures of one site's template (their
+        // rows become empty in the second round).
+        for (int k = 0; k < 4; ++k) {
+            w.docs.push_back(Doc());
+            w.ids.push_back(7000000 + k);
+            Doc t;
+            for (auto& [h, f] : w.docs[0])
+                if (t.size() < 6) t[h] = f;
+            w.docs.push_back(t);
+            w.ids.push_back(8000000 + k);
+        }
+        Collection c = make(w.docs, w.ids);
+        std::vector<uint64_t> want = as_vector(ref_templates(w.docs, w.ids));
+        for (int threads : {1, 2}) EXPECT_EQ(template_signatures(c, threads), want) << "seed " << seed;
+    }
+}
+
+// With a memory limit, the statistics either give the same template or fail with OutOfMemory
+// before they hold most of their structures; the bound of template_memory_bytes always fits.
+TEST(Content, MemoryLimit) {
+    Web w = make_web(5, 3, 5, 80);
+    Collection c = make(w.docs, w.ids);
+    std::vector<uint64_t> want = template_signatures(c, 2);
+    EXPECT_EQ(template_signatures(c, 2, nullptr, c.memory_bytes() + template_memory_bytes(c, 2)), want);
+    try {
+        template_signatures(c, 2, nullptr, c.memory_bytes() + 1000);
+        ADD_FAILURE() << "finished beyond its limit";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+        EXPECT_NE(std::string(e.what()).find("the content statistics need "), std::string::npos) << e.what();
+    }
+}
+
 TEST(Content, IndependentOfReadOrder) {
     Web w = make_web(7, 3, 5, 80);
     std::vector<uint64_t> first = template_signatures(make(w.docs, w.ids));

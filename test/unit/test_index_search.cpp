@@ -14,6 +14,8 @@
 #include "core/index/index_search.hpp"
 #include "core/index/memory_postings.hpp"
 #include "core/signature/multiset.hpp"
+#include "core/template/content.hpp"
+#include "core/template/stored.hpp"
 
 using namespace spotsigs;
 
@@ -263,6 +265,86 @@ TEST(IndexSearch, UnverifiedCandidatesCoverEveryMatch) {
         }
     }
     EXPECT_GT(handed, 0u);
+}
+
+// The content measure's search (SearchMeasure::kContentBound). A template of every third hash of
+// the universe's first 60; queries are documents' contents. Exact against the brute force of the
+// content bound (with and without estimates and unverified candidates), a superset of the content
+// matches, and every value an upper bound of the content similarity, in double and as a distance.
+TEST(IndexSearch, ContentBoundSearchEqualsBruteForceAndKeepsEveryContentMatch) {
+    size_t content_matches = 0, handed = 0;
+    for (uint64_t seed = 41; seed <= 44; ++seed) {
+        std::vector<Multiset> docs = corpus(seed, 400, seed % 2 ? 60 : 400);
+        std::vector<uint64_t> t;
+        for (uint64_t h = 0; h < 60; h += 3) t.push_back(h * 0x9e3779b97f4a7c15ULL);
+        std::sort(t.begin(), t.end());
+        MemorySource src(docs);
+        for (size_t qi = 0; qi < docs.size(); qi += 5) {
+            Multiset qc = without_signatures(docs[qi].view(), t);
+            src.bind(qc);
+            std::vector<uint64_t> est(qc.hashes.size());
+            for (uint32_t i = 0; i < est.size(); ++i) est[i] = src.total(i);
+            for (double tau : {1e-12, 0.05, 0.3, 0.4, 0.44, 0.7, 0.8, 1.0}) {
+                std::vector<uint64_t> bound_ids, content_ids;
+                for (size_t d = 0; d < docs.size(); ++d) {
+                    if (qc.length > 0 && content_bound(overlap(qc.view(), docs[d].view()), qc.length) >= tau)
+                        bound_ids.push_back(d);
+                    if (content_similarity(qc.view(), docs[d].view(), t.data(), t.size()) >= tau)
+                        content_ids.push_back(d);
+                }
+                content_matches += content_ids.size();
+                for (int mode = 0; mode < 3; ++mode) {
+                    std::vector<Unverified> rest;
+                    auto got = threshold_search(qc.view(), tau, src, mode == 0 ? nullptr : est.data(),
+                                                mode == 2 ? &rest : nullptr, SearchMeasure::kContentBound);
+                    for (const Match& m : got) {
+                        ASSERT_EQ(m.similarity, content_bound(overlap(qc.view(), docs[m.id].view()), qc.length));
+                        double cs = content_similarity(qc.view(), docs[m.id].view(), t.data(), t.size());
+                        ASSERT_GE(m.similarity, cs);
+                        ASSERT_LE(1.0 - m.similarity, 1.0 - cs);
+                    }
+                    handed += rest.size();
+                    std::vector<uint64_t> all = ids_of(got);
+                    for (const Unverified& u : rest) {
+                        double b = content_bound(overlap(qc.view(), docs[u.id].view()), qc.length);
+                        ASSERT_GE(u.bound, b);
+                        if (b >= tau) got.push_back(Match{u.id, b});
+                        all.push_back(u.id);
+                    }
+                    ASSERT_EQ(ids_of(got), bound_ids) << "seed " << seed << " q " << qi << " tau " << tau;
+                    std::sort(all.begin(), all.end());
+                    ASSERT_TRUE(std::includes(all.begin(), all.end(), content_ids.begin(), content_ids.end()))
+                        << "seed " << seed << " q " << qi << " tau " << tau;
+                }
+            }
+        }
+    }
+    EXPECT_GT(content_matches, 1000u);
+    EXPECT_GT(handed, 0u);
+}
+
+// Rows longer than any plain match reach the content bound: a row holding q's content and a
+// template part of any size is a content match at similarity 1.
+TEST(IndexSearch, ContentBoundSearchFindsRowsWithLargeTemplates) {
+    std::vector<std::pair<uint64_t, uint64_t>> qp, bp;
+    for (uint64_t h = 1; h <= 10; ++h) qp.emplace_back(h, 1);
+    bp = qp;
+    std::vector<uint64_t> t;
+    for (uint64_t h = 1000; h < 1500; ++h) {
+        bp.emplace_back(h, 1);
+        t.push_back(h);
+    }
+    std::vector<Multiset> docs = {Multiset::from_pairs(bp), Multiset::from_pairs(qp)};
+    MemorySource src(docs);
+    Multiset q = Multiset::from_pairs(qp);
+    src.bind(q);
+    EXPECT_EQ(ids_of(threshold_search(q.view(), 0.9, src)), std::vector<uint64_t>({1}));
+    auto got = threshold_search(q.view(), 0.9, src, nullptr, nullptr, SearchMeasure::kContentBound);
+    EXPECT_EQ(ids_of(got), std::vector<uint64_t>({0, 1}));
+    EXPECT_EQ(content_similarity(q.view(), docs[0].view(), t.data(), t.size()), 1.0);
+    EXPECT_EQ(content_length_range(10, 0.9).lo, 9u);
+    EXPECT_EQ(content_length_range(10, 0.9).hi, kMaxLength);
+    EXPECT_TRUE(content_length_range(0, 0.9).empty());
 }
 
 TEST(IndexSearch, EstimatesSpareTheListsOfNewSignatures) {

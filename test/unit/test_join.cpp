@@ -821,7 +821,7 @@ JoinPairs consume(PairSink& sink, F&& join, bool* ok = nullptr) {
             for (const JoinPairs& r : runs) {
                 EXPECT_FALSE(r.empty());
                 all.insert(all.end(), r.begin(), r.end());
-                sink.done(r.size());
+                sink.done(r.capacity());
             }
     };
     while (!done) {
@@ -884,8 +884,9 @@ TEST(JoinIndex, StreamedPairsDoNotCountAgainstTheLimit) {
         JoinOptions opt;
         opt.tau = 0.9;
         opt.threads = 2;
-        // The prefix-group matcher also keeps its candidate entries (8 bytes a pair here).
-        opt.memory_limit = groups ? 24u << 20 : 2u << 20;
+        // The prefix-group matcher also keeps its candidate entries (8 bytes a pair here, in
+        // slabs that double, charged with the next one before they are written).
+        opt.memory_limit = groups ? 48u << 20 : 2u << 20;
         JoinPairs got;
         auto run = [&] {
             if (groups) return join_detail::group_self_join(s, opt, 1e18, got);
@@ -905,8 +906,9 @@ TEST(JoinIndex, StreamedPairsDoNotCountAgainstTheLimit) {
     }
 }
 
-// A put waits while the sink holds kQueuedPairs pairs, until they are taken or the stop flag is
-// set; the peak counts the pairs put and not yet done.
+// A put waits while the runs put and not yet done have room for kQueuedPairs pairs, until the
+// consumer has written them (taking them is not enough) or the stop flag is set; the peak counts
+// the room of the runs put and not yet done.
 TEST(PairSinkTest, PutWaitsForTheConsumer) {
     std::atomic<bool> stop{false};
     PairSink sink(nullptr, &stop);
@@ -920,12 +922,15 @@ TEST(PairSinkTest, PutWaitsForTheConsumer) {
     EXPECT_FALSE(second.load());  // the sink is full
     std::vector<JoinPairs> runs;
     ASSERT_TRUE(sink.take(runs));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(second.load());  // taken, but still held until written
+    sink.done(runs[0].capacity());
     putter.join();
     EXPECT_TRUE(second.load());
-    EXPECT_EQ(sink.peak_bytes(), (PairSink::kQueuedPairs + 3) * sizeof(JoinPair));  // none done yet
-    sink.done(PairSink::kQueuedPairs);
+    EXPECT_EQ(sink.peak_bytes(), PairSink::kQueuedPairs * sizeof(JoinPair));
     // Full again: only the stop flag lets a put through without a consumer.
     sink.put(JoinPairs(PairSink::kQueuedPairs));
+    EXPECT_EQ(sink.peak_bytes(), (PairSink::kQueuedPairs + 3) * sizeof(JoinPair));
     std::thread stopped([&] { sink.put(JoinPairs(5)); });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     stop = true;

@@ -44,6 +44,20 @@ LengthRange length_range(uint64_t qlen, double tau) noexcept {
     return r;
 }
 
+LengthRange content_length_range(uint64_t qlen, double tau) noexcept {
+    LengthRange r;
+    if (qlen == 0 || !(tau > 0.0) || tau > 1.0) return r;  // empty: lo 1 > hi 0
+    // Estimate, then step to the least overlap whose computed bound reaches tau (the bound grows
+    // with o, and o = qlen gives 1.0 >= tau).
+    double est = std::ceil(tau * static_cast<double>(qlen));
+    uint64_t lo = est < 1.0 ? 1 : est > static_cast<double>(qlen) ? qlen : static_cast<uint64_t>(est);
+    while (lo > 1 && content_bound(lo - 1, qlen) >= tau) --lo;
+    while (lo < qlen && content_bound(lo, qlen) < tau) ++lo;
+    r.lo = lo;
+    r.hi = kMaxLength;
+    return r;
+}
+
 Partitioning::Partitioning(uint32_t growth_percent) {
     if (growth_percent < 1) growth_percent = 1;
     starts_.push_back(0);
@@ -82,20 +96,41 @@ uint64_t max_overlap(const Candidate& c, uint64_t rem) {
     return c.acc + std::min<uint64_t>(rem, c.length - std::min<uint64_t>(c.acc, c.length));
 }
 
-// True unless no entry unseen so far can reach tau with the overlap rem left in q's unread
-// signatures (its best case: overlap rem at length clamp(rem, lo, hi)).
-bool unseen_may_reach(uint64_t rem, uint64_t qlen, LengthRange range, double tau) {
-    uint64_t y = std::clamp(rem, range.lo, range.hi);
-    return overlap_may_reach(std::min(rem, y), qlen, y, tau);
-}
+// The test of one search: its measure, query length, threshold and the lengths it reads.
+struct Bound {
+    SearchMeasure measure;
+    uint64_t qlen;
+    double tau;
+    LengthRange range;
+
+    // The value of an entry of length len with overlap o: its similarity, or its content bound.
+    double value(uint64_t o, uint64_t len) const {
+        return measure == SearchMeasure::kPlain ? similarity_from_overlap(o, qlen, len) : content_bound(o, qlen);
+    }
+    // True unless an overlap of at most omax with an entry of length len proves value < tau. The
+    // overlap is at most min(qlen, len); both values grow with it.
+    bool may_reach(uint64_t omax, uint64_t len) const {
+        if (measure == SearchMeasure::kPlain) return overlap_may_reach(omax, qlen, len, tau);
+        if (len == 0) return false;
+        return content_bound(std::min({omax, qlen, len}), qlen) >= tau;
+    }
+    // The largest value an overlap of at most omax with an entry of length len can give.
+    double bound(uint64_t omax, uint64_t len) const { return value(std::min({omax, qlen, len}), len); }
+    // True unless no entry unseen so far can reach tau with the overlap rem left in q's unread
+    // signatures (its best case: overlap rem at length clamp(rem, lo, hi)).
+    bool unseen_may_reach(uint64_t rem) const {
+        uint64_t y = std::clamp(rem, range.lo, range.hi);
+        return may_reach(std::min(rem, y), y);
+    }
+};
 
 // The number of signatures, in reading order, read while new candidates are still admitted:
 // admission stops at the first signature where unseen_may_reach fails, a test of q's frequencies
 // alone, so it is known before any list is read.
-size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order, LengthRange range, double tau) {
+size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& order, const Bound& b) {
     uint64_t rem = q.length;
     for (size_t pos = 0; pos < order.size(); ++pos) {
-        if (!unseen_may_reach(rem, q.length, range, tau)) return pos;
+        if (!b.unseen_may_reach(rem)) return pos;
         rem -= q.freqs[order[pos]];
     }
     return order.size();
@@ -104,13 +139,14 @@ size_t admitting_prefix(const MultisetView& q, const std::vector<uint32_t>& orde
 }  // namespace
 
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src, const uint64_t* df_estimate,
-                                    std::vector<Unverified>* unverified) {
+                                    std::vector<Unverified>* unverified, SearchMeasure measure) {
     std::vector<Match> out;
     check_threshold(tau);
     if (q.empty()) return out;
     const uint64_t qlen = q.length;
-    LengthRange range = length_range(qlen, tau);
+    LengthRange range = measure == SearchMeasure::kPlain ? length_range(qlen, tau) : content_length_range(qlen, tau);
     if (range.empty()) return out;
+    const Bound bnd{measure, qlen, tau, range};
 
     // Rarest signatures first (absent ones cost nothing and shrink the prefix bound at once).
     std::vector<uint32_t> order(q.size);
@@ -135,7 +171,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
         src.prepare(next.data(), next.size());
         prepared = end;
     };
-    prepare_upto(admitting_prefix(q, order, range, tau) + 1);
+    prepare_upto(admitting_prefix(q, order, bnd) + 1);
     size_t batch = 8;
 
     std::unordered_map<uint64_t, Candidate> cands;
@@ -145,14 +181,14 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
     for (; pos < order.size(); ++pos) {
         uint32_t i = order[pos];
         uint64_t fq = q.freqs[i];
-        if (admitting && !unseen_may_reach(rem, qlen, range, tau)) admitting = false;
+        if (admitting && !bnd.unseen_may_reach(rem)) admitting = false;
         uint64_t lo = range.lo, hi = range.hi;
         if (!admitting) {
             // Drop candidates that cannot reach tau even with every remaining signature.
             uint64_t mn = UINT64_MAX, mx = 0;
             for (auto it = cands.begin(); it != cands.end();) {
                 const Candidate& c = it->second;
-                if (!overlap_may_reach(max_overlap(c, rem), qlen, c.length, tau)) {
+                if (!bnd.may_reach(max_overlap(c, rem), c.length)) {
                     it = cands.erase(it);
                 } else {
                     mn = std::min<uint64_t>(mn, c.length);
@@ -164,10 +200,8 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
             if (unverified != nullptr && cands.size() <= order.size() - pos) {
                 // Hand the survivors over with the bound that kept them: the similarity is monotone
                 // in the overlap, which max_overlap bounds (clamped as overlap_may_reach does).
-                for (const auto& [id, c] : cands) {
-                    uint64_t omax = std::min<uint64_t>(max_overlap(c, rem), std::min<uint64_t>(qlen, c.length));
-                    unverified->push_back(Unverified{id, c.length, similarity_from_overlap(omax, qlen, c.length)});
-                }
+                for (const auto& [id, c] : cands)
+                    unverified->push_back(Unverified{id, c.length, bnd.bound(max_overlap(c, rem), c.length)});
                 cands.clear();
                 break;
             }
@@ -191,7 +225,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
                     it->second.acc += o;
                 } else if (admit) {
                     uint64_t omax = std::min<uint64_t>(p.length, o + (rem - fq));
-                    if (overlap_may_reach(omax, qlen, p.length, tau)) {
+                    if (bnd.may_reach(omax, p.length)) {
                         cands.emplace(p.id, Candidate{p.length, o});
                     }
                 }
@@ -201,7 +235,7 @@ std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSo
         rem -= fq;
     }
     for (const auto& [id, c] : cands) {
-        double s = similarity_from_overlap(c.acc, qlen, c.length);
+        double s = bnd.value(c.acc, c.length);
         if (s >= tau) out.push_back(Match{id, s});
     }
     return out;

@@ -99,6 +99,39 @@ struct Unverified {
     double bound;
 };
 
+// What the threshold of a search bounds.
+enum class SearchMeasure : uint8_t {
+    // similarity(q, y) >= tau: the matches and their similarities, exactly.
+    kPlain,
+    // The content measure's overlap bound: fl(o / |q|) >= tau, o the overlap of q and y. When q is
+    // a row's content (no signature of a template t), every row whose content similarity to q
+    // against t reaches tau passes it (content_bound below), so the matches are candidates of the
+    // content measure, each with fl(o / |q|), an upper bound of its content similarity.
+    kContentBound,
+};
+
+// The content bound fl(o / |q|) of an overlap o with a query of length qlen (qlen > 0), computed
+// as similarity() would compute the similarity of q with a row equal to the overlap.
+//
+// Claim: let q be a row's content (it holds no signature of the template t), b any row, bc the
+// content of b (b without the signatures of t), o = overlap(q, bc). Then
+// fl(o / (|q| + |bc| - o)) >= tau implies content_bound(o, |q|) >= tau, and o is also the plain
+// overlap of q and b.
+// Proof: q holds no signature of t, so the signatures q shares with b are all in bc, with the same
+// frequencies: overlap(q, b) = overlap(q, bc) = o. o <= |bc|, so the integer denominator
+// |q| + |bc| - o is at least |q| (integers below 2^53 are exact doubles), and a correctly rounded
+// division does not grow with its divisor: fl(o / (|q| + |bc| - o)) <= fl(o / |q|). QED.
+// So a search of q at tau that passes every row with fl(o / |q|) >= tau keeps every content
+// match; |b| >= |bc| >= o bounds the lengths from below only (a row's template part may be any
+// size), and the overlap is read from q's lists alone, none of which is a template signature's.
+inline double content_bound(uint64_t o, uint64_t qlen) noexcept {
+    return similarity_from_overlap(o, qlen, o);
+}
+
+// The lengths of the rows that can pass the content bound at tau for a query of length qlen:
+// [the least o with content_bound(o, qlen) >= tau, kMaxLength]; empty when qlen is 0.
+LengthRange content_length_range(uint64_t qlen, double tau) noexcept;
+
 // Every id with similarity(q, y) >= tau, exactly; order unspecified. tau must be in (0, 1].
 // Signatures are read in ascending order of their posting counts, from src.count() for all of
 // them first; with df_estimate (one estimate per query signature) in ascending order of the
@@ -108,9 +141,13 @@ struct Unverified {
 // stop early: once no new candidate can be admitted and the live candidates are no more than the
 // lists left to read, they are appended to *unverified instead of being completed. Every id with
 // similarity >= tau is then either returned or among them (with bound >= its similarity).
+// With measure kContentBound, "similarity" above reads content_bound(overlap, |q|) throughout:
+// every id whose content bound reaches tau, with that bound, exactly (or among the unverified,
+// with a bound at least its content bound).
 std::vector<Match> threshold_search(const MultisetView& q, double tau, PostingSource& src,
                                     const uint64_t* df_estimate = nullptr,
-                                    std::vector<Unverified>* unverified = nullptr);
+                                    std::vector<Unverified>* unverified = nullptr,
+                                    SearchMeasure measure = SearchMeasure::kPlain);
 
 // The thresholds an ordered (<->) scan descends through: each tier returns the matches with
 // similarity in [tier(t), tier(t-1)); after the last positive tier come the rows with similarity 0.

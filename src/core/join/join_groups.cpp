@@ -43,6 +43,7 @@
 //     similarity of a result is computed exactly as similarity() does.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 
 #include "core/common/error.hpp"
 #include "core/join/join_bounds.hpp"
@@ -515,16 +516,33 @@ struct CandidateCap {
 
     explicit CandidateCap(double c) : cap(c) {}
     bool exceeded() const noexcept { return too_many.load(std::memory_order_relaxed); }
-    // Within a bucket, after k more candidates: false once the cap or the limit is passed.
-    bool room_for(uint64_t k, const WorkerGuard& guard) {
-        if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap ||
-            !guard.candidates_fit(k * sizeof(uint64_t)))
-            too_many.store(true);
+    // Within a bucket, after k more candidates: false once the cap is passed.
+    bool room_for(uint64_t k) {
+        if (static_cast<double>(emitted.load(std::memory_order_relaxed) + k) > cap) too_many.store(true);
         return !exceeded();
     }
-    // A bucket finished with k candidates; they count against the memory limit (8 bytes each).
-    void finish_bucket(uint64_t k, WorkerGuard& guard) {
-        if (!guard.add_candidate_bytes(k * sizeof(uint64_t))) too_many.store(true);
+    // Keeps the memory limit over a worker's candidate lists, which hold `charged` bytes against
+    // it: charges the slabs they may take before the next call (kReserveBlocks more blocks);
+    // false (and the matcher gives way) when those do not fit.
+    bool reserve(const CandidateLists& lists, size_t& charged, WorkerGuard& guard) {
+        const size_t want = lists.memory_bytes_after(kReserveBlocks);
+        if (want > charged) {
+            if (guard.add_candidate_bytes(want - charged)) {
+                charged = want;
+            } else {
+                guard.release_candidate_bytes(want - charged);
+                too_many.store(true);
+            }
+        }
+        return !exceeded();
+    }
+    // Candidates written between two reserve() calls of a worker: they open at most one block per
+    // partition (a block holds more), and seal() at most one more per partition after the last.
+    static constexpr uint64_t kReserveEvery = 512;
+    static constexpr size_t kReserveBlocks = 2 * kPartitions;
+    static_assert(kReserveEvery < CandidateLists::kBlockEntries, "a block fills once between two reserves");
+    // A bucket finished with k candidates.
+    void finish_bucket(uint64_t k) {
         const uint64_t so_far = emitted.fetch_add(k, std::memory_order_relaxed) + k;
         if (static_cast<double>(so_far) > cap) too_many.store(true);
         // The buckets hold the entries by mixed hash, so each carries about its share of the
@@ -541,15 +559,24 @@ struct CandidateCap {
 // each into the partition of its shorter document's rank.
 class GroupPairer {
 public:
-    GroupPairer(const GroupJob& job, const RankDivider& part_of, uint64_t below, CandidateLists& out,
+    // charged: the bytes the worker's lists (out) hold against the limit (CandidateCap::reserve).
+    GroupPairer(const GroupJob& job, const RankDivider& part_of, uint64_t below, CandidateLists& out, size_t& charged,
                 SortScratch& scratch, CandidateCap& cap, WorkerGuard& guard)
-        : job_(job), part_of_(part_of), below_(below), out_(out), s_(scratch), cap_(cap), guard_(guard) {}
+        : job_(job),
+          part_of_(part_of),
+          below_(below),
+          out_(out),
+          charged_(charged),
+          s_(scratch),
+          cap_(cap),
+          guard_(guard) {}
 
     // Pairs the groups of coarse bucket c; false when the worker is to stop (cap or cancel).
     bool pair_bucket(const PrefixLists& lists, size_t c) {
         const size_t m = sort_bucket(lists, c, job_.rank_len.data(), s_);
         const PrefixEntry* entries = s_.sorted.data();
         k_ = 0;
+        if (!cap_.reserve(out_, charged_, guard_)) return false;
         for (size_t g = 0; g < m;) {
             size_t h = g + 1;
             const uint32_t key = entries[g].key();
@@ -560,7 +587,7 @@ public:
             if (!go_on) return false;
             g = h;
         }
-        cap_.finish_bucket(k_, guard_);
+        cap_.finish_bucket(k_);
         return true;
     }
 
@@ -574,7 +601,8 @@ private:
     }
     // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked; false
     // when the worker is to stop. A large group can hold more candidates than the cap allows:
-    // checked every 65,536 candidates, so that memory stays bounded by the cap.
+    // checked every 65,536 candidates, so that memory stays bounded by the cap; the lists' memory
+    // is reserved every CandidateCap::kReserveEvery.
     bool write(const Member& a, const Member& b) {
         const uint64_t la = a.len, lb = b.len;
         if (lb < below_) {  // else another pass's pair (join_passes.hpp), counted all the same
@@ -582,7 +610,9 @@ private:
             const uint32_t marks = (v >= t ? 0 : kShort) | (a.several && b.several ? kUncounted : 0);
             out_.add(part_of_(b.rank), static_cast<uint64_t>(b.rank) << 32 | a.rank << kMarkBits | marks);
         }
-        return ++k_ % 65536 != 0 || (cap_.room_for(k_, guard_) && !guard_.stopped());
+        ++k_;
+        if (k_ % CandidateCap::kReserveEvery == 0 && !cap_.reserve(out_, charged_, guard_)) return false;
+        return k_ % 65536 != 0 || (cap_.room_for(k_) && !guard_.stopped());
     }
     // A group of two entries.
     bool pair_two(const PrefixEntry& x, const PrefixEntry& y) {
@@ -615,6 +645,7 @@ private:
     const RankDivider& part_of_;
     const uint64_t below_;
     CandidateLists& out_;
+    size_t& charged_;
     SortScratch& s_;
     CandidateCap& cap_;
     WorkerGuard& guard_;
@@ -672,14 +703,17 @@ bool admit_pairs(const GroupJob& job, const std::vector<CandidateLists>& cands, 
 // kAhead further on are fetched (most verified documents are short: on the textcorpus documents
 // at tau 0.44 nearly all verified pairs hold no signature twice and have about 19 distinct ones
 // between them, so a pair's cost is mostly waiting for the two documents' first lines, and the
-// partners of one document alone are too few to fetch ahead across). The results go to out.
-// False when the worker is to stop.
-bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, WorkerGuard& guard, JoinPairs& out) {
+// partners of one document alone are too few to fetch ahead across). The results go to out;
+// with run > 0, full(out) is called each time out grew (to account its room) or holds run
+// pairs. False when the worker is to stop.
+bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, WorkerGuard& guard, JoinPairs& out,
+                     size_t run = 0, const std::function<void(JoinPairs&)>& full = nullptr) {
     const Collection& docs = *job.docs;
     const RequiredOverlap& req = *job.req;
     Verify window[kAhead];  // the views of the next kAhead pairs
     const size_t todo = admitted.size();
     guard.add_verified(todo);
+    size_t room = out.capacity();
     auto fetch = [&](size_t k) {
         Verify& v = window[k % kAhead];
         v.da = job.orig[static_cast<uint32_t>(admitted[k])];
@@ -705,6 +739,10 @@ bool verify_admitted(const GroupJob& job, const HugeVector<uint64_t>& admitted, 
         // Exactly similarity()'s arithmetic.
         const double sim = static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
         out.push_back(JoinPair{std::min(v.da, v.db), std::max(v.da, v.db), sim});
+        if (run != 0 && (out.size() >= run || out.capacity() != room)) {  // full, or grown
+            full(out);
+            room = out.capacity();
+        }
     }
     return true;
 }
@@ -745,23 +783,48 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     static_assert(kMaxRanks <= (size_t(1) << RankDivider::kRankBits), "ranks must fit the divider");
     const RankDivider part_of(per_part);  // rank / per_part
     std::vector<CandidateLists> cands(static_cast<size_t>(threads));
+    std::vector<size_t> charged(static_cast<size_t>(threads), 0);  // each worker's lists' reservation
     std::vector<SortScratch> scratch(static_cast<size_t>(threads));
+    // A worker's sort scratch for a bucket of m slots: the gathered and sorted entries, a group's
+    // members, the filter's two bitmaps (under 32 bits a slot each) and the fine buckets' starts
+    // and next places (under two of each per entry).
+    uint64_t widest = 0;
+    for (size_t c = 0; c < PrefixLists::kCoarse; ++c) widest = std::max(widest, listed.lists.bucket_slots(c));
+    const size_t sort_bytes = static_cast<size_t>(threads) *
+                              (widest * (2 * sizeof(PrefixEntry) + sizeof(Member) + 8 + 4 * sizeof(uint64_t)) + 4096);
+    budget.charge(sort_bytes, "the buckets' sort scratch");
     WorkerGuard guard(opt, budget, true);
     CandidateCap cap(max_candidates_per_doc * static_cast<double>(n));
     // With probe_below, a pair is written down only when its shorter document is shorter.
     const uint64_t below = opt.probe_below == 0 ? UINT64_MAX : opt.probe_below;
     run_workers(threads, PrefixLists::kCoarse, 1, [&](int w, size_t c0, size_t c1) {
-        GroupPairer pairer(job, part_of, below, cands[static_cast<size_t>(w)], scratch[static_cast<size_t>(w)], cap,
-                           guard);
+        const size_t k = static_cast<size_t>(w);
+        GroupPairer pairer(job, part_of, below, cands[k], charged[k], scratch[k], cap, guard);
         for (size_t c = c0; c < c1; ++c)
             if (guard.stopped() || cap.exceeded() || !pairer.pair_bucket(listed.lists, c)) return;
     });
     throw_if_canceled(opt.cancel);
     for (CandidateLists& c : cands) c.seal();
+    // The reservations give way to what the lists took (within them: CandidateCap::reserve).
+    size_t cand_bytes = 0;
+    for (const CandidateLists& c : cands) cand_bytes += c.memory_bytes();
+    guard.settle_candidates(cand_bytes);
     if (cap.exceeded()) return false;
-    budget.release(listed.lists.memory_bytes());
+    budget.release(listed.lists.memory_bytes() + sort_bytes);
     listed.lists.clear();
     std::vector<SortScratch>().swap(scratch);
+    // Step 4's scratch per worker, for the partition it holds at most: the counting sort's starts
+    // (4 bytes a rank), the partners and the radix sort's copy (4 bytes a candidate each) and the
+    // admitted pairs (8 bytes a candidate at most). It must fit now: no pair has left yet, and
+    // the index matcher takes over when it does not.
+    std::vector<uint64_t> part_cands(kPartitions, 0);
+    for (const CandidateLists& w : cands)
+        for (size_t p = 0; p < kPartitions; ++p) part_cands[p] += w.bucket_entries(p);
+    std::sort(part_cands.begin(), part_cands.end(), std::greater<uint64_t>());
+    size_t part_bytes = 0;
+    for (size_t k = 0; k < std::min<size_t>(kPartitions, static_cast<size_t>(threads)); ++k)
+        part_bytes += 4 * (per_part + 1) + 16 * part_cands[k];
+    if (!guard.rebase(part_bytes)) return false;
 
     // 4. Each partition's candidates gathered, filtered and verified, on the workers, the costliest
     // partitions first.
@@ -769,6 +832,20 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     // Each result pair is at least one candidate entry.
     if (opt.sink != nullptr) opt.sink->set_bound(cap.emitted.load());
     const std::vector<size_t> order = costliest_first(job, cands, per_part);
+    // With a sink, each worker's pairs go to it in runs of PairSink::run_pairs, reserved at that
+    // size and accounted by their room (as the index matcher's, PairSink::in_flight_bytes).
+    const size_t run = opt.sink == nullptr ? 0 : PairSink::run_pairs(opt.sink->capacity(), threads);
+    std::vector<size_t> counted(kPartitions, 0);  // the room of found[p] accounted so far
+    const std::function<void(JoinPairs&)> full = [&](JoinPairs& out) {
+        size_t& c = counted[static_cast<size_t>(&out - found.data())];
+        if (out.capacity() > c) {
+            guard.add_pairs(out.capacity() - c);
+            c = out.capacity();
+        }
+        if (out.size() < run) return;
+        guard.hand_over(*opt.sink, out);  // unsorted: the caller writes rows meanwhile
+        c = 0;
+    };
     run_workers(threads, kPartitions, 1, [&](int, size_t q0, size_t q1) {
         PartitionScratch s;
         for (size_t q = q0; q < q1; ++q) {
@@ -776,11 +853,14 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
             if (guard.stopped()) return;
             const size_t r0 = std::min(n, p * per_part), r1 = std::min(n, (p + 1) * per_part);
             JoinPairs& out = found[p];
-            if (!admit_pairs(job, cands, p, r0, r1, guard, s) || !verify_admitted(job, s.admitted, guard, out)) return;
-            guard.add_pairs(out.size());
+            if (!admit_pairs(job, cands, p, r0, r1, guard, s) ||
+                !verify_admitted(job, s.admitted, guard, out, run, full))
+                return;
+            if (run == 0) guard.add_pairs(out.size());
+            if (run != 0) full(out);  // its last run's room
             // 5. Output.
             if (opt.sink != nullptr) {
-                guard.hand_over(*opt.sink, out);  // unsorted: the caller writes rows meanwhile
+                guard.hand_over(*opt.sink, out);  // the rest of its last run
             } else if (threads > 1) {
                 sort_pairs(out);  // the runs are merged in slices on the workers below
             }

@@ -19,7 +19,6 @@ public:
     explicit MemoryBudget(size_t limit) : limit_(limit) {}
     // Reports the peak to opt.accounted_peak (when set) at the end of the budget's life.
     MemoryBudget(size_t limit, size_t* peak_out) : limit_(limit), peak_out_(peak_out) {}
-    ~MemoryBudget() { note_peak(peak_); }
     MemoryBudget(const MemoryBudget&) = default;
     // Records bytes about to be allocated for what; throws Error(OutOfMemory) past the limit.
     void charge(size_t bytes, const char* what);
@@ -283,17 +282,28 @@ public:
         if (cancel_ != nullptr) cancel_->progress.fetch_add(done, std::memory_order_relaxed);
     }
     // Accounts for n more result pairs; throws JoinMemoryError past the limit, unless the matcher
-    // streams: then they are held only until their run is put, and a matcher that has begun to
-    // put must not fail (its caller cannot take pairs back).
+    // streams: then n is the room of the runs (vector capacity) the workers fill, held only until
+    // their run is put, and a matcher that has begun to put must not fail (its caller cannot take
+    // pairs back).
     void add_pairs(size_t n);
-    // Puts run (pairs counted by add_pairs) to sink, leaving it empty: they leave the matcher.
+    // Puts run (counted by add_pairs: its pairs, or when streaming its room) to sink, leaving it
+    // empty: they leave the matcher.
     void hand_over(PairSink& sink, JoinPairs& run);
     // Accounts for n more candidate bytes (the prefix-group matcher's lists); false past the limit.
     bool add_candidate_bytes(size_t n) noexcept;
+    // Takes back n candidate bytes added before.
+    void release_candidate_bytes(size_t n) noexcept { candidate_bytes_.fetch_sub(n, std::memory_order_relaxed); }
     // True when n candidate bytes more than those added would still fit.
     bool candidates_fit(size_t n) const noexcept {
         return limit_ == 0 || base_ + candidate_bytes_.load(std::memory_order_relaxed) + n <= limit_;
     }
+    // Between the matcher's steps (no worker running): the candidates take bytes from now on
+    // (what their lists took, in place of what was reserved for them).
+    void settle_candidates(size_t bytes) noexcept;
+    // Between the matcher's steps: the structures are what the budget holds now, plus extra
+    // bytes of scratch the next step's workers take; false when that and the candidates do not
+    // fit the limit.
+    bool rebase(size_t extra) noexcept;
     // Counts n more verified candidate pairs (reported to JoinOptions::candidates at the end).
     void add_verified(uint64_t n) noexcept { verified_.fetch_add(n, std::memory_order_relaxed); }
     // Reports the most the structures, pairs and candidates took at once as the budget's peak,
@@ -301,6 +311,12 @@ public:
     ~WorkerGuard();
 
 private:
+    // How many times the held pairs are counted: twice when they are merged at the end, once
+    // when they stream.
+    size_t copies() const noexcept { return streams_ ? 1 : 2; }
+    // The bytes held now (structures, candidates and pairs), raising the peak to them.
+    size_t note_now() noexcept;
+
     const MemoryBudget& budget_;
     std::atomic<size_t> candidate_bytes_{0};
     CancelToken* cancel_;

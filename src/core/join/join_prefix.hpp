@@ -142,6 +142,8 @@ public:
     uint64_t entries() const noexcept { return entries_; }
     // Bytes held (the slabs).
     size_t memory_bytes() const noexcept { return chunks_.memory_bytes(); }
+    // An upper bound of the bytes held once `blocks` more blocks are opened (BlockLists).
+    size_t memory_bytes_after(size_t blocks) const noexcept { return chunks_.memory_bytes_after(blocks); }
     // Frees everything.
     void clear() noexcept {
         chunks_.clear();

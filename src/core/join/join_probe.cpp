@@ -21,8 +21,6 @@ constexpr size_t kProbeChunk = 32;
 constexpr uint32_t kPostingStride = 1u << 16;
 // Result pairs a worker collects before it accounts for them against the memory limit.
 constexpr size_t kPairBatch = 4096;
-// Pairs a worker gathers before it puts them to the join's sink, when it has one.
-constexpr size_t kSinkRun = size_t(1) << 16;
 
 // The overlap of A[i..] and B[j..] (sorted ids with frequencies; ra, rb their masses), or some
 // value below t as soon as Lemma 6 shows the overlap cannot reach t.
@@ -345,24 +343,25 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
     guard.progress(job.probe_docs->size() - probes);
     std::vector<JoinPairs> out(static_cast<size_t>(opt.threads));
     std::vector<ProbeScratch> scratch(static_cast<size_t>(opt.threads));
-    // With a sink, each worker puts its pairs in runs of at most a share of the sink's capacity,
-    // so that the runs being filled stay within what the caller set aside for them
-    // (PairSink::in_flight_bytes).
-    const size_t sink_run =
-        opt.sink == nullptr
-            ? kSinkRun
-            : std::clamp<size_t>(opt.sink->capacity() / static_cast<size_t>(opt.threads), kPairBatch, kSinkRun);
+    // With a sink, each worker puts its pairs in runs of a share of the sink's capacity, so that
+    // the runs being filled stay within what the caller set aside for them
+    // (PairSink::in_flight_bytes); they are accounted by their vectors' room, which is what the
+    // sink counts once they are put.
+    const size_t sink_run = opt.sink == nullptr ? 0 : PairSink::run_pairs(opt.sink->capacity(), opt.threads);
+    const size_t batch = opt.sink == nullptr ? kPairBatch : std::min(kPairBatch, sink_run);
     run_workers(opt.threads, probes, kProbeChunk, [&](int w, size_t begin, size_t end) {
         ProbeScratch& s = scratch[static_cast<size_t>(w)];
         if (job.cfg.count == 0 && s.seen.size() != job.indexed->size()) s.seen.assign(job.indexed->size(), 0);
         JoinPairs& mine = out[static_cast<size_t>(w)];
         uint32_t stride = kPostingStride;
-        size_t accounted = mine.size();
+        // What the guard holds for mine: its pairs, or with a sink its room.
+        auto held = [&] { return opt.sink != nullptr ? mine.capacity() : mine.size(); };
+        size_t accounted = held();
         uint64_t verified = 0;
         // With a sink, the pairs go to it a run at a time (unsorted) instead of being kept.
         auto hand_over = [&] {
             guard.hand_over(*opt.sink, mine);
-            accounted = 0;
+            accounted = held();
         };
         for (size_t r = begin; r < end; ++r) {
             const bool go_on =
@@ -373,14 +372,15 @@ JoinPairs run_probes(const ProbeJob& job, const JoinOptions& opt, MemoryBudget& 
                 return;
             }
             guard.progress(1);
-            if (mine.size() - accounted >= kPairBatch) {
-                guard.add_pairs(mine.size() - accounted);
-                accounted = mine.size();
+            if (held() - accounted >= batch || (opt.sink != nullptr && mine.size() >= sink_run)) {
+                guard.add_pairs(held() - accounted);
+                accounted = held();
                 if (opt.sink != nullptr && mine.size() >= sink_run) hand_over();
             }
         }
         guard.add_verified(verified);
-        if (mine.size() != accounted) guard.add_pairs(mine.size() - accounted);
+        if (held() != accounted) guard.add_pairs(held() - accounted);
+        accounted = held();
         if (opt.sink != nullptr && mine.size() >= sink_run) hand_over();
     });
     throw_if_canceled(opt.cancel);

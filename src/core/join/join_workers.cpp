@@ -107,14 +107,16 @@ WorkerGuard::WorkerGuard(const JoinOptions& opt, const MemoryBudget& budget, boo
       verified_out_(opt.candidates) {}
 
 WorkerGuard::~WorkerGuard() {
-    budget_.note_peak(std::max(peak_.load(), base_ + candidate_bytes_.load() + 2 * pairs_.load() * sizeof(JoinPair)));
+    budget_.note_peak(
+        std::max(peak_.load(), base_ + candidate_bytes_.load() + copies() * pairs_.load() * sizeof(JoinPair)));
     if (verified_out_ != nullptr) verified_out_->fetch_add(verified_.load(), std::memory_order_relaxed);
 }
 
 void WorkerGuard::add_pairs(size_t n) {
     size_t total = pairs_.fetch_add(n, std::memory_order_relaxed) + n;
-    // Held pairs live once in the workers' vectors and once more while they are merged.
-    const size_t bytes = base_ + candidate_bytes_.load(std::memory_order_relaxed) + 2 * total * sizeof(JoinPair);
+    // Held pairs live once in the workers' vectors and once more while they are merged; streamed
+    // ones only in the run that goes to the sink.
+    const size_t bytes = base_ + candidate_bytes_.load(std::memory_order_relaxed) + copies() * total * sizeof(JoinPair);
     size_t seen = peak_.load(std::memory_order_relaxed);
     while (bytes > seen && !peak_.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
     }
@@ -124,10 +126,29 @@ void WorkerGuard::add_pairs(size_t n) {
 }
 
 void WorkerGuard::hand_over(PairSink& sink, JoinPairs& run) {
-    const size_t n = run.size();
+    const size_t n = streams_ ? run.capacity() : run.size();
     sink.put(std::move(run));
     run = JoinPairs();
     pairs_.fetch_sub(n, std::memory_order_relaxed);
+}
+
+size_t WorkerGuard::note_now() noexcept {
+    const size_t bytes = base_ + candidate_bytes_.load() + copies() * pairs_.load() * sizeof(JoinPair);
+    size_t seen = peak_.load(std::memory_order_relaxed);
+    while (bytes > seen && !peak_.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+    }
+    return bytes;
+}
+
+void WorkerGuard::settle_candidates(size_t bytes) noexcept {
+    candidate_bytes_.store(bytes);
+    note_now();
+}
+
+bool WorkerGuard::rebase(size_t extra) noexcept {
+    base_ = budget_.used() + extra;
+    const size_t now = note_now();
+    return limit_ == 0 || now <= limit_;
 }
 
 bool WorkerGuard::add_candidate_bytes(size_t n) noexcept {

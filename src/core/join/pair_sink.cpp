@@ -11,10 +11,10 @@ void PairSink::put(JoinPairs&& run) {
     {
         std::unique_lock<std::mutex> lock(mu_);
         // The stop flag is looked at every few milliseconds: it is set without the sink's lock.
-        while (queued_ >= capacity_ && !(stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
+        while (held_.load(std::memory_order_relaxed) >= capacity_ &&
+               !(stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
             taken_.wait_for(lock, std::chrono::milliseconds(5));
-        queued_ += run.size();
-        const size_t held = held_.fetch_add(run.size(), std::memory_order_relaxed) + run.size();
+        const size_t held = held_.fetch_add(run.capacity(), std::memory_order_relaxed) + run.capacity();
         if (held > peak_.load(std::memory_order_relaxed)) peak_.store(held, std::memory_order_relaxed);
         runs_.push_back(std::move(run));
         ready_.store(true, std::memory_order_release);
@@ -27,7 +27,6 @@ bool PairSink::take(std::vector<JoinPairs>& out) {
     {
         std::lock_guard<std::mutex> lock(mu_);
         out.swap(runs_);
-        queued_ = 0;
         ready_.store(false, std::memory_order_release);
     }
     taken_.notify_all();
@@ -36,6 +35,7 @@ bool PairSink::take(std::vector<JoinPairs>& out) {
 
 void PairSink::done(size_t n) noexcept {
     held_.fetch_sub(n, std::memory_order_relaxed);
+    taken_.notify_all();  // a put may wait for this room
 }
 
 }  // namespace spotsigs

@@ -229,9 +229,10 @@ void ReadPipeline::file_loop() {
 }
 
 void ReadPipeline::file(Batch& b) {
-    // Behind the reader, or past the limit: this batch's prefixes are left to the matcher's workers.
-    const bool defer =
-        (background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_) || (lister_ && over_limit());
+    // Behind the reader, or past the limit: this batch's prefixes (from the document that would
+    // pass the limit on) are left to the matcher's workers.
+    const bool behind = background_ && backlog_.load(std::memory_order_relaxed) >= defer_backlog_;
+    bool over = false;
     size_t raw = 0;
     for (size_t k = 0; k < b.ids.size(); ++k) {
         raw += b.lengths[k];
@@ -239,7 +240,8 @@ void ReadPipeline::file(Batch& b) {
         const uint32_t d = docs_.add(b.ids[k], v);
         if (!listed_) continue;
         if (lister_) {
-            if (defer) {
+            over = over || (limit_ != 0 && over_limit());
+            if (behind || over) {
                 listed_->defer(d);
                 ++deferred_;
             } else {
@@ -284,7 +286,7 @@ void ReadPipeline::start_listing() {
     bool over = over_limit();
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        if (d % 1024 == 0) over = over || over_limit();
+        over = over || over_limit();
         if (over) {
             listed_->defer(static_cast<uint32_t>(d));
             ++deferred_;
@@ -295,9 +297,13 @@ void ReadPipeline::start_listing() {
 }
 
 bool ReadPipeline::over_limit() const noexcept {
-    return limit_ != 0 && docs_.memory_bytes() + (listed_ ? listed_->lists.memory_bytes() : 0) +
-                                  batch_bytes_.load(std::memory_order_relaxed) >
-                              limit_;
+    // With the slabs that listing one more document may open: a block in each coarse bucket, and
+    // as many again for a long prefix.
+    return limit_ != 0 &&
+           docs_.memory_bytes() +
+                   (listed_ ? listed_->lists.memory_bytes_after(2 * join_detail::PrefixLists::kCoarse) : 0) +
+                   batch_bytes_.load(std::memory_order_relaxed) >
+               limit_;
 }
 
 }  // namespace spotsigs

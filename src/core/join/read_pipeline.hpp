@@ -103,8 +103,9 @@ private:
     void file(Batch& b);
     // Makes the filed bytes visible to memory_bytes().
     void publish_bytes() noexcept;
-    // Whether the collection, the prefix entries and the batch buffers hold more than limit_
-    // (then no more prefixes are listed while filing).
+    // Whether the collection, the prefix entries (with the slabs listing one more document may
+    // open) and the batch buffers hold more than limit_ (then no more prefixes are listed while
+    // filing).
     bool over_limit() const noexcept;
     // Under mu_, on the caller's thread: the next window of the filing thread's unwritten memory
     // not faulted in yet (an empty span when there is none).

@@ -137,6 +137,24 @@ public:
     uint64_t entries() const noexcept { return entries_; }
     // Bytes held (the slabs).
     size_t memory_bytes() const noexcept { return bytes_; }
+    // An upper bound of the bytes held once the blocks that new entries may open, up to `blocks`
+    // of them, are taken: the current slab's free blocks first, then the next slabs, each at most
+    // twice the one before (a caller that charges this before adding keeps the slabs within it).
+    size_t memory_bytes_after(size_t blocks) const noexcept {
+        size_t bytes = bytes_;
+        size_t free = slabs_.empty() ? 0 : slabs_.back().blocks - used_;
+        size_t last = slabs_.empty() ? 0 : slabs_.back().blocks;
+        while (free < blocks) {
+            // new_block()'s sizes.
+            const size_t next = last != 0                       ? std::min(kLastSlab, 2 * last)
+                                : reserved_huge_pages_allowed() ? kSlabAlign / sizeof(Block)
+                                                                : kFirstSlab;
+            bytes += next * sizeof(Block);
+            free += next;
+            last = next;
+        }
+        return bytes;
+    }
     // Frees everything.
     void clear() noexcept {
         for (auto& b : buckets_) std::vector<Block*>().swap(b);

@@ -2,7 +2,9 @@
 #include "core/template/content.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -64,60 +66,181 @@ void sort_checked(It first, It last, Less less, const CancelToken* cancel) {
 struct Entry {
     uint64_t hash;
     uint32_t rank;
+    uint32_t freq;
 };
 
-// The signatures held by two or more pages (ascending), each with the sample of pages it is
-// judged on. Signatures with the same sample (a story's signatures on its copies) share one
-// entry of `samples`: the sample's mean similarity is worked out once for all of them.
+// The bits of the slot table that finds the entries of signatures held by two or more pages
+// (shared_entries): 2^bits two-bit slots, at least 8 per entry, so that few signatures held by
+// one page share a slot with another signature; at least 2^8, one per bucket.
+unsigned slot_bits(size_t entries) {
+    unsigned bits = 8;
+    while ((size_t(1) << bits) < 8 * entries) ++bits;
+    return bits;
+}
+
+// Bytes the statistics hold at once beside the documents, for e entries, of which s belong to
+// signatures held by two or more pages, and n pages (template_memory_bytes says how).
+size_t statistics_bytes(size_t e, size_t s, size_t n, int threads) {
+    const size_t slots = (size_t(1) << slot_bits(e)) / 4;  // the slot table's bytes
+    // Finding the entries: the slot table and s entries of 16 bytes. Grouping them (g <= s / 2
+    // signatures): the entries, per signature its hash and sample offset (8 each), the samples'
+    // ranks (4 s at most), the pages' rows (8 bytes an entry, 16 a page with the offsets and
+    // lengths): 36 s + 16 n. Merging equal samples: the rows, the hashes, offsets and ranks of
+    // the first samples, the sort's keyed order (16 g), sample_of (4 g) and the merged samples'
+    // offsets (8 g) and ranks (4 s): 16 s + 44 g + 16 n <= 38 s + 16 n. Judging: the merged
+    // samples (hashes 8 g, sample_of 4 g, offsets 8 g, ranks 4 s: 14 s), the two rounds' rows
+    // (8 s + 16 n each), the keep and drop flags (2 g) and the sketches (at most 161 bytes a
+    // page and 2 bytes an entry): 33 s + 193 n. Beside them: the page order (8 bytes a page)
+    // and each worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with
+    // the table).
+    const size_t peak = std::max(slots + 16 * s, std::max(38 * s + 16 * n, 33 * s + 193 * n));
+    return peak + 8 * n + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+}
+
+// The pages' signatures held by two or more pages: per page (by rank), their numbers (the
+// signatures' positions in Groups::hashes, ascending) and frequencies, and the page's length
+// (every signature's frequency counts, those held by one page too). Two pages share only
+// signatures held by two or more pages, so their overlap, and with the lengths their
+// similarity, are those of the whole pages.
+struct Rows {
+    std::vector<size_t> start;  // per rank + 1: offsets into sig and freq
+    std::vector<uint32_t> sig;
+    std::vector<uint32_t> freq;
+    std::vector<uint64_t> length;  // per rank
+
+    uint32_t size(uint32_t r) const noexcept { return static_cast<uint32_t>(start[r + 1] - start[r]); }
+};
+
+// The similarity of the pages of ranks a and b, bit for bit similarity() of the whole pages
+// (an empty page has length 0).
+double similarity(const Rows& rows, uint32_t a, uint32_t b) noexcept {
+    const uint64_t la = rows.length[a], lb = rows.length[b];
+    if (la == 0 || lb == 0) return 0.0;
+    const uint32_t* x = rows.sig.data() + rows.start[a];
+    const uint32_t* xe = rows.sig.data() + rows.start[a + 1];
+    const uint32_t* y = rows.sig.data() + rows.start[b];
+    const uint32_t* ye = rows.sig.data() + rows.start[b + 1];
+    const uint32_t* fx = rows.freq.data() + rows.start[a];
+    const uint32_t* fy = rows.freq.data() + rows.start[b];
+    uint64_t o = 0;
+    while (x < xe && y < ye) {
+        if (*x < *y) {
+            ++x;
+            ++fx;
+        } else if (*y < *x) {
+            ++y;
+            ++fy;
+        } else {
+            o += std::min(*fx++, *fy++);
+            ++x;
+            ++y;
+        }
+    }
+    return static_cast<double>(o) / static_cast<double>(la + lb - o);
+}
+
+// The signatures held by two or more pages, numbered in the order of `hashes` (by the bucket
+// of their slot, then ascending), each with the sample of pages it is judged on. Signatures
+// with the same sample (a story's signatures on its copies) share one entry of `samples`: the
+// sample's mean similarity is worked out once for all of them.
 struct Groups {
     std::vector<uint64_t> hashes;
-    std::vector<uint32_t> sample_of;  // per hash: its sample
+    std::vector<uint32_t> sample_of;  // per signature: its sample
     std::vector<size_t> start;        // per sample + 1: offsets into ranks
     std::vector<uint32_t> ranks;      // each sample's ranks, ascending, at most kSample
 };
 
-// Every (signature, page rank) entry of docs, sorted by signature, then rank. The entries are
-// first dealt into 256 buckets by the signature's top byte (even for fmix64-finished signatures;
-// hashes a caller typed in may all fall in one), then the buckets are sorted on up to `threads`
-// threads. Throws Error(Canceled) when cancel is set.
-std::vector<Entry> sorted_entries(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads,
-                                  const CancelToken* cancel) {
+// The entries of every signature held by two or more pages, sorted by the bucket of the
+// signature's slot, then signature, then rank. A table of two-bit slots counts, per slot of
+// fmix64 of the hash, whether none, one or more entries fell in it; the entries of slots with
+// one go (a signature held by one page, since a page holds a signature once), the others are
+// dealt into 256 buckets by the slot's top bits and the buckets sorted on up to `threads`
+// threads. Entries of signatures held by one page that share a slot with another signature
+// stay; the grouping drops them. Throws Error(OutOfMemory) when the statistics would not fit
+// memory_limit bytes with docs (0: no limit), and Error(Canceled) when cancel is set.
+std::vector<Entry> shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
+                                  const CancelToken* cancel, size_t memory_limit) {
     StopCheck check(cancel);
+    size_t e = 0;
+    for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
+    const unsigned bits = slot_bits(e);
+    const uint64_t mask = (uint64_t(1) << bits) - 1;
+    const unsigned shift = bits - 8;
+    std::vector<uint64_t> slots(std::max<size_t>((size_t(1) << bits) / 32, 1), 0);
     std::vector<size_t> count(257, 0);
+    // The slots of one page, computed (and their words asked for) before any is used: the table
+    // is larger than the caches, and the page's misses then overlap.
+    std::vector<uint64_t> page_slots;
+    auto fetch = [&](const MultisetView& v) {
+        page_slots.resize(v.size);
+        for (uint32_t k = 0; k < v.size; ++k) {
+            const uint64_t s = fmix64(v.hashes[k]) & mask;
+            page_slots[k] = s;
+            __builtin_prefetch(&slots[s >> 5], 1);
+        }
+    };
     for (size_t i = 0; i < docs.size(); ++i) {
         MultisetView v = docs.doc(i);
-        for (uint32_t k = 0; k < v.size; ++k) ++count[(v.hashes[k] >> 56) + 1];
+        fetch(v);
+        for (uint32_t k = 0; k < v.size; ++k) {
+            const uint64_t s = page_slots[k];
+            uint64_t& w = slots[s >> 5];
+            const unsigned at = unsigned(s & 31) * 2;
+            const uint64_t state = w >> at & 3;
+            if (state == 0) {
+                w |= uint64_t(1) << at;
+            } else {
+                count[(s >> shift) + 1] += state == 1 ? 2 : 1;
+                w |= uint64_t(3) << at;
+            }
+        }
         check.add(v.size + 1);
     }
     for (size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
-    std::vector<Entry> e(count.back());
+    const size_t kept = count.back();
+    if (memory_limit != 0) {
+        const size_t need = docs.memory_bytes() + statistics_bytes(e, kept, docs.size(), threads);
+        if (need > memory_limit)
+            throw Error(ErrorKind::OutOfMemory,
+                        "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
+    }
+    std::vector<Entry> out(kept);
     std::vector<size_t> at(count.begin(), count.end() - 1);
-    for (size_t i = 0; i < docs.size(); ++i) {
-        MultisetView v = docs.doc(i);
-        for (uint32_t k = 0; k < v.size; ++k) e[at[v.hashes[k] >> 56]++] = Entry{v.hashes[k], rank_of[i]};
+    for (uint32_t r = 0; r < doc_of_rank.size(); ++r) {
+        MultisetView v = docs.doc(doc_of_rank[r]);
+        fetch(v);
+        for (uint32_t k = 0; k < v.size; ++k) {
+            const uint64_t s = page_slots[k];
+            if ((slots[s >> 5] >> (unsigned(s & 31) * 2) & 3) == 3)
+                out[at[s >> shift]++] = Entry{v.hashes[k], r, v.freqs[k]};
+        }
         check.add(v.size + 1);
     }
+    std::vector<uint64_t>().swap(slots);
     join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
         for (size_t b = begin; b < end; ++b)
             sort_checked(
-                e.begin() + static_cast<std::ptrdiff_t>(count[b]),
-                e.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
+                out.begin() + static_cast<std::ptrdiff_t>(count[b]),
+                out.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
                 [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; },
                 cancel);
     });
-    return e;
+    join_detail::throw_if_canceled(cancel);
+    return out;
 }
 
-// Every signature held by two or more pages, with its sample: its first kSample pages by rank.
-// Throws Error(Canceled) when cancel is set.
-Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& rank_of, int threads,
-                         const CancelToken* cancel) {
-    std::vector<Entry> e = sorted_entries(docs, rank_of, threads, cancel);
+// Every signature held by two or more pages, with its sample (its first kSample pages by
+// rank), and the pages' rows of those signatures. Throws as shared_entries.
+Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
+                         const CancelToken* cancel, size_t memory_limit, Rows& rows) {
+    std::vector<Entry> e = shared_entries(docs, doc_of_rank, threads, cancel, memory_limit);
     StopCheck check(cancel);
-    // Every signature's sample, in signature order first.
+    const size_t n = doc_of_rank.size();
+    // Every signature's sample, in the entries' order first, and each page's count of entries.
     std::vector<size_t> start{0};
     std::vector<uint32_t> ranks;
     Groups g;
+    rows.start.assign(n + 1, 0);
     for (size_t i = 0; i < e.size();) {
         size_t j = i;
         while (j < e.size() && e[j].hash == e[i].hash) ++j;
@@ -126,25 +249,63 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
             g.hashes.push_back(e[i].hash);
             for (size_t k = i; k < j && k - i < kSample; ++k) ranks.push_back(e[k].rank);
             start.push_back(ranks.size());
+            for (size_t k = i; k < j; ++k) ++rows.start[e[k].rank + 1];
         }
         i = j;
     }
-    e = std::vector<Entry>();
+    for (size_t r = 1; r <= n; ++r) rows.start[r] += rows.start[r - 1];
+    // The rows, signature by signature: each page's numbers come out ascending.
+    rows.sig.resize(rows.start[n]);
+    rows.freq.resize(rows.start[n]);
+    {
+        std::vector<size_t> at(rows.start.begin(), rows.start.end() - 1);
+        uint32_t id = 0;
+        for (size_t i = 0; i < e.size();) {
+            size_t j = i;
+            while (j < e.size() && e[j].hash == e[i].hash) ++j;
+            check.add(j - i);
+            if (j - i >= 2) {
+                for (size_t k = i; k < j; ++k) {
+                    const size_t p = at[e[k].rank]++;
+                    rows.sig[p] = id;
+                    rows.freq[p] = e[k].freq;
+                }
+                ++id;
+            }
+            i = j;
+        }
+    }
+    std::vector<Entry>().swap(e);
+    rows.length.resize(n);
+    for (size_t r = 0; r < n; ++r) rows.length[r] = docs.length(doc_of_rank[r]);
     // Equal samples made one: the signatures ordered by sample, and a new sample where it changes.
-    const size_t n = g.hashes.size();
+    const size_t m = g.hashes.size();
     auto span_less = [&](uint32_t x, uint32_t y) {
         return std::lexicographical_compare(ranks.begin() + start[x], ranks.begin() + start[x + 1],
                                             ranks.begin() + start[y], ranks.begin() + start[y + 1]);
     };
-    std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    sort_checked(order.begin(), order.end(), span_less, cancel);
-    g.sample_of.resize(n);
+    // Each signature sorted by its sample's first two ranks (every sample has two or more), kept
+    // beside it so that most comparisons read no sample, and by the whole sample on a tie: the
+    // order is the samples' lexicographic order.
+    struct Keyed {
+        uint64_t first_two;
+        uint32_t sig;
+    };
+    std::vector<Keyed> order(m);
+    for (size_t k = 0; k < m; ++k)
+        order[k] = Keyed{uint64_t(ranks[start[k]]) << 32 | ranks[start[k] + 1], static_cast<uint32_t>(k)};
+    sort_checked(
+        order.begin(), order.end(),
+        [&](const Keyed& x, const Keyed& y) {
+            return x.first_two != y.first_two ? x.first_two < y.first_two : span_less(x.sig, y.sig);
+        },
+        cancel);
+    g.sample_of.resize(m);
     g.start.push_back(0);
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < m; ++k) {
         check.add(kSample);
-        uint32_t x = order[k];
-        if (k == 0 || span_less(order[k - 1], x)) {
+        uint32_t x = order[k].sig;
+        if (k == 0 || span_less(order[k - 1].sig, x)) {
             g.ranks.insert(g.ranks.end(), ranks.begin() + start[x], ranks.begin() + start[x + 1]);
             g.start.push_back(g.ranks.size());
         }
@@ -153,13 +314,42 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& ra
     return g;
 }
 
+// rows without the signatures whose flag in drop is set (numbers as in rows).
+Rows without(const Rows& rows, const std::vector<char>& drop, const CancelToken* cancel) {
+    StopCheck check(cancel);
+    const size_t n = rows.length.size();
+    Rows out;
+    out.start.assign(n + 1, 0);
+    out.length.resize(n);
+    size_t total = 0;
+    for (size_t i = 0; i < rows.sig.size(); ++i) total += !drop[rows.sig[i]];
+    out.sig.reserve(total);
+    out.freq.reserve(total);
+    for (size_t r = 0; r < n; ++r) {
+        uint64_t length = rows.length[r];
+        for (size_t i = rows.start[r]; i < rows.start[r + 1]; ++i) {
+            if (drop[rows.sig[i]]) {
+                length -= rows.freq[i];
+            } else {
+                out.sig.push_back(rows.sig[i]);
+                out.freq.push_back(rows.freq[i]);
+            }
+        }
+        out.start[r + 1] = out.sig.size();
+        out.length[r] = length;
+        check.add(rows.start[r + 1] - rows.start[r] + 1);
+    }
+    return out;
+}
+
 // Each page's signature sketches: bitmaps of 512 << j bits for j = 0 .. levels - 1, bit
-// (h mod bits) set for every signature hash h of the page, each with its population count; a
-// page has as many levels as it takes to reach 4 bits per distinct signature (at most
-// kMaxLevels). They bound overlaps from above: in two sketches of the same size, a bit set in a's
-// and clear in b's is set by at least one signature of a that b lacks (none of b's signatures
-// sets it), and distinct bits are set by distinct signatures, each of frequency >= 1 that adds to
-// |a| and nothing to the overlap. So with c = popcount(a & b),
+// (h mod bits) set for every hash h of the page's signatures held by two or more pages, each
+// with its population count; a page has as many levels as it takes to reach 4 bits per such
+// signature (at most kMaxLevels). They bound overlaps from above: in two sketches of the same
+// size, a bit set in a's and clear in b's is set by at least one signature of a that b lacks
+// (every signature b shares with another page sets its bit in b's sketch, and a signature held
+// by both a and b is one), and distinct bits are set by distinct signatures, each of frequency
+// >= 1 that adds to |a| and nothing to the overlap. So with c = popcount(a & b),
 //     overlap(a, b) <= min(|a| - (pa - c), |b| - (pb - c)),
 // pa and pb the two sketches' population counts. Level j - 1 is level j folded in half (bit i
 // and bit i + bits / 2 ORed), since h mod (bits / 2) = (h mod bits) mod (bits / 2).
@@ -183,98 +373,123 @@ __attribute__((target_clones("popcnt", "default"))) uint32_t and_count(const uin
     return c;
 }
 
+// A page's sketch record: everything a bound reads of the page but the bits, in half a cache
+// line, so that a sample's pages cost two cache lines each (the record and the smallest level).
+struct alignas(32) SketchRecord {
+    uint64_t length;             // the page's length in the round
+    size_t upper;                // offset of its levels 1, 2, ... in Sketches::upper
+    uint16_t count[kMaxLevels];  // population count of each level (at most 16384 bits)
+    uint8_t levels;
+};
+
 struct Sketches {
-    std::vector<uint64_t> bits;   // per rank from offset[r]: its levels, smallest first
-    std::vector<size_t> offset;   // per rank + 1
-    std::vector<uint32_t> count;  // per rank: kMaxLevels population counts
-    std::vector<uint8_t> levels;  // per rank
+    std::vector<SketchRecord> rec;  // per rank
+    std::vector<uint64_t> store;    // level 0 of every page, kBaseWords words each, from base
+    uint64_t* base = nullptr;       // store's first cache-line-aligned word
+    std::vector<uint64_t> upper;    // the levels above 0, of the pages that have them
 
     // The words of level j of rank r (level j holds kBaseWords << j words).
     const uint64_t* level(uint32_t r, uint32_t j) const noexcept {
-        return bits.data() + offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+        if (j == 0) return base + size_t(kBaseWords) * r;
+        return upper.data() + rec[r].upper + kBaseWords * ((size_t(1) << j) - 2);
+    }
+    uint64_t* level(uint32_t r, uint32_t j) noexcept {
+        return const_cast<uint64_t*>(static_cast<const Sketches*>(this)->level(r, j));
+    }
+    // Asks for the cache lines a bound on the page of rank r reads first.
+    void prefetch(uint32_t r) const noexcept {
+        __builtin_prefetch(&rec[r]);
+        __builtin_prefetch(base + size_t(kBaseWords) * r);
     }
 };
 
 // Throws Error(Canceled) when cancel is set.
-Sketches sketch(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, const CancelToken* cancel) {
+Sketches sketch(const Rows& rows, const std::vector<uint64_t>& hashes, const CancelToken* cancel) {
+    static_assert(kBaseWords * sizeof(uint64_t) == 64, "level 0 is one cache line");
     StopCheck check(cancel);
     Sketches s;
-    const size_t n = doc_of_rank.size();
-    s.offset.assign(n + 1, 0);
-    s.count.assign(n * kMaxLevels, 0);
-    s.levels.assign(n, 1);
+    const size_t n = rows.length.size();
+    s.rec.resize(n);
+    size_t upper = 0;
     for (size_t r = 0; r < n; ++r) {
         check.add(1);
-        uint64_t size = docs.doc(doc_of_rank[r]).size;
+        uint64_t size = rows.size(static_cast<uint32_t>(r));
         uint32_t j = 1;
         while (j < kMaxLevels && (uint64_t(64 * kBaseWords) << (j - 1)) < 4 * size) ++j;
-        s.levels[r] = static_cast<uint8_t>(j);
-        s.offset[r + 1] = s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+        SketchRecord& c = s.rec[r];
+        c.length = rows.length[r];
+        c.levels = static_cast<uint8_t>(j);
+        c.upper = upper;
+        upper += kBaseWords * ((size_t(1) << j) - 2);
     }
-    s.bits.assign(s.offset[n], 0);
+    s.store.assign(kBaseWords * (n + 1), 0);
+    s.base = s.store.data() + (kBaseWords - reinterpret_cast<uintptr_t>(s.store.data()) / 8 % kBaseWords) % kBaseWords;
+    s.upper.assign(upper, 0);
     for (size_t r = 0; r < n; ++r) {
-        MultisetView v = docs.doc(doc_of_rank[r]);
-        check.add(v.size + (s.offset[r + 1] - s.offset[r]));
-        const uint32_t top = s.levels[r] - 1u;
-        uint64_t* w = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << top) - 1);
+        const uint32_t rr = static_cast<uint32_t>(r);
+        check.add(rows.size(rr) + kBaseWords * ((size_t(1) << s.rec[r].levels) - 1));
+        const uint32_t top = s.rec[r].levels - 1u;
+        uint64_t* w = s.level(rr, top);
         const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
-        for (uint32_t k = 0; k < v.size; ++k) {
-            uint64_t bit = v.hashes[k] % nbits;
+        for (size_t k = rows.start[r]; k < rows.start[r + 1]; ++k) {
+            uint64_t bit = hashes[rows.sig[k]] % nbits;
             w[bit / 64] |= uint64_t(1) << (bit % 64);
         }
         for (uint32_t j = top + 1; j-- > 0;) {
-            uint64_t* x = s.bits.data() + s.offset[r] + kBaseWords * ((size_t(1) << j) - 1);
+            uint64_t* x = s.level(rr, j);
             const size_t words = size_t(kBaseWords) << j;
-            if (j < top)
-                for (size_t k = 0; k < words; ++k) x[k] = x[words + k] | x[2 * words + k];
+            if (j < top) {
+                const uint64_t* y = s.level(rr, j + 1);
+                for (size_t k = 0; k < words; ++k) x[k] = y[k] | y[words + k];
+            }
             uint32_t c = 0;
             for (size_t k = 0; k < words; ++k) c += popcount64(x[k]);
-            s.count[r * kMaxLevels + j] = c;
+            s.rec[r].count[j] = static_cast<uint16_t>(c);
         }
     }
     return s;
 }
 
-// An upper bound on the computed similarity of the pages a and b of ranks x and y: the similarity
-// an overlap at the bound above (on the larger level both have) would give. The computed
+// An upper bound on the computed similarity of the pages of ranks x and y: the similarity an
+// overlap at the bound above (on the larger level both have) would give. The computed
 // similarity fl(o / (|a| + |b| - o)) does not decrease as o grows (the numerator grows, the
 // denominator shrinks, and rounding is monotone), so the bound's computed value is at least the
 // computed similarity.
-inline double similarity_bound(const Sketches& s, const MultisetView& a, const MultisetView& b, uint32_t x,
-                               uint32_t y) noexcept {
-    if (a.empty() || b.empty()) return 0.0;
-    const uint32_t j = std::min(s.levels[x], s.levels[y]) - 1u;
-    const uint64_t* u = s.level(x, j);
-    const uint64_t* v = s.level(y, j);
-    const uint32_t c = and_count(u, v, size_t(kBaseWords) << j);
-    uint64_t oa = a.length - (s.count[size_t(x) * kMaxLevels + j] - c);
-    uint64_t ob = b.length - (s.count[size_t(y) * kMaxLevels + j] - c);
+inline double similarity_bound(const Sketches& s, uint32_t x, uint32_t y) noexcept {
+    const SketchRecord& a = s.rec[x];
+    const SketchRecord& b = s.rec[y];
+    if (a.length == 0 || b.length == 0) return 0.0;
+    const uint32_t j = std::min(a.levels, b.levels) - 1u;
+    const uint32_t c = and_count(s.level(x, j), s.level(y, j), size_t(kBaseWords) << j);
+    uint64_t oa = a.length - (a.count[j] - c);
+    uint64_t ob = b.length - (b.count[j] - c);
     uint64_t o = std::min(oa, ob);
     return static_cast<double>(o) / static_cast<double>(a.length + b.length - o);
 }
 
-// Marks in `keep` the samples whose pages have a mean pairwise similarity (in `docs`, whose
-// page of rank r is doc_of_rank[r]) of at least kCoherence.
-void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>& doc_of_rank, std::vector<char>& keep,
-           int threads, CancelToken* cancel) {
+// Marks in `keep` the samples whose pages have a mean pairwise similarity (in `rows`) of at
+// least kCoherence.
+void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threads, CancelToken* cancel) {
     const size_t n = g.start.size() - 1;
     keep.assign(n, 0);
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
     constexpr size_t kPairs = kSample * (kSample - 1) / 2;
-    const Sketches sk = sketch(docs, doc_of_rank, cancel);
+    const Sketches sk = sketch(rows, g.hashes, cancel);
     // Samples in order share their first pages, so pairs recur from one sample to the next: each
     // worker remembers the similarities of the last few thousand samples' pairs.
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
     join_detail::run_workers(threads, n, 256, [&](int w, size_t begin, size_t end) {
         auto& memo = cache[static_cast<size_t>(w)];
-        MultisetView page[kSample];
         double rest[kPairs + 1];  // rest[p]: the sum of the bounds of pairs p, p + 1, ... (in order)
         for (size_t k = begin; k < end; ++k) {
             if (cancel != nullptr && cancel->stopped()) return;
             if (memo.size() > kMemoEntries) memo.clear();
             const uint32_t* r = g.ranks.data() + g.start[k];
             const size_t m = g.start[k + 1] - g.start[k];
-            for (size_t a = 0; a < m; ++a) page[a] = docs.doc(doc_of_rank[r[a]]);
+            // The next sample's pages are asked for now: samples rarely share pages where the
+            // bounds decide (unrelated pages), and their misses then overlap this sample's work.
+            if (k + 1 < end)
+                for (size_t i = g.start[k + 1]; i < g.start[k + 2]; ++i) sk.prefetch(g.ranks[i]);
             // Keep when the sum over all pairs (in this order) reaches goal = kCoherence * pairs,
             // pairs = m (m - 1) / 2 >= 1. Each similarity lies in [0, bound], bound the sketch
             // bound of its pair (at most 1), so the loop stops once the pairs left cannot change
@@ -294,7 +509,7 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
                 for (size_t a = m; a-- > 0;)
                     for (size_t b = m; b-- > a + 1;) {
                         --p;
-                        rest[p] = rest[p + 1] + similarity_bound(sk, page[a], page[b], r[a], r[b]);
+                        rest[p] = rest[p + 1] + similarity_bound(sk, r[a], r[b]);
                     }
             }
             double sum = 0;
@@ -304,7 +519,7 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
                 for (size_t b = a + 1; b < m && open(); ++b, ++p) {
                     uint64_t key = uint64_t(r[a]) << 32 | r[b];  // r is ascending: r[a] < r[b]
                     auto it = memo.find(key);
-                    if (it == memo.end()) it = memo.emplace(key, similarity(page[a], page[b])).first;
+                    if (it == memo.end()) it = memo.emplace(key, similarity(rows, r[a], r[b])).first;
                     sum += it->second;
                 }
             keep[k] = sum >= goal;
@@ -316,24 +531,13 @@ void judge(const Groups& g, const Collection& docs, const std::vector<uint32_t>&
 }  // namespace
 
 size_t template_memory_bytes(const Collection& docs, int threads) {
-    // With e entries and g <= e / 2 signatures held by two or more pages (kSample >= 2 ranks
-    // kept per signature at most, so ranks <= e): while the samples are made, the entries
-    // (16 e) with the first samples' ranks (4 e), offsets (8 g) and hashes (8 g), and then
-    // those with the merged samples' ranks (4 e), offsets (8 g), sample_of and order (4 g each),
-    // at most 28 e bytes; afterwards the samples (hashes 8 g, sample_of 4 g, offsets 8 g,
-    // ranks 4 e: 14 e) with the copy of docs. Beside them: the page order (8 bytes a page),
-    // the keep flags (g bytes), the sketches (levels up to 8 size bits, so all levels at most
-    // max(16, size / 4) words, plus 6 counts, an offset and a level count: at most 161 bytes a
-    // page and 2 bytes an entry) and each
-    // worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the table).
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
-    size_t peak = std::max(28 * e, docs.memory_bytes() + 14 * e);
-    return peak + (8 + 161) * docs.size() + 2 * e + e / 2 +
-           size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+    return statistics_bytes(e, e, docs.size(), threads);
 }
 
-std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel) {
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,
+                                          size_t* shared) {
     if (threads < 1) threads = 1;
     const size_t n = docs.size();
     // The fixed page order: by fmix64 of the id (a bijection, so distinct ids never tie), then
@@ -347,24 +551,23 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
             return x != y ? x < y : a < b;
         },
         cancel);
-    std::vector<uint32_t> rank_of(n);
-    for (uint32_t r = 0; r < n; ++r) rank_of[doc_of_rank[r]] = r;
-    const Groups g = shared_signatures(docs, rank_of, threads, cancel);
-
-    std::vector<uint64_t> drop;
-    std::vector<char> keep;
+    Rows rows;
+    const Groups g = shared_signatures(docs, doc_of_rank, threads, cancel, memory_limit, rows);
+    if (shared != nullptr) *shared = g.hashes.size();
+    std::vector<char> keep, drop(g.hashes.size(), 0);
     for (int round = 0; round < kRounds; ++round) {
         if (round == 0) {
-            judge(g, docs, doc_of_rank, keep, threads, cancel);
+            judge(g, rows, keep, threads, cancel);
         } else {
-            Collection content = without_signatures(docs, drop, cancel);
-            judge(g, content, doc_of_rank, keep, threads, cancel);
+            judge(g, without(rows, drop, cancel), keep, threads, cancel);
         }
-        drop.clear();
-        for (size_t k = 0; k < g.hashes.size(); ++k)
-            if (!keep[g.sample_of[k]]) drop.push_back(g.hashes[k]);  // g.hashes is ascending
+        for (size_t k = 0; k < g.hashes.size(); ++k) drop[k] = !keep[g.sample_of[k]];
     }
-    return drop;
+    std::vector<uint64_t> out;
+    for (size_t k = 0; k < g.hashes.size(); ++k)
+        if (drop[k]) out.push_back(g.hashes[k]);
+    sort_checked(out.begin(), out.end(), std::less<uint64_t>(), cancel);
+    return out;
 }
 
 SignatureSet::SignatureSet(const uint64_t* keys, size_t n, const CancelToken* cancel, const PollFn& poll) {
@@ -428,6 +631,13 @@ Collection without_signatures(const Collection& docs, const std::vector<uint64_t
     for (size_t i = 0; i < docs.size(); ++i) {
         const MultisetView v = docs.doc(i);
         check.add(v.size + 1);
+        // A document holding no signature of the set is added as it is, without the copy into m.
+        uint32_t k = 0;
+        while (k < v.size && !set.contains(v.hashes[k])) ++k;
+        if (k == v.size) {
+            out.add(docs.id(i), v);
+            continue;
+        }
         set.remove_into(v, m);
         out.add(docs.id(i), m.view());
     }

@@ -34,12 +34,17 @@ constexpr uint32_t kSample = 16;           // most pages a signature is judged o
 constexpr double kContentThreshold = 0.4;  // the default threshold of the content measure
 
 // The template signatures of docs (ascending hashes), judged on up to `threads` threads. Throws
-// Error(Canceled) when cancel is set.
-std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr);
+// Error(Canceled) when cancel is set, and Error(OutOfMemory) before it allocates most of its
+// structures when docs and what it would hold (counted once it knows how many of docs'
+// signatures are held by two or more pages) exceed memory_limit bytes (0: no limit). shared, when
+// given, receives how many signatures two or more pages hold (the candidates for the template).
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr,
+                                          size_t memory_limit = 0, size_t* shared = nullptr);
 
-// An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs:
-// its (signature, page) entries and samples, and the copy of docs without the first round's
-// template signatures.
+// An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs, for
+// docs whose every signature is held by two or more pages: the table that finds those
+// signatures, their (signature, page) entries, the samples, and the pages' rows of those
+// signatures in both rounds.
 size_t template_memory_bytes(const Collection& docs, int threads);
 
 // docs without the signatures in drop (ascending): same documents, ids and order. Throws

@@ -1,7 +1,6 @@
 // The content measure against a given template (a sorted array of signature hashes, such as the
-// one spotsigs_analyze() stores): membership, a row's content, the content similarity of two
-// rows, and the plain-measure threshold an index search needs so that it loses no row whose
-// content similarity reaches a threshold.
+// one spotsigs_analyze() stores): membership, a row's content and the content similarity of two
+// rows. The index's search of the content measure is content_bound in core/index/index_search.hpp.
 //
 // Everything here is noexcept and allocation-free, so PostgreSQL-side code may call it on
 // palloc'd arrays.
@@ -27,18 +26,13 @@ uint32_t content_of(const MultisetView& doc, const uint64_t* t, size_t n, uint64
 // similarity(spotsig_remove(a, t), spotsig_remove(b, t)) exactly.
 double content_similarity(const MultisetView& qc, const MultisetView& b, const uint64_t* t, size_t n) noexcept;
 
-// A threshold of the plain measure that every row b of length at most max_length whose content
-// similarity to qc (a row's content, length qc_length) reaches tau also reaches against qc:
-// similarity(qc, b) >= the result. Proof: let o be the content overlap, |bc| b's content length;
-// content similarity o / (|qc| + |bc| - o) >= tau with |bc| >= o gives o >= tau |qc|. qc holds no
-// template signature, so the plain overlap of qc and b is o too, and similarity(qc, b) =
-// o / (|qc| + |b| - o) grows with o: it is at least tau |qc| / ((1 - tau) |qc| + |b|), and at least
-// that with |b| = max_length. The value returned is that bound less a relative margin far above
-// the rounding error of any of these computations, and at least kMinCandidateThreshold. Rows
-// longer than max_length are not covered (the caller bounds the lengths it searches).
-double candidate_threshold(uint64_t qc_length, double tau, uint64_t max_length) noexcept;
+class SignatureSet;
+// content_of with the template prepared as a set (core/template/content.hpp): the same result.
+uint32_t content_of(const MultisetView& doc, const SignatureSet& t, uint64_t* hashes, uint32_t* freqs,
+                    uint64_t* length) noexcept;
 
-// The smallest threshold candidate_threshold returns (thresholds must be > 0).
-constexpr double kMinCandidateThreshold = 1e-9;
+// content_similarity with the template prepared as a set (core/template/content.hpp): the same value, bit
+// for bit, at a hash probe per signature of b instead of a binary search.
+double content_similarity(const MultisetView& qc, const MultisetView& b, const SignatureSet& t) noexcept;
 
 }  // namespace spotsigs

@@ -559,12 +559,22 @@ struct BuildState {
     SegmentSorter* sorter;
     const Partitioning* parts;
     MemoryContext tmp;
+    uint64* nulls;  // ids of the rows whose value is NULL (the NULL list)
+    int64 nnulls;
+    int64 nulls_cap;
 };
 
 // Records one heap row: detoast, check its header, add its postings.
 void build_callback(Relation index, ItemPointer tid, Datum* values, bool* isnull, bool, void* state) {
     BuildState* bs = (BuildState*)state;
-    if (isnull[0]) return;
+    if (isnull[0]) {
+        if (bs->nnulls == bs->nulls_cap) {
+            bs->nulls_cap *= 2;
+            bs->nulls = (uint64*)repalloc_huge(bs->nulls, sizeof(uint64) * bs->nulls_cap);
+        }
+        bs->nulls[bs->nnulls++] = tid_to_id(tid);
+        return;
+    }
     MemoryContext old = MemoryContextSwitchTo(bs->tmp);
     struct varlena* v = fetch_spotsig(values[0]);
     MultisetView m;
@@ -575,6 +585,28 @@ void build_callback(Relation index, ItemPointer tid, Datum* values, bool* isnull
     sorter_add(bs->sorter, tid_to_id(tid), m, bs->parts->partition_of(m.length));
     MemoryContextSwitchTo(old);
     MemoryContextReset(bs->tmp);
+}
+
+// Writes ids as a new NULL list; sets *head and *tail (InvalidBlockNumber when there are none).
+void write_null_list(Relation index, const uint64* ids, int64 n, BlockNumber* head, BlockNumber* tail) {
+    *head = *tail = InvalidBlockNumber;
+    if (n == 0) return;
+    int64 npages = (n + kNullsPerPage - 1) / kNullsPerPage;
+    BlockNumber* blks = (BlockNumber*)palloc(sizeof(BlockNumber) * npages);
+    for (int64 i = 0; i < npages; ++i) blks[i] = alloc_block(index);
+    char* img = (char*)palloc(BLCKSZ);
+    for (int64 i = 0; i < npages; ++i) {
+        init_page((Page)img, kNullPage, 0);
+        int64 k = Min((int64)kNullsPerPage, n - i * (int64)kNullsPerPage);
+        std::memcpy(img + kContentStart, ids + i * (int64)kNullsPerPage, 8 * k);
+        ((PageHeader)img)->pd_lower = (uint16)(kContentStart + 8 * k);
+        opaque_of((Page)img)->next = i + 1 < npages ? blks[i + 1] : InvalidBlockNumber;
+        write_page(index, blks[i], (Page)img);
+    }
+    *head = blks[0];
+    *tail = blks[npages - 1];
+    pfree(img);
+    pfree(blks);
 }
 
 }  // namespace
@@ -595,6 +627,9 @@ IndexBuildResult* ambuild(Relation heap, Relation index, IndexInfo* info) {
     bs.sorter = sorter_begin(maintenance_work_mem);
     bs.parts = &partitioning_for(growth);
     bs.tmp = AllocSetContextCreate(CurrentMemoryContext, "spotsigs build row", ALLOCSET_DEFAULT_SIZES);
+    bs.nulls_cap = 64;
+    bs.nnulls = 0;
+    bs.nulls = (uint64*)palloc(sizeof(uint64) * bs.nulls_cap);
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, kPhaseScan);
     double reltuples = table_index_build_scan(heap, index, info, true, true, build_callback, &bs, nullptr);
 
@@ -609,6 +644,8 @@ IndexBuildResult* ambuild(Relation heap, Relation index, IndexInfo* info) {
         meta.nsegments = 1;
     }
     meta.total_docs = rows;
+    write_null_list(index, bs.nulls, bs.nnulls, &meta.null_head, &meta.null_tail);
+    meta.null_count = (uint64)bs.nnulls;
     mbuf = ReadBuffer(index, kMetaBlock);
     LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
     st = GenericXLogStart(index);
@@ -620,7 +657,7 @@ IndexBuildResult* ambuild(Relation heap, Relation index, IndexInfo* info) {
 
     IndexBuildResult* r = (IndexBuildResult*)palloc(sizeof(IndexBuildResult));
     r->heap_tuples = reltuples;
-    r->index_tuples = (double)rows;
+    r->index_tuples = (double)(rows + (uint64)bs.nnulls);
     return r;
 }
 

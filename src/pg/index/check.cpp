@@ -309,15 +309,38 @@ SPOTSIGS_FUNCTION(spotsigs_index_check) {
         hash_search(seen, &pend[k].id, HASH_ENTER, &found);
         if (found) corrupted(index, "row indexed twice", m.pending_head);
     }
+    // The NULL list: ids of live-looking TIDs, each once, in no other list. Inserts may have
+    // appended to it since the metapage was read, and VACUUM removed ids from it: its length is
+    // checked against the metapage under the metapage's lock, which both take.
+    int64 nnull = 0;
+    if (has_null_list(&m)) {
+        LockBuffer(mb, BUFFER_LOCK_SHARE);
+        MetaData now;
+        std::memcpy(&now, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+        uint64* nulls = read_null_ids(index, &now, &nnull);
+        LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+        if ((uint64)nnull != now.null_count)
+            corrupted(index, "NULL list length differs from the metapage", now.null_head);
+        if ((now.null_head == InvalidBlockNumber) != (now.null_tail == InvalidBlockNumber))
+            corrupted(index, "NULL list has a head without a tail or a tail without a head", kMetaBlock);
+        for (int64 k = 0; k < nnull; ++k) {
+            if ((nulls[k] & ((1u << kOffsetBits) - 1)) == 0)
+                corrupted(index, "NULL list id of offset 0", now.null_head);
+            bool found;
+            hash_search(seen, &nulls[k], HASH_ENTER, &found);
+            if (found) corrupted(index, "row indexed twice", now.null_head);
+        }
+    }
     ReleaseBuffer(mb);
     // The pending list may have grown since the metapage was read, never shrunk.
     if ((uint64)npend < m.pending_count)
         corrupted(index, "pending list shorter than the metapage says", m.pending_head);
     if (docs + m.pending_count != m.total_docs) corrupted(index, "row total differs from the metapage", kMetaBlock);
     relation_close(index, AccessShareLock);
-    PG_RETURN_TEXT_P(
-        cstring_to_text(psprintf("ok: %u segments, %llu rows, %llu postings, %lld pending", m.nsegments,
-                                 (unsigned long long)docs, (unsigned long long)postings, (long long)npend)));
+    const char* nulls_text = nnull > 0 ? psprintf(", %lld NULL", (long long)nnull) : "";
+    PG_RETURN_TEXT_P(cstring_to_text(psprintf("ok: %u segments, %llu rows, %llu postings, %lld pending%s", m.nsegments,
+                                              (unsigned long long)docs, (unsigned long long)postings, (long long)npend,
+                                              nulls_text)));
 }
 
 // spotsigs_index_stats(regclass): per segment and partition, rows, lists and postings; segment

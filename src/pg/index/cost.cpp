@@ -23,9 +23,18 @@ extern "C" {
 #include "pg/type/datum.hpp"
 #include "pg/type/query.hpp"
 
+extern "C" Datum spotsig_auto_query(PG_FUNCTION_ARGS);
+
 namespace spotsigs::pg::index {
 
 namespace {
+
+// Whether fn is the C function spotsig_auto_query (whatever the extension's schema).
+bool is_auto_query(Oid fn) {
+    FmgrInfo finfo;
+    fmgr_info(fn, &finfo);
+    return finfo.fn_addr == spotsig_auto_query;
+}
 
 // Length and distinct count of the query if it is a constant, else the index averages; *tau
 // gets the threshold of a constant spotsigs_query, else spotsigs.similarity_threshold.
@@ -44,6 +53,11 @@ void query_shape(IndexPath* path, double avg_len, double avg_distinct, double* q
             Node* clause = (Node*)lfirst(lc);
             if (!IsA(clause, OpExpr)) continue;
             Node* arg = (Node*)lsecond(((OpExpr*)clause)->args);
+            // A bare % rewritten under 'auto' (auto_query.cpp): the shape of its query operand, at
+            // spotsigs.similarity_threshold (the statistics are looked up only when it runs).
+            if (IsA(arg, FuncExpr) && list_length(((FuncExpr*)arg)->args) == 3 &&
+                IsA(linitial(((FuncExpr*)arg)->args), Const) && is_auto_query(((FuncExpr*)arg)->funcid))
+                arg = (Node*)linitial(((FuncExpr*)arg)->args);
             if (!IsA(arg, Const) || ((Const*)arg)->constisnull) continue;
             struct varlena* v;
             if (type_is_rowtype(((Const*)arg)->consttype)) {

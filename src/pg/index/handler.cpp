@@ -50,7 +50,7 @@ using namespace spotsigs::pg::index;
 SPOTSIGS_FUNCTION(spotsigs_handler) {
     register_options();
     IndexAmRoutine* am = makeNode(IndexAmRoutine);
-    am->amstrategies = 4;
+    am->amstrategies = 5;
     am->amsupport = 0;
     am->amoptsprocnum = 0;
     am->amcanorder = false;

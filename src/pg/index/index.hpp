@@ -10,6 +10,11 @@
 //  * a pending list: a byte stream over linked PENDING pages of whole entries (heap TID, packed
 //    spotsig) appended by aminsert; every scan must see it (each backend searches its own copy,
 //    pending_cache.cpp); an insert past pending_list_limit, or VACUUM, merges it into a segment.
+//  * a NULL list: linked NULL pages of the ids of rows whose value is NULL (8 bytes each), so that
+//    a scan that must return every row (no condition, or ORDER BY <-> read to its end) returns
+//    them too. The planner may run such scans because the AM declares amoptionalkey (needed for
+//    ORDER BY <-> without a WHERE clause). Ids are appended at the tail; VACUUM removes dead ones
+//    in place.
 // Posting lists are coded by the core (index_search.hpp): descending length, then ascending id,
 // where id = (block << 12) | offset of the heap TID. Every page change goes through GenericXLog.
 // Readers pin the metapage while they read a segment or the pending list; VACUUM frees replaced
@@ -35,7 +40,10 @@ extern "C" {
 namespace spotsigs::pg::index {
 
 constexpr uint32 kMagic = 0x53504958;  // "SPIX"
-constexpr uint32 kVersion = 4;         // 4: segments carry a serial number
+constexpr uint32 kVersion = 5;         // 4: segments carry a serial number; 5: NULL rows are indexed
+// The oldest format this build reads: a format 4 index answers every scan that needs no row
+// whose value is NULL, and refuses (0A000, REINDEX) those that do (require_null_list).
+constexpr uint32 kOldestVersion = 4;
 // DATA pages keep the offset of every kSampleEvery-th record (uint16s between pd_upper and the
 // special space), so a lookup binary-searches them and parses at most kSampleEvery records.
 constexpr uint32 kSampleEvery = 16;
@@ -46,13 +54,14 @@ constexpr int kMergeSegmentsAt = 8;  // VACUUM rewrites everything into one segm
 constexpr uint16 kSpotsigsPageId = 0xFF93;
 
 // Strategy numbers of the operator class.
-constexpr StrategyNumber kStrategySimilar = 1;       // %
-constexpr StrategyNumber kStrategyDistance = 2;      // <-> (ORDER BY)
-constexpr StrategyNumber kStrategySimilarQuery = 3;  // % spotsigs_query (own threshold)
-constexpr StrategyNumber kStrategyContentQuery = 4;  // % spotsigs_content_query (content measure, rechecked)
+constexpr StrategyNumber kStrategySimilar = 1;          // %
+constexpr StrategyNumber kStrategyDistance = 2;         // <-> (ORDER BY)
+constexpr StrategyNumber kStrategySimilarQuery = 3;     // % spotsigs_query (own threshold)
+constexpr StrategyNumber kStrategyContentQuery = 4;     // % spotsigs_content_query (content measure, rechecked)
+constexpr StrategyNumber kStrategyContentDistance = 5;  // <-> spotsigs_content_query (ORDER BY, rechecked)
 
 // Page kinds, stored in the special space.
-enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5 };
+enum PageKind : uint16 { kMetaPage = 1, kDataPage = 2, kDirPage = 3, kChainPage = 4, kPendingPage = 5, kNullPage = 6 };
 constexpr uint16 kFlagDeleted = 1;
 
 // The special space of every index page.
@@ -97,7 +106,16 @@ struct MetaData {
     uint64 next_serial;  // serial of the next segment written (starts at 1)
     SegmentDesc seg[kMaxSegments];
     uint32 part_docs[kMaxPartitions];  // rows per length partition (segments and pending)
+    // Format 5 on: the NULL list (rows whose value is NULL; not in total_docs). A format 4
+    // metapage ends before these fields: read them only when has_null_list().
+    BlockNumber null_head;  // first NULL page, InvalidBlockNumber before the first NULL row
+    BlockNumber null_tail;
+    uint64 null_count;  // ids in the NULL list
 };
+// True when the index records its NULL rows (format 5 on).
+inline bool has_null_list(const MetaData* m) {
+    return m->version >= 5;
+}
 
 // Reloptions of a spotsigs index.
 struct Options {
@@ -239,6 +257,14 @@ constexpr uint32 kPendingHeader = 12;
 PendingEntry* read_pending(Relation index, BlockNumber blk, uint32 off, BlockNumber end_blk, uint32 end_off, int64* n,
                            uint32* npages, BlockNumber* stop_blk = nullptr, uint32* stop_off = nullptr);
 
+// The ids of the NULL list (m: a metapage copy of the index, format 5 on), palloc'd, in *n.
+uint64* read_null_ids(Relation index, const MetaData* m, int64* n);
+// ERROR 0A000 with a REINDEX hint unless the index records its NULL rows: for scans that must
+// return every row of the table.
+void require_null_list(Relation index, const MetaData* m);
+// Ids per NULL page.
+constexpr uint32 kNullsPerPage = (BLCKSZ - kContentStart - MAXALIGN(sizeof(PageOpaque))) / 8;
+
 // ---- searches (scan.cpp) ----
 // Ids (packed heap TIDs) with their similarity, in palloc'd arrays.
 struct Results {
@@ -250,28 +276,29 @@ struct Results {
 // similarity computed as similarity() computes it); dead and invisible rows included, in no order.
 // With nexact, the segments' search may stop early (core threshold_search's unverified): then
 // entries [0, *nexact) are exact matches and the rest candidates whose similarity is at most their
-// sims value, for the caller to compute from the rows (they include every other match).
-Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr);
+// sims value, for the caller to compute from the rows (they include every other match). With
+// measure kContentBound, the same for the content bound (core content_bound) in place of the
+// similarity.
+Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact = nullptr,
+                          SearchMeasure measure = SearchMeasure::kPlain);
 // Every indexed id whose content similarity to qc (a row's content: no signature of the template)
-// may reach tau, i.e. a superset of them, for the caller to verify: a search at
-// core/template/stored.hpp's candidate_threshold with max_row_length as the bound; each once,
-// sims all 1.0. Dead and invisible rows included.
+// may reach tau, i.e. a superset of them, for the caller to verify: the ids whose content bound
+// reaches tau (core/index/index_search.hpp proves that it keeps every content match), each once,
+// with an upper bound of its content similarity in sims. Dead and invisible rows included.
 Results content_candidates(Relation index, const MultisetView& qc, double tau);
-// An upper bound on the length of every indexed row: the upper end of the highest length
-// partition whose row count in the metapage (segments and pending list) is not zero; 0 if none.
-uint64 max_row_length(Relation index);
 // The number of rows the metapage counts (segments and pending list): every row ever indexed,
 // dead or invisible ones included, less those VACUUM removed.
 uint64 indexed_rows(Relation index);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
-// Every pending entry of index (as of meta, or later) with similarity >= tau to q, from the
-// backend's searchable copy of the pending list, after reading the entries appended since the
-// last call: *out (palloc'd) and *nout. Returns false when the list is too large to cache, and
-// in the backend's first two searches of the index (the copy starts at its third); the caller
-// then compares q with every entry itself. Call outside pg_entry: it reads pages.
+// Every pending entry of index (as of meta, or later) with similarity >= tau to q (with measure
+// kContentBound: content bound >= tau), from the backend's searchable copy of the pending list,
+// after reading the entries appended since the last call: *out (palloc'd) and *nout. Returns
+// false when the list is too large to cache, and in the backend's first two searches of the index
+// (the copy starts at its third); the caller then compares q with every entry itself. Call
+// outside pg_entry: it reads pages.
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
-                          int64* nout);
+                          int64* nout, SearchMeasure measure = SearchMeasure::kPlain);
 
 // ---- the backend's filters of segments it wrote (segment_filters.cpp) ----
 // The distinct hashes a segment writer saw, up to a cap (palloc'd; complete is false past it).
@@ -354,6 +381,9 @@ bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid,
               IndexUniqueCheck check_unique, bool index_unchanged, struct IndexInfo* info);
 IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult* stats,
                                     IndexBulkDeleteCallback callback, void* callback_state);
+// VACUUM's part for the NULL list: removes the ids the callback reports dead, in place; returns
+// how many.
+double vacuum_null_list(Relation index, IndexBulkDeleteCallback cb, void* cbs);
 IndexBulkDeleteResult* amvacuumcleanup(IndexVacuumInfo* info, IndexBulkDeleteResult* stats);
 void amcostestimate(struct PlannerInfo* root, struct IndexPath* path, double loop_count, Cost* startup, Cost* total,
                     Selectivity* selectivity, double* correlation, double* pages);

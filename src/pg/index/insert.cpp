@@ -91,9 +91,64 @@ static void pending_append(Relation index, Buffer mbuf, const char* src, uint32 
     UnlockReleaseBuffer(tbuf);
 }
 
+// Appends a NULL row's id to the NULL list (format 5 on; a format 4 index records none, and the
+// scans that would need them refuse it). Locks: the metapage, then the tail page, as VACUUM does.
+static void null_append(Relation index, ItemPointer heap_tid) {
+    uint64 id = tid_to_id(heap_tid);
+    Buffer mbuf = ReadBuffer(index, kMetaBlock);
+    LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
+    MetaData* m = meta_of(BufferGetPage(mbuf));
+    check_meta(index, m);
+    if (!has_null_list(m)) {
+        UnlockReleaseBuffer(mbuf);
+        return;
+    }
+    Buffer tbuf = InvalidBuffer;
+    if (m->null_tail != InvalidBlockNumber) {
+        check_block(index, m->null_tail);
+        tbuf = ReadBuffer(index, m->null_tail);
+        LockBuffer(tbuf, BUFFER_LOCK_EXCLUSIVE);
+        Page tp = BufferGetPage(tbuf);
+        if (PageIsNew(tp) || opaque_of(tp)->kind != kNullPage || opaque_of(tp)->next != InvalidBlockNumber)
+            corrupted(index, "NULL list tail is not a last NULL page", m->null_tail);
+    }
+    GenericXLogState* st;
+    if (tbuf != InvalidBuffer &&
+        (uint32)((PageHeader)BufferGetPage(tbuf))->pd_lower + 8 <= content_end(BufferGetPage(tbuf))) {
+        st = GenericXLogStart(index);
+        MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mbuf, 0));
+        Page tp = GenericXLogRegisterBuffer(st, tbuf, 0);
+        std::memcpy((char*)tp + ((PageHeader)tp)->pd_lower, &id, 8);
+        ((PageHeader)tp)->pd_lower += 8;
+        mm->null_count++;
+        GenericXLogFinish(st);
+    } else {
+        // A new last page, linked from the old tail (or the first one, from the metapage).
+        Buffer nbuf = new_buffer(index);
+        st = GenericXLogStart(index);
+        MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mbuf, 0));
+        Page np = GenericXLogRegisterBuffer(st, nbuf, GENERIC_XLOG_FULL_IMAGE);
+        init_page(np, kNullPage, 0);
+        std::memcpy((char*)np + kContentStart, &id, 8);
+        ((PageHeader)np)->pd_lower = kContentStart + 8;
+        BlockNumber nblk = BufferGetBlockNumber(nbuf);
+        if (tbuf != InvalidBuffer) opaque_of(GenericXLogRegisterBuffer(st, tbuf, 0))->next = nblk;
+        else mm->null_head = nblk;
+        mm->null_tail = nblk;
+        mm->null_count++;
+        GenericXLogFinish(st);
+        UnlockReleaseBuffer(nbuf);
+    }
+    if (tbuf != InvalidBuffer) UnlockReleaseBuffer(tbuf);
+    UnlockReleaseBuffer(mbuf);
+}
+
 bool aminsert(Relation index, Datum* values, bool* isnull, ItemPointer heap_tid, Relation, IndexUniqueCheck, bool,
               IndexInfo*) {
-    if (isnull[0]) return false;
+    if (isnull[0]) {
+        null_append(index, heap_tid);
+        return false;
+    }
     MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "spotsigs insert", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(tmp);
     struct varlena* v = fetch_spotsig(values[0]);

@@ -88,7 +88,7 @@ void start_list(Slot* s, Relation index, const MetaData* meta) {
 }  // namespace
 
 bool pending_cache_search(Relation index, const MetaData* meta, const MultisetView& q, double tau, Match** out,
-                          int64* nout) {
+                          int64* nout, SearchMeasure measure) {
     *out = nullptr;
     *nout = 0;
     if (meta->pending_head == InvalidBlockNumber) return true;  // never had a pending row
@@ -149,7 +149,7 @@ bool pending_cache_search(Relation index, const MetaData* meta, const MultisetVi
         }
         if (q.empty()) return Datum(0);
         MemoryPostings::Source src(*s->mem, q);
-        std::vector<Match> m = threshold_search(q, tau, src);
+        std::vector<Match> m = threshold_search(q, tau, src, nullptr, nullptr, measure);
         if (m.empty()) return Datum(0);
         pg_guard([&] { *out = (Match*)palloc(sizeof(Match) * m.size()); });
         std::memcpy((void*)*out, m.data(), sizeof(Match) * m.size());

@@ -370,7 +370,7 @@ DfCache& df_cache_for(Oid index) {
 // C-style wrapper: pins the metapage for the duration and runs the C++ search in pg_entry. The
 // pending entries come from the backend's cached copy (pending_cache.cpp), or, when the list is
 // too large to cache, are read and compared one by one.
-Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact) {
+Results threshold_matches(Relation index, const MultisetView& q, double tau, int64* nexact, SearchMeasure measure) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);
     LockBuffer(mb, BUFFER_LOCK_SHARE);
@@ -381,7 +381,7 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
     Match* cached = nullptr;
     int64 ncached = 0, npend = 0;
     PendingEntry* pend = nullptr;
-    if (!pending_cache_search(index, meta, q, tau, &cached, &ncached)) {
+    if (!pending_cache_search(index, meta, q, tau, &cached, &ncached, measure)) {
         uint32 ppages;
         pend = read_pending(index, meta->pending_head, meta->pending_head_off, InvalidBlockNumber, 0, &npend, &ppages);
     }
@@ -389,21 +389,24 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
         std::vector<Match> found;
         std::vector<Unverified> rest;
         if (!q.empty()) {
-            PageSource src(index, *meta, q, length_range(q.length, tau));
+            PageSource src(
+                index, *meta, q,
+                measure == SearchMeasure::kPlain ? length_range(q.length, tau) : content_length_range(q.length, tau));
             DfCache& cache = df_cache_for(RelationGetRelid(index));
             std::vector<uint64_t> est;
             if (cache.searches >= kDfWarmup) {
                 est.resize(q.size);
                 for (uint32_t i = 0; i < q.size; ++i) est[i] = cache.get(q.hashes[i]);
             }
-            found =
-                threshold_search(q, tau, src, est.empty() ? nullptr : est.data(), nexact != nullptr ? &rest : nullptr);
+            found = threshold_search(q, tau, src, est.empty() ? nullptr : est.data(),
+                                     nexact != nullptr ? &rest : nullptr, measure);
             src.remember(cache);
             cache.searches++;
         }
         found.insert(found.end(), cached, cached + ncached);
-        for (int64 k = 0; k < npend; ++k) {
-            double s = similarity(q, pend[k].sig);
+        for (int64 k = 0; k < npend && !q.empty(); ++k) {
+            double s = measure == SearchMeasure::kPlain ? similarity(q, pend[k].sig)
+                                                        : content_bound(overlap(q, pend[k].sig), q.length);
             if (s >= tau) found.push_back(Match{pend[k].id, s});
         }
         if (nexact != nullptr) *nexact = (int64)found.size();
@@ -426,7 +429,8 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 
 namespace {
 
-// Every indexed id (document lists of all segments and the pending list).
+// Every indexed id (document lists of all segments, the pending list, then the NULL list): a
+// scan without a condition returns every row of the table. ERROR for an index without a NULL list.
 Results all_ids(Relation index) {
     Results res{nullptr, nullptr, 0};
     Buffer mb = ReadBuffer(index, kMetaBlock);
@@ -435,6 +439,7 @@ Results all_ids(Relation index) {
     std::memcpy(meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
     LockBuffer(mb, BUFFER_LOCK_UNLOCK);
     check_meta(index, meta);
+    require_null_list(index, meta);
     int64 cap = 1024, n = 0;
     res.ids = (uint64*)palloc(sizeof(uint64) * cap);
     char* page = (char*)palloc(BLCKSZ);
@@ -464,6 +469,11 @@ Results all_ids(Relation index) {
         }
         res.ids[n++] = pend[k].id;
     }
+    int64 nnull;
+    uint64* nulls = read_null_ids(index, meta, &nnull);
+    if (n + nnull > cap) res.ids = (uint64*)repalloc_huge(res.ids, sizeof(uint64) * (n + nnull));
+    std::memcpy(res.ids + n, nulls, sizeof(uint64) * nnull);
+    n += nnull;
     ReleaseBuffer(mb);
     res.n = n;
     res.sims = (double*)palloc(sizeof(double) * (n ? n : 1));
@@ -486,6 +496,8 @@ struct ScanState {
     MemoryContext cxt;  // reset at every rescan
     bool done;          // results of the current batch computed
     bool empty;         // a NULL key: nothing matches
+    bool null_order;    // a NULL ORDER BY argument: every distance is NULL, rows in any order
+    bool batch_null;    // the current batch is the NULL list's: its distances are NULL
     // filter from % keys (sorted ids), or null when there is none
     bool have_filter;
     uint64* filter;
@@ -494,7 +506,10 @@ struct ScanState {
     // ordered scan
     bool ordered;
     MultisetView oq;
-    int tier;           // next tier to compute; order_tier_count() = the zero tier
+    // `<-> spotsigs_content_query`: the tiers are of the content bound, and the values returned are
+    // lower bounds of the distance that the executor recomputes (xs_recheckorderby)
+    bool order_content;
+    int tier;           // next tier to compute; order_tier_count() = the zero tier, + 1 the NULL rows
     uint64* positives;  // ids with similarity > 0 (sorted), known once the last tier ran
     int64 npositives;
     // current batch
@@ -513,6 +528,7 @@ struct ScanState {
     PendingEntry* zero_pend;
     int64 zero_npend;
     int64 zero_pend_pos;
+    int64 zero_filter_pos;  // with % keys, the zero tier's position in filter
 };
 
 // Releases the metapage pin of a streaming zero tier, if any.
@@ -538,15 +554,20 @@ void next_zero_chunk(IndexScanDesc scan, ScanState* st, Results* r) {
         st->zero_pend = read_pending(index, st->zero_meta->pending_head, st->zero_meta->pending_head_off,
                                      InvalidBlockNumber, 0, &st->zero_npend, &ppages);
         st->zero_page = (char*)palloc(BLCKSZ);
-        // With % keys no row of similarity 0 qualifies.
-        if (st->have_filter) st->zero_finished = true;
     }
     r->ids = (uint64*)palloc(sizeof(uint64) * cap);
     r->sims = (double*)palloc0(sizeof(double) * cap);
     r->n = 0;
     while (r->n < cap && !st->zero_finished) {
         uint64 id;
-        if (st->zero_seg < st->zero_meta->nsegments) {
+        if (st->have_filter) {
+            // With % keys, the rows they admit (which may share nothing with the ORDER BY query).
+            if (st->zero_filter_pos >= st->nfilter) {
+                st->zero_finished = true;
+                break;
+            }
+            id = st->filter[st->zero_filter_pos++];
+        } else if (st->zero_seg < st->zero_meta->nsegments) {
             if (!st->zero_iter_open) {
                 const SegmentDesc& seg = st->zero_meta->seg[st->zero_seg];
                 if (seg.doclist_blk == InvalidBlockNumber) {
@@ -587,10 +608,12 @@ bool key_query(ScanKey key, MultisetView* out) {
     return true;
 }
 
-// The search of a `% spotsigs_content_query` key: the query's content without its template (in
-// the scan context) and its threshold, for content_candidates; the rows found are only
-// candidates, which the executor rechecks with the operator. False for a NULL field.
-bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
+// The search of a `% spotsigs_content_query` or `<-> spotsigs_content_query` key: the query's
+// content without its template (in the scan context) and its threshold, for content_candidates;
+// the rows found are only candidates, which the executor rechecks with the operator. *no_template
+// is set when the template is empty: then the content similarity is the plain similarity. False
+// for a NULL field.
+bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_template) {
     if (key->sk_flags & SK_ISNULL) return false;
     struct varlena *qc, *t;
     double threshold;
@@ -601,13 +624,15 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau) {
         tv = view_of(t);
         return Datum(0);
     });
+    std::shared_ptr<const SignatureSet> set = content_query_set(key->sk_argument, t);
     uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
     uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
     pg_entry([&] {
         uint64_t length = 0;
-        out->size = content_of(q, tv.hashes, tv.size, hashes, freqs, &length);
+        out->size = content_of(q, *set, hashes, freqs, &length);
         out->length = length;
         *tau = threshold;
+        *no_template = tv.size == 0;
         return Datum(0);
     });
     out->hashes = hashes;
@@ -638,12 +663,18 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         MultisetView q;
         double tau;
-        const bool content = scan->keyData[k].sk_strategy == kStrategyContentQuery;
-        if (content) st->recheck = true;
-        if (!(content ? content_key_search(&scan->keyData[k], &q, &tau) : key_search(&scan->keyData[k], &q, &tau))) {
+        const bool content_key = scan->keyData[k].sk_strategy == kStrategyContentQuery;
+        bool no_template = false;
+        if (!(content_key ? content_key_search(&scan->keyData[k], &q, &tau, &no_template)
+                          : key_search(&scan->keyData[k], &q, &tau))) {
             st->empty = true;
             return;
         }
+        // Without a template the content similarity is the plain one (content_similarity of
+        // core/template/stored.hpp with no template signature): the plain search is exact, and
+        // its rows need no recheck.
+        const bool content = content_key && !no_template;
+        if (content) st->recheck = true;
         Results r =
             content ? content_candidates(scan->indexRelation, q, tau) : threshold_matches(scan->indexRelation, q, tau);
         sort_ids(r.ids, r.n);
@@ -676,16 +707,18 @@ void sort_batch(Results* r) {
     });
 }
 
-// Computes the next batch of an ordered scan; false when every tier is done.
+// Computes the next batch of an ordered scan; false when every tier is done. The tiers: the
+// positive ones, the zero tier (similarity 0), then the rows whose value is NULL, at a NULL
+// distance, which ORDER BY ... ASC puts last, as a sort would.
 bool next_batch(IndexScanDesc scan, ScanState* st) {
-    size_t ntiers = order_tier_count();
-    if (st->tier > (int)ntiers) return false;
-    Results r;
-    if (st->tier < (int)ntiers) {
+    const int ntiers = (int)order_tier_count();
+    st->pos = 0;
+    if (st->tier < ntiers) {
         double lo = order_tier((size_t)st->tier);
         double hi = st->tier == 0 ? 2.0 : order_tier((size_t)st->tier - 1);
-        Results all = threshold_matches(scan->indexRelation, st->oq, lo);
-        if (st->tier == (int)ntiers - 1) {
+        Results all = threshold_matches(scan->indexRelation, st->oq, lo, nullptr,
+                                        st->order_content ? SearchMeasure::kContentBound : SearchMeasure::kPlain);
+        if (st->tier == ntiers - 1) {
             // Every id with similarity > 0: what the zero tier must leave out.
             st->positives = (uint64*)palloc(sizeof(uint64) * (all.n ? all.n : 1));
             std::memcpy(st->positives, all.ids, sizeof(uint64) * all.n);
@@ -702,22 +735,33 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
         }
         all.n = m;
         sort_batch(&all);
-        r = all;
-    } else {
-        // The zero tier, streamed in chunks so that LIMIT stops it early.
-        next_zero_chunk(scan, st, &r);
-        if (r.n == 0 && st->zero_finished) {
-            st->tier++;
-            return false;
-        }
-        st->batch = r;
-        st->pos = 0;
+        st->tier++;
+        st->batch = all;
         return true;
     }
-    st->tier++;
-    st->batch = r;
-    st->pos = 0;
-    return true;
+    if (st->tier == ntiers) {
+        // The zero tier, streamed in chunks so that LIMIT stops it early.
+        Results r;
+        next_zero_chunk(scan, st, &r);
+        st->batch = r;
+        if (r.n > 0 || !st->zero_finished) return true;
+        st->tier++;
+    }
+    if (st->tier == ntiers + 1) {
+        st->tier++;
+        // With % keys no NULL row qualifies.
+        if (st->have_filter) return false;
+        MetaData meta;
+        read_meta(scan->indexRelation, &meta);
+        require_null_list(scan->indexRelation, &meta);
+        Results r;
+        r.ids = read_null_ids(scan->indexRelation, &meta, &r.n);
+        r.sims = nullptr;
+        st->batch = r;
+        st->batch_null = true;
+        return r.n > 0;
+    }
+    return false;
 }
 
 }  // namespace
@@ -755,7 +799,22 @@ static void prepare(IndexScanDesc scan, ScanState* st) {
     compute_filter(scan, st);
     if (scan->numberOfOrderBys > 0) {
         st->ordered = true;
-        if (!key_query(&scan->orderByData[0], &st->oq)) st->empty = true;
+        ScanKey ok = &scan->orderByData[0];
+        bool have_query;
+        if (ok->sk_strategy == kStrategyContentDistance) {
+            st->order_content = true;
+            double tau;
+            bool no_template;
+            have_query = content_key_search(ok, &st->oq, &tau, &no_template);
+        } else {
+            have_query = key_query(ok, &st->oq);
+        }
+        if (!have_query && !st->empty) {
+            // A NULL ORDER BY argument (or a content query with a NULL field) gives every row a
+            // NULL distance: return them all (those the % keys select), unordered.
+            st->null_order = true;
+            st->batch = st->have_filter ? Results{st->filter, nullptr, st->nfilter} : all_ids(scan->indexRelation);
+        }
     } else if (!st->have_filter && !st->empty) {
         st->batch = all_ids(scan->indexRelation);  // no keys: every indexed row
     } else if (!st->empty) {
@@ -772,10 +831,15 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     if (dir != ForwardScanDirection) elog(ERROR, "spotsigs index does not support backward scans");
     if (!st->done) prepare(scan, st);
     if (st->empty) return false;
-    if (!st->ordered) {
+    if (!st->ordered || st->null_order) {
         if (st->pos >= st->batch.n) return false;
         id_to_tid(st->batch.ids[st->pos++], &scan->xs_heaptid);
         scan->xs_recheck = st->recheck;
+        if (st->null_order) {
+            scan->xs_recheckorderby = false;
+            scan->xs_orderbyvals[0] = (Datum)0;
+            scan->xs_orderbynulls[0] = true;
+        }
         return true;
     }
     while (st->pos >= st->batch.n) {
@@ -788,9 +852,13 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     int64 i = st->pos++;
     id_to_tid(st->batch.ids[i], &scan->xs_heaptid);
     scan->xs_recheck = st->recheck;
-    scan->xs_recheckorderby = false;
-    scan->xs_orderbyvals[0] = Float8GetDatum(1.0 - st->batch.sims[i]);
-    scan->xs_orderbynulls[0] = false;
+    // A content distance is 1 - fl(o / (|q| + |bc| - o)) >= 1 - content_bound(o, |q|) (the claim at
+    // core content_bound; fl(1 - x) does not grow with x): the value returned is a lower bound that
+    // the executor replaces by the operator's own value, holding each row back until no later row
+    // can come before it. The tiers return the rows in ascending order of that bound.
+    scan->xs_recheckorderby = st->order_content;
+    scan->xs_orderbyvals[0] = st->batch_null ? (Datum)0 : Float8GetDatum(1.0 - st->batch.sims[i]);
+    scan->xs_orderbynulls[0] = st->batch_null;
     return true;
 }
 
@@ -814,23 +882,11 @@ void amendscan(IndexScanDesc scan) {
 }
 
 Results content_candidates(Relation index, const MultisetView& qc, double tau) {
-    // One search at the bound for the longest row. (Searching bands of lengths, each at the bound
-    // of its own longest row, prunes more within a band but pays every search's fixed costs, the
-    // metapage, the pending list and the lookups of the query's lists, once per band.)
+    // The rows whose content bound reaches tau (every content match among them: the claim at
+    // core content_bound). The search may leave candidates unverified: their value is a larger
+    // bound, and the caller verifies every row anyway.
     int64 nexact = 0;
-    Results r = threshold_matches(
-        index, qc, qc.length > 0 ? candidate_threshold(qc.length, tau, max_row_length(index)) : 1.0, &nexact);
-    for (int64 k = 0; k < r.n; ++k) r.sims[k] = 1.0;
-    return r;
-}
-
-uint64 max_row_length(Relation index) {
-    MetaData meta;
-    read_meta(index, &meta);
-    const Partitioning& parts = partitioning_for(meta.growth);
-    for (int p = kMaxPartitions; p-- > 0;)
-        if (meta.part_docs[p] > 0) return parts.upper(static_cast<uint32_t>(p));
-    return 0;
+    return threshold_matches(index, qc, tau, &nexact, SearchMeasure::kContentBound);
 }
 
 uint64 indexed_rows(Relation index) {

@@ -36,6 +36,8 @@ void init_metapage(Page page, uint32 growth) {
     m->pending_tail = InvalidBlockNumber;
     m->nparts = partitioning_for(growth).count();
     m->next_serial = 1;
+    m->null_head = InvalidBlockNumber;
+    m->null_tail = InvalidBlockNumber;
     for (int i = 0; i < kMaxSegments; ++i) m->seg[i].root = InvalidBlockNumber;
     ((PageHeader)page)->pd_lower = (uint16)(((char*)m + sizeof(MetaData)) - (char*)page);
 }
@@ -67,10 +69,10 @@ void corrupted(Relation index, const char* what, BlockNumber blk) {
 
 void check_meta(Relation index, const MetaData* m) {
     if (m->magic != kMagic) corrupted(index, "bad metapage magic number", kMetaBlock);
-    if (m->version != kVersion)
+    if (m->version < kOldestVersion || m->version > kVersion)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("spotsigs index \"%s\" has version %u, this build reads version %u",
-                               RelationGetRelationName(index), m->version, kVersion),
+                        errmsg("spotsigs index \"%s\" has version %u, this build reads versions %u to %u",
+                               RelationGetRelationName(index), m->version, kOldestVersion, kVersion),
                         errhint("REINDEX the index.")));
     if (m->nsegments > (uint32)kMaxSegments || m->nparts > (uint32)kMaxPartitions)
         corrupted(index, "metapage counts out of range", kMetaBlock);
@@ -79,6 +81,40 @@ void check_meta(Relation index, const MetaData* m) {
     // past 32 is corrupt, and readers that recurse once per level must not trust it.
     for (uint32 s = 0; s < m->nsegments; ++s)
         if (m->seg[s].height > 32) corrupted(index, "segment height out of range", kMetaBlock);
+}
+
+void require_null_list(Relation index, const MetaData* m) {
+    if (has_null_list(m)) return;
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("spotsigs index \"%s\" has version %u, which does not record rows whose value is NULL",
+                           RelationGetRelationName(index), m->version),
+                    errdetail("This scan must return every row of the table: it has no condition, or it is "
+                              "ordered by <-> and read past the last row with a value."),
+                    errhint("REINDEX the index.")));
+}
+
+uint64* read_null_ids(Relation index, const MetaData* m, int64* n) {
+    int64 cap = 64, cnt = 0;
+    uint64* ids = (uint64*)palloc(sizeof(uint64) * cap);
+    char* page = (char*)palloc(BLCKSZ);
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    for (BlockNumber blk = m->null_head; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
+        read_page_copy(index, blk, page, kNullPage);
+        uint32 lower = ((PageHeader)page)->pd_lower;
+        if ((lower - kContentStart) % 8 != 0) corrupted(index, "NULL page of a partial id", blk);
+        for (uint32 pos = kContentStart; pos < lower; pos += 8) {
+            if (cnt == cap) {
+                cap *= 2;
+                ids = (uint64*)repalloc(ids, sizeof(uint64) * cap);
+            }
+            std::memcpy(&ids[cnt++], page + pos, 8);
+        }
+        blk = opaque_of((Page)page)->next;
+    }
+    pfree(page);
+    *n = cnt;
+    return ids;
 }
 
 void read_meta(Relation index, MetaData* out) {

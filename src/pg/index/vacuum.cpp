@@ -294,11 +294,67 @@ void fill_stats(Relation index, IndexBulkDeleteResult* stats) {
     MetaData m;
     read_meta(index, &m);
     stats->num_pages = RelationGetNumberOfBlocks(index);
-    stats->num_index_tuples = (double)m.total_docs;
+    stats->num_index_tuples = (double)(m.total_docs + (has_null_list(&m) ? m.null_count : 0));
     stats->estimated_count = false;
 }
 
 }  // namespace
+
+double vacuum_null_list(Relation index, IndexBulkDeleteCallback cb, void* cbs) {
+    MetaData m;
+    read_meta(index, &m);
+    if (!has_null_list(&m) || cb == nullptr) return 0;
+    double removed = 0;
+    char* page = (char*)palloc(BLCKSZ);
+    ChainWalk walk;
+    chain_walk_init(&walk, index);
+    // Page by page, each compacted under the metapage lock and its own (the order inserts take
+    // them), so null_count always equals the ids in the list. Pages stay in the chain even when
+    // empty: readers may be walking it, and only appends at the tail ever add to it. Readers copy
+    // a page under its share lock, so they see it before or after, never halfway.
+    for (BlockNumber blk = m.null_head; blk != InvalidBlockNumber; chain_step(&walk, blk)) {
+        read_page_copy(index, blk, page, kNullPage);
+        BlockNumber next = opaque_of((Page)page)->next;
+        bool any_dead = false;
+        for (uint32 pos = kContentStart; pos + 8 <= ((PageHeader)page)->pd_lower && !any_dead; pos += 8) {
+            uint64 id;
+            std::memcpy(&id, page + pos, 8);
+            ItemPointerData t;
+            id_to_tid(id, &t);
+            any_dead = cb(&t, cbs);
+        }
+        if (any_dead) {
+            Buffer mb = ReadBuffer(index, kMetaBlock);
+            LockBuffer(mb, BUFFER_LOCK_EXCLUSIVE);
+            Buffer b = ReadBuffer(index, blk);
+            LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
+            GenericXLogState* st = GenericXLogStart(index);
+            MetaData* mm = meta_of(GenericXLogRegisterBuffer(st, mb, 0));
+            Page p = GenericXLogRegisterBuffer(st, b, 0);
+            uint32 lower = ((PageHeader)p)->pd_lower, out = kContentStart;
+            for (uint32 pos = kContentStart; pos + 8 <= lower; pos += 8) {
+                uint64 id;
+                std::memcpy(&id, (char*)p + pos, 8);
+                ItemPointerData t;
+                id_to_tid(id, &t);
+                if (cb(&t, cbs)) {
+                    removed += 1;
+                    mm->null_count--;
+                    continue;
+                }
+                if (out != pos) std::memmove((char*)p + out, (char*)p + pos, 8);
+                out += 8;
+            }
+            ((PageHeader)p)->pd_lower = (uint16)out;
+            GenericXLogFinish(st);
+            UnlockReleaseBuffer(b);
+            UnlockReleaseBuffer(mb);
+        }
+        blk = next;
+    }
+    pfree(page);
+    return removed;
+}
 
 bool merge_pending_if_free(Relation index) {
     if (!ConditionalLockPage(index, kMetaBlock, ExclusiveLock)) return false;
@@ -311,6 +367,7 @@ IndexBulkDeleteResult* ambulkdelete(IndexVacuumInfo* info, IndexBulkDeleteResult
                                     IndexBulkDeleteCallback callback, void* callback_state) {
     if (stats == nullptr) stats = (IndexBulkDeleteResult*)palloc0(sizeof(IndexBulkDeleteResult));
     stats->tuples_removed += rewrite(info->index, callback, callback_state, false);
+    stats->tuples_removed += vacuum_null_list(info->index, callback, callback_state);
     fill_stats(info->index, stats);
     return stats;
 }

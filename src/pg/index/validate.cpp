@@ -1,6 +1,8 @@
 // amvalidate: an operator class of spotsigs has % (strategy 1, search) and <-> (strategy 2,
 // ordering by float8), both over the indexed type, optionally % against a composite query with
-// its own threshold (strategy 3, spotsigs_query), and no support functions.
+// its own threshold (strategy 3, spotsigs_query) or a content query (strategy 4,
+// spotsigs_content_query), <-> against a content query (strategy 5, ordering by float8), and no
+// support functions.
 #include "pg/index/index.hpp"
 
 extern "C" {
@@ -28,7 +30,7 @@ bool amvalidate(Oid opclassoid) {
     ReleaseSysCache(ct);
 
     CatCList* ops = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(family));
-    bool have[5] = {false, false, false, false, false};
+    bool have[6] = {false, false, false, false, false, false};
     for (int i = 0; i < ops->n_members; ++i) {
         Form_pg_amop op = (Form_pg_amop)GETSTRUCT(&ops->members[i]->tuple);
         bool good;
@@ -39,6 +41,9 @@ bool amvalidate(Oid opclassoid) {
                    check_amop_signature(op->amopopr, BOOLOID, intype, op->amoprighttype);
         else if (op->amopstrategy == kStrategyDistance)
             good = op->amoppurpose == AMOP_ORDER && check_amop_signature(op->amopopr, FLOAT8OID, intype, intype);
+        else if (op->amopstrategy == kStrategyContentDistance)
+            good = op->amoppurpose == AMOP_ORDER && type_is_rowtype(op->amoprighttype) &&
+                   check_amop_signature(op->amopopr, FLOAT8OID, intype, op->amoprighttype);
         else good = false;
         if (!good) {
             ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

@@ -189,29 +189,52 @@ JoinOptions with_budget(JoinOptions opt, size_t used, size_t limit = join_memory
     return opt;
 }
 
-// Throws Error(OutOfMemory) when docs and the content statistics of docs would not fit
-// spotsigs.join_memory_limit together (match() names the setting). Matcher thread.
-void check_statistics_memory(const Collection& docs, int threads) {
-    size_t need = docs.memory_bytes() + template_memory_bytes(docs, threads);
-    if (need > join_memory_limit_bytes())
-        throw Error(ErrorKind::OutOfMemory,
-                    "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
+// The template signatures of docs; throws Error(OutOfMemory) when docs and the content
+// statistics of docs would not fit spotsigs.join_memory_limit together (match() names the
+// setting). Matcher thread.
+std::vector<uint64_t> limited_template(const Collection& docs, int threads, CancelToken* cancel,
+                                       size_t* shared = nullptr) {
+    return template_signatures(docs, threads, cancel, join_memory_limit_bytes(), shared);
+}
+
+// Whether the statistics left almost nothing to compare: at least kFewContentShared signatures
+// held by two or more rows, and 9 in 10 of them or more template signatures. Rows that share
+// signatures but are not near duplicates of one another (a collection of unrelated documents
+// over one vocabulary) look so; the call then finds at most the pairs of rows that are nearly
+// equal on their own signatures, and says why (few_content_notice).
+constexpr size_t kFewContentShared = 100;
+bool few_content(size_t templates, size_t shared) {
+    return shared >= kFewContentShared && templates >= shared - shared / 10;
+}
+
+// The NOTICE of a call whose statistics left almost nothing to compare (few_content). Backend's
+// thread.
+void few_content_notice(const char* fn, size_t templates, size_t shared) {
+    ereport(NOTICE,
+            (errmsg("%s: the content measure found %zu template signatures among the %zu signatures held by two "
+                    "or more rows",
+                    fn, templates, shared),
+             errdetail("The rows that share a signature are mostly not near duplicates of one another, so almost "
+                       "every shared signature counts as a template and only rows nearly equal on their own "
+                       "signatures can pair."),
+             errhint("Pass a threshold to compare whole signatures (measure 'jaccard'), or store the statistics "
+                     "of a collection that holds copies (spotsigs_analyze).")));
 }
 
 // The self-join of docs under the content measure: the collection's template signatures are
 // found (content.hpp), every document is copied without them, and the copies are joined, so the
 // matcher and its exactness are those of the plain measure on the copies. The copies keep the
 // documents' order, so the pairs' indexes are valid in docs too. Matcher thread (so it only
-// notes how many template signatures it found and how long that took, for the main thread).
+// notes how many template signatures it found among how many shared ones (0 with a stored
+// template), and how long that took, for the main thread).
 JoinPairs content_join(const JoinCall& call, const Collection& docs, const JoinOptions& o, size_t* templates,
-                       double* stats_s) {
+                       double* stats_s, size_t* shared) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<uint64_t> drop;
     if (call.has_template) {
         drop.assign(call.tmpl, call.tmpl + call.ntmpl);
     } else {
-        check_statistics_memory(docs, o.threads);
-        drop = template_signatures(docs, o.threads, o.cancel);
+        drop = limited_template(docs, o.threads, o.cancel, shared);
     }
     Collection content = without_signatures(docs, drop);
     *templates = drop.size();
@@ -249,7 +272,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
     opt.accounted_peak = &matcher_peak;
     auto t1 = std::chrono::steady_clock::now();
     double filed_s = 0, stats_s = 0;
-    size_t emitted = 0, templates = 0;
+    size_t emitted = 0, templates = 0, shared = 0;
     EmitFn counted;
     if (emit)
         counted = [&](JoinPairs& run, uint64_t bound) {
@@ -264,7 +287,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_read_ids(pipe.docs(), filter, call.src[0].relname);
-            if (call.content) return content_join(call, pipe.docs(), o, &templates, &stats_s);
+            if (call.content) return content_join(call, pipe.docs(), o, &templates, &stats_s, &shared);
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
@@ -274,6 +297,7 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
         pg_guard([&] {
             elog(DEBUG1, "%s: content measure: %zu template signatures %s in %.3f s (part of the matching)", fn,
                  templates, call.has_template ? "stored" : "found", stats_s);
+            if (few_content(templates, shared)) few_content_notice(fn, templates, shared);
         });
     if (accounted != nullptr) {
         accounted->docs = pipe.docs().memory_bytes();
@@ -961,8 +985,7 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
                 if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
                 check_unique_ids(pipe->docs(), src.relname);
                 const Collection& docs = pipe->docs();
-                check_statistics_memory(docs, o.threads);
-                drop = template_signatures(docs, o.threads, o.cancel);
+                drop = limited_template(docs, o.threads, o.cancel);
                 return JoinPairs();
             },
             opt, progress, pipe->rows());

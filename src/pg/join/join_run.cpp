@@ -219,10 +219,11 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
     auto drain = [&] {
         while (sink.take(runs))
             for (JoinPairs& run : runs) {
+                // Its room as put (emit may drop pairs from it, not give memory back).
+                const size_t room = run.capacity();
                 emit(run, sink.bound());
-                const size_t written = run.size();
                 run = JoinPairs();  // its memory goes back before the next run is written
-                sink.done(written);
+                sink.done(room);
                 check_interrupts();
             }
     };

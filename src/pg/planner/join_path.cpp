@@ -1,17 +1,19 @@
-// The planner side of the SQL similarity join: recognising `a.sig % b.sig` among an inner join's
-// clauses, adding the custom path, and turning the chosen path into a CustomScan plan.
+// The planner side of the SQL similarity join: recognising `a.sig % b.sig` among an inner, semi
+// or anti join's clauses, adding the custom path, and turning the chosen path into a CustomScan plan.
 //
 // What the path covers: an inner join of two base relations (any relation kind PostgreSQL scans:
 // tables, partitioned tables, views pulled up into their tables) whose restriction list holds a
-// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant) with
-// x a plain column of one side and y a plain column of the other, the operators and functions
-// being the extension's (recognised by the C functions they call, so whatever schema the
-// extension is in). Each side is planned by PostgreSQL as it would be on its
-// own (its cheapest unparameterized path): filters pushed down to a side and row security stay
-// in that side's plan. The other clauses of the join are applied to every pair the matcher
-// finds, as the scan's qual. Both sides are read in full and matched as an R-S join, which is
-// exact whatever the two sides are (a self join too: a row is paired with itself, and each pair
-// of rows is found in both orders, exactly as the SQL join's semantics ask).
+// clause `x % y`, `x % spotsig_query(y, tau)` or `similarity(x, y) >= tau` (tau a constant), or
+// the content measure's `x % q` with q a function call of type spotsigs_content_query whose first
+// argument is y and whose others read nothing of the query's rows (`spotsig_content_query(y, rel,
+// column)`, or a function a planner rewrite puts there), x being a plain column of one side and y
+// a plain column of the other, the operators and functions being the extension's (recognised by
+// the C functions they call, so whatever schema the extension is in). Each side is planned by
+// PostgreSQL as it would be on its own (its cheapest unparameterized path): filters pushed down
+// to a side and row security stay in that side's plan. The other clauses of the join are applied
+// to every pair the matcher finds, as the scan's qual. Both sides are read in full and matched as
+// an R-S join, which is exact whatever the two sides are (a self join too: a row is paired with
+// itself, and each pair of rows is found in both orders, exactly as the SQL join's semantics ask).
 //
 // A self join also gets a second path, which reads the relation once and runs the core's
 // self-join: when both sides are the same table (not its inheritance children, no TABLESAMPLE,
@@ -32,6 +34,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -50,7 +53,11 @@ Datum spotsig_similar(PG_FUNCTION_ARGS);
 Datum spotsig_similar_query(PG_FUNCTION_ARGS);
 Datum spotsig_query(PG_FUNCTION_ARGS);
 Datum spotsig_similarity(PG_FUNCTION_ARGS);
+Datum spotsig_content_similar(PG_FUNCTION_ARGS);
+Datum spotsig_auto_query(PG_FUNCTION_ARGS);
 }
+
+#include "pg/type/auto_query.hpp"
 
 namespace spotsigs::pg::planner {
 
@@ -88,11 +95,27 @@ Var* plain_column(Node* node) {
     return v;
 }
 
+// The content query of `l % q` (the content measure) when q is a function call whose first
+// argument is a plain column r, its other arguments holding no column of the query's rows, no
+// volatile function and no subquery (so that the template and threshold it gives come from the
+// same arguments on every row; the scan checks that they do); else nullptr.
+Var* content_query_column(Node* q) {
+    if (!IsA(q, FuncExpr) || list_length(((FuncExpr*)q)->args) < 1) return nullptr;
+    FuncExpr* f = (FuncExpr*)q;
+    Var* r = plain_column((Node*)linitial(f->args));
+    if (r == nullptr) return nullptr;
+    List* rest = list_copy_tail(f->args, 1);
+    if (contain_var_clause((Node*)rest) || contain_volatile_functions(q) || contain_subplans(q)) return nullptr;
+    return r;
+}
+
 // The two columns a similarity clause compares, in *l and *r, and its threshold in *tau (0: the
-// session's spotsigs.similarity_threshold, read when the join runs): `l % r`,
-// `l % spotsig_query(r, tau)` or `similarity(l, r) >= tau` with tau a constant. False for any
-// other clause.
-bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau) {
+// session's spotsigs.similarity_threshold, read when the join runs; -1: the content measure, whose
+// query expression, a function of r, goes to *content): `l % r`,
+// `l % spotsig_query(r, tau)`, `similarity(l, r) >= tau` with tau a constant, or `l % q` with q
+// a content query (content_query_column). False for any other clause.
+bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau, Expr** content) {
+    *content = nullptr;
     if (!IsA(clause, OpExpr)) return false;
     OpExpr* op = (OpExpr*)clause;
     if (list_length(op->args) != 2) return false;
@@ -115,12 +138,32 @@ bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau) {
         *r = plain_column(b);
         return *r != nullptr;
     }
+    if (fn == spotsig_content_similar && IsA(b, FuncExpr) &&
+        function_address(((FuncExpr*)b)->funcid) == spotsig_auto_query && list_length(((FuncExpr*)b)->args) == 3) {
+        // `l % spotsig_auto_query(r, rel, column)`: a bare `l % r` as the planner's support
+        // rewrote it (auto_query.cpp). Without statistics stored for the column its value is the
+        // plain query at the session's threshold, which the join computes (a later
+        // spotsigs_analyze invalidates this plan); with them it is a content query like any other
+        // (below).
+        FuncExpr* q = (FuncExpr*)b;
+        if (auto_query_never_content(q)) {
+            *tau = 0;
+            *r = plain_column((Node*)linitial(q->args));
+            return *r != nullptr;
+        }
+    }
     if (fn == spotsig_similar_query) {
         if (!IsA(b, FuncExpr) || list_length(((FuncExpr*)b)->args) != 2) return false;
         FuncExpr* q = (FuncExpr*)b;
         *tau = constant_threshold((Node*)lsecond(q->args));
         *r = plain_column((Node*)linitial(q->args));
         return *tau > 0 && *r != nullptr && function_address(q->funcid) == spotsig_query;
+    }
+    if (fn == spotsig_content_similar) {
+        *tau = -1;
+        *r = content_query_column(b);
+        *content = (Expr*)b;
+        return *r != nullptr;
     }
     return false;
 }
@@ -129,7 +172,7 @@ bool similarity_clause(Expr* clause, Var** l, Var** r, double* tau) {
 // outer with one of inner, which go to *outer_var and *inner_var, its threshold to *tau.
 // nullptr if none.
 RestrictInfo* find_similarity_clause(List* restrictlist, RelOptInfo* outer, RelOptInfo* inner, Var** outer_var,
-                                     Var** inner_var, double* tau) {
+                                     Var** inner_var, double* tau, Expr** content, int* content_side) {
     ListCell* lc;
     foreach (lc, restrictlist) {
         RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
@@ -139,13 +182,15 @@ RestrictInfo* find_similarity_clause(List* restrictlist, RelOptInfo* outer, RelO
             continue;
         Var* l = nullptr;
         Var* r = nullptr;
-        if (!similarity_clause(ri->clause, &l, &r, tau)) continue;
+        if (!similarity_clause(ri->clause, &l, &r, tau, content)) continue;
         if (l->varno == (int)outer->relid && r->varno == (int)inner->relid) {
             *outer_var = l;
             *inner_var = r;
+            *content_side = 1;
         } else if (l->varno == (int)inner->relid && r->varno == (int)outer->relid) {
             *outer_var = r;
             *inner_var = l;
+            *content_side = 0;
         } else {
             continue;
         }
@@ -219,7 +264,7 @@ Node* threshold_const(double tau) {
 
 // A SpotsigsJoin path over the child paths `children` (two: R-S; one: the self join's scan).
 CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Var* outer_var, Var* inner_var,
-                           JoinType jointype, double tau) {
+                           JoinType jointype, double tau, Expr* content, int content_side) {
     CustomPath* cp = makeNode(CustomPath);
     cp->path.pathtype = T_CustomScan;
     cp->path.parent = joinrel;
@@ -234,8 +279,11 @@ CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Va
     cp->custom_paths = children;
     // The clauses applied to the pairs, the two signature columns (found in the children's
     // output when the plan is made) and the join type.
+    // (and the content measure's query expression, or NULL, and the side whose column it reads).
     cp->custom_private =
         list_make5(others, outer_var, inner_var, makeInteger(static_cast<int>(jointype)), threshold_const(tau));
+    cp->custom_private = lappend(cp->custom_private, content);
+    cp->custom_private = lappend(cp->custom_private, makeInteger(content_side));
     cp->methods = &path_methods;
     return cp;
 }
@@ -249,7 +297,10 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     Var* outer_var = nullptr;
     Var* inner_var = nullptr;
     double tau = 0;
-    RestrictInfo* sim = find_similarity_clause(extra->restrictlist, outerrel, innerrel, &outer_var, &inner_var, &tau);
+    Expr* content = nullptr;
+    int content_side = 1;
+    RestrictInfo* sim = find_similarity_clause(extra->restrictlist, outerrel, innerrel, &outer_var, &inner_var, &tau,
+                                               &content, &content_side);
     if (sim == nullptr) return;
 
     List* others = NIL;
@@ -265,7 +316,8 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
 
     Path* outer = outerrel->cheapest_total_path;
     Path* inner = innerrel->cheapest_total_path;
-    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype, tau);
+    CustomPath* cp = make_join_path(joinrel, list_make2(outer, inner), others, outer_var, inner_var, jointype, tau,
+                                    content, content_side);
     cost_join_path(root, cp, outer, inner, others, jointype, extra);
     add_path(joinrel, &cp->path);
 
@@ -274,7 +326,8 @@ void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* 
     if (target == nullptr) return;
     Path* scan = create_seqscan_path(root, outerrel, nullptr, 0);
     scan->pathtarget = target;
-    CustomPath* self = make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype, tau);
+    CustomPath* self =
+        make_join_path(joinrel, list_make1(scan), others, outer_var, inner_var, jointype, tau, content, content_side);
     cost_join_path(root, self, scan, nullptr, others, jointype, extra);
     add_path(joinrel, &self->path);
 }
@@ -321,6 +374,10 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     // output has no inner columns to check them on).
     if (jointype == JOIN_INNER) cs->scan.plan.qual = quals;
     else cs->custom_exprs = quals;
+    // The content measure's query expression comes last in custom_exprs, evaluated on the scan
+    // tuple of a row of its side (join_scan.cpp).
+    Expr* content = (Expr*)list_nth(best_path->custom_private, 5);
+    if (content != nullptr) cs->custom_exprs = lappend(cs->custom_exprs, copyObjectImpl(content));
     cs->scan.scanrelid = 0;
     cs->flags = best_path->flags;
     cs->custom_plans = custom_plans;
@@ -337,7 +394,8 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
     }
     cs->custom_scan_tlist = scan_tlist;
     cs->custom_private = make_private(self, output_position(outer, outer_var), output_position(inner, inner_col),
-                                      jointype, (Node*)list_nth(best_path->custom_private, 4));
+                                      jointype, (Node*)list_nth(best_path->custom_private, 4),
+                                      content != nullptr ? intVal(list_nth(best_path->custom_private, 6)) : -1);
     cs->methods = &scan_methods;
     return &cs->scan.plan;
 }
@@ -346,8 +404,9 @@ Plan* plan_join_path(PlannerInfo*, RelOptInfo*, CustomPath* best_path, List* tli
 
 void register_join_planner() {
     DefineCustomBoolVariable("spotsigs.enable_join", "Lets the planner run joins on a % b with the spotsigs matcher.",
-                             "An inner join whose condition holds a % b of two spotsig columns is then planned as "
-                             "a SpotsigsJoin custom scan when that is estimated cheaper.",
+                             "An inner, semi or anti join whose condition holds a % b of two spotsig columns (or "
+                             "a % spotsig_query(b, t), similarity(a, b) >= t, a % a content query of b) is then "
+                             "planned as a SpotsigsJoin custom scan when that is estimated cheaper.",
                              &enable_join, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     path_methods.CustomName = "SpotsigsJoin";
     path_methods.PlanCustomPath = plan_join_path;

@@ -28,9 +28,11 @@ void register_join_planner();
 // 1-based positions of the signature column in the outer and the inner side's output, and the
 // join type (inner, semi or anti; the other join clauses of a semi or anti join are its
 // custom_exprs, those of an inner join its qual), and the clause's threshold (a float8 Const;
-// 0: spotsigs.similarity_threshold when the join runs).
+// 0: spotsigs.similarity_threshold when the join runs; -1: the content measure), and the side
+// (0 outer, 1 inner) whose column the content measure's query expression reads, -1 without one;
+// that expression is then the last of custom_exprs.
 extern CustomScanMethods scan_methods;
-List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau);
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau, int content_side);
 
 // Sets the startup and total cost and the rows of path, the join of outer and inner (their
 // cheapest unparameterized paths; inner nullptr: a self join whose one scan, outer, gives both

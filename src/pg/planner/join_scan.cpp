@@ -25,20 +25,50 @@
 // anti join also emits the outer rows without a signature or with an empty one, which match
 // nothing.
 //
+// The content measure (`a.sig % q` with q a spotsigs_content_query made from the other side's
+// column b.sig, join_path.cpp): the template and threshold of q are taken from evaluating it on
+// the first rows of its side read, and must be the same for every row, which is checked on the
+// first two (with q's content equal to b.sig without the template, as spotsig_content_query
+// makes it; otherwise ERROR 0A000, and spotsigs.enable_join = off evaluates it per pair). The
+// matcher then joins the rows' copies without the template's signatures (content.hpp's
+// without_signatures, as spotsigs_join's content path does), which is the content measure: the
+// plain similarity of spotsig_remove(a, t) and spotsig_remove(b, t). A row whose content is
+// empty pairs with nothing, itself included. q NULL, or with a NULL field, matches nothing. In
+// passes, the lengths the passes are planned on are those of the rows' contents.
+//
 // Rows with a NULL signature are not kept (a % b is NULL, so never true, for them), nor rows
 // with an empty one (similarity 0, below any threshold, which is in (0, 1]).
+//
+// Passes. When the kept rows, or the matcher's structures for them, do not fit
+// spotsigs.join_memory_limit, what was read is dropped and the children are read once more into
+// tuplestores (one a child; work_mem in memory, the rest in temporary files), each row with the
+// length of its signature (from the value's header alone) noted in order. The join then runs in
+// the passes over length ranges of join_passes.hpp, planned and split as the join functions'
+// passes are (run_planned_passes): a pass reads from the tuplestores only the rows of its
+// lengths, matches them as above and keeps only the pairs the pass reports (JoinPass::reports,
+// each row with itself too: the pair of lengths (l, l)), so that every pair is kept by exactly
+// one pass (the proof in join_passes.hpp holds for a set of rows whatever they are). Since the
+// passes read the tuplestores, not the children, every pass sees the rows of the one read. An
+// inner join's pairs go to a result tuplestore as scan tuples, emitted once the passes are
+// done; a semi or anti join marks the outer rows by their position in the outer tuplestore, and
+// then emits them from it in order.
 #include "pg/planner/join_planner.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
 #include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"  // 18 moved ExplainProperty* out of explain.h
+#endif
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/tuplestore.h"
 }
 
 #include <atomic>
@@ -50,8 +80,12 @@ extern "C" {
 
 #include "core/common/error.hpp"
 #include "core/join/join.hpp"
+#include "core/join/join_passes.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
+#include "core/signature/packed.hpp"
+#include "core/template/content.hpp"
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
 #include "pg/join/join_gucs.hpp"
@@ -59,6 +93,7 @@ extern "C" {
 #include "pg/join/join_run.hpp"
 #include "pg/join/toast_scan.hpp"
 #include "pg/type/datum.hpp"
+#include "pg/type/query.hpp"
 
 namespace spotsigs::pg::planner {
 
@@ -78,6 +113,23 @@ struct JoinRows {
     JoinPairs pairs;
     size_t next = 0;
     std::atomic<uint64_t> candidates{0};
+    // In a pass: the position in its side's tuplestore of each kept tuple.
+    std::vector<uint32_t> spill_pos[2];
+    // The content measure's self join: the kept rows whose content is empty (by tuple index).
+    std::vector<bool> empty_content;
+};
+
+// The state of a join run in passes, beside the tuplestores (JoinScanState::spill): every row's
+// signature length by its position in its side's tuplestore (0: no signature, or an empty one),
+// the lengths tallied for planning, and a semi or anti join's outer rows found with a pair.
+struct PassRows {
+    std::vector<uint32_t> lens[2];
+    LengthTally tally[2];
+    std::vector<bool> hit;
+    size_t bytes() const {
+        return (lens[0].capacity() + lens[1].capacity()) * sizeof(uint32_t) + tally[0].memory_bytes() +
+               tally[1].memory_bytes() + hit.capacity() / 8;
+    }
 };
 
 struct JoinScanState {
@@ -100,6 +152,29 @@ struct JoinScanState {
     double read_s;
     double match_s;
     MemoryContextCallback cleanup;
+    // Passes (see the head of this file).
+    bool in_passes;
+    MemoryContext spill_cxt;        // the tuplestores
+    Tuplestorestate* spill[2];      // each child's rows (a self join: one)
+    Tuplestorestate* result;        // an inner join's pairs as scan tuples
+    TupleTableSlot* spill_slot[2];  // rows read back from spill
+    TupleTableSlot* result_slot;    // scan tuples read back from result
+    PassRows* pass_rows;
+    uint64 emitted;  // semi and anti joins: the outer rows' position in spill[0]
+    uint64 passes;
+    uint64 pass_kept;  // rows kept and pairs found over all passes
+    uint64 pass_pairs;
+    uint64 pass_candidates;
+    // The content measure (see the head of this file): the side whose rows its query expression
+    // reads (-1: not the content measure), the expression, how many rows it was evaluated on,
+    // whether it was NULL (matches nothing), and the template (ascending, in the query's
+    // memory) and threshold it gave.
+    int content_side;
+    ExprState* content_expr;
+    int content_samples;
+    bool content_none;
+    uint64* tmpl;
+    uint32 ntmpl;
 };
 
 CustomExecMethods exec_methods;
@@ -120,6 +195,30 @@ void delete_rows(void* arg) {
     st->rows = nullptr;
 }
 
+// Drops the state of passes (the tuplestores' memory goes with spill_cxt; their files with the
+// query's resource owner after an error).
+void delete_passes(JoinScanState* st) {
+    delete st->pass_rows;
+    st->pass_rows = nullptr;
+    for (int k = 0; k < 2; ++k) {
+        if (st->spill[k] != nullptr) tuplestore_end(st->spill[k]);
+        st->spill[k] = nullptr;
+    }
+    if (st->result != nullptr) tuplestore_end(st->result);
+    st->result = nullptr;
+    st->in_passes = false;
+    st->passes = st->pass_kept = st->pass_pairs = st->pass_candidates = 0;
+}
+
+// The cleanup callback of the query's memory context (after an error: the tuplestores are gone
+// with it).
+void delete_all(void* arg) {
+    JoinScanState* st = (JoinScanState*)arg;
+    delete_rows(st);
+    delete st->pass_rows;
+    st->pass_rows = nullptr;
+}
+
 // Allocates st->rows afresh (inside pg_entry).
 void new_rows(JoinScanState* st) {
     pg_entry([&] {
@@ -136,13 +235,15 @@ Node* create_state(CustomScan* cscan) {
     st->sig_attno[1] = intVal(lthird(cscan->custom_private));
     st->jointype = static_cast<JoinType>(intVal(lfourth(cscan->custom_private)));
     st->fixed_tau = DatumGetFloat8(((Const*)list_nth(cscan->custom_private, 4))->constvalue);
+    st->content_side = intVal(list_nth(cscan->custom_private, 5));
     return (Node*)st;
 }
 
-// Whether the scan tuple's column attno is read by the plan's target list or qual.
-bool scan_column_read(CustomScan* cs, int attno) {
+// Whether the scan tuple's column attno is read by the plan's target list or qual, or by the
+// other join clauses of a semi or anti join (quals).
+bool scan_column_read(CustomScan* cs, List* quals, int attno) {
     Plan* plan = &cs->scan.plan;
-    List* vars = pull_var_clause((Node*)list_concat(list_concat_copy(plan->targetlist, plan->qual), cs->custom_exprs),
+    List* vars = pull_var_clause((Node*)list_concat(list_concat_copy(plan->targetlist, plan->qual), quals),
                                  PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
     ListCell* lc;
     foreach (lc, vars) {
@@ -156,6 +257,8 @@ bool scan_column_read(CustomScan* cs, int attno) {
 // % takes the threshold in force when it is evaluated), and shown by EXPLAIN.
 void read_settings(JoinScanState* st) {
     st->tau = st->fixed_tau > 0 ? st->fixed_tau : similarity_threshold;
+    st->content_samples = 0;
+    st->content_none = false;
     st->threads = join_max_threads;
     st->method = static_cast<JoinMethod>(join_method_guc);
 }
@@ -171,15 +274,27 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
         TupleDesc desc = ExecGetResultType(child);
         st->natts[k] = desc->natts;
         st->side_slot[k] = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
+        st->spill_slot[k] = ExecInitExtraTupleSlot(estate, desc, &TTSOpsMinimalTuple);
     }
-    st->sig_needed[0] = scan_column_read(cs, st->sig_attno[0]);
-    st->sig_needed[1] = scan_column_read(cs, st->natts[0] + st->sig_attno[1]);
+    st->result_slot =
+        ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, &TTSOpsMinimalTuple);
+    // The content measure's query expression, last of custom_exprs, is evaluated while the rows
+    // are read: it needs no kept signature.
+    List* quals = cs->custom_exprs;
+    st->content_expr = nullptr;
+    if (st->content_side >= 0) {
+        st->content_expr = ExecInitExpr((Expr*)llast(quals), &node->ss.ps);
+        quals = list_truncate(list_copy(quals), list_length(quals) - 1);
+    }
+    st->sig_needed[0] = scan_column_read(cs, quals, st->sig_attno[0]);
+    st->sig_needed[1] = scan_column_read(cs, quals, st->natts[0] + st->sig_attno[1]);
     // One kept row serves both sides.
     if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
     read_settings(st);
-    st->join_qual = ExecInitQual(cs->custom_exprs, &node->ss.ps);
+    st->join_qual = ExecInitQual(quals, &node->ss.ps);
     st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_SIZES);
-    st->cleanup.func = delete_rows;
+    st->spill_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin passes", ALLOCSET_DEFAULT_SIZES);
+    st->cleanup.func = delete_all;
     st->cleanup.arg = st;
     MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->cleanup);
     if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0) new_rows(st);
@@ -202,16 +317,30 @@ size_t pipe_bytes(const JoinRows* r) {
     return n;
 }
 
+// The bytes the matcher finds held beside its structures once the rows are filed: the kept
+// rows' vectors and the documents (the pipelines' batch buffers are done with; the join
+// functions charge the same).
+size_t filed_bytes(const JoinRows* r) {
+    size_t n = (r->tuples[0].capacity() + r->tuples[1].capacity()) * sizeof(MinimalTuple);
+    for (int k = 0; k < 2; ++k)
+        if (r->pipe[k]) n += r->pipe[k]->docs().memory_bytes();
+    return n;
+}
+
 // Starts the pipeline of side k: with a filing thread when the threads allow one more (the
 // outer side from 2 threads on, the inner, read while the outer may still be filing, from 3);
 // listing prefixes for a self-join by the default method; presized for the child's estimated
 // rows when they are few enough.
 void open_side(JoinScanState* st, int k) {
-    const double est = ((Plan*)list_nth(((CustomScan*)st->css.ss.ps.plan)->custom_plans, k))->plan_rows;
+    // (A pass reads a part of the rows: not presized.)
+    const double est =
+        st->in_passes ? 0 : ((Plan*)list_nth(((CustomScan*)st->css.ss.ps.plan)->custom_plans, k))->plan_rows;
     const size_t limit = join_memory_limit_bytes();
     pg_entry([&] {
         JoinRows* r = st->rows;
-        const double list_tau = st->self && st->method == JoinMethod::Partitioned ? st->tau : 0.0;
+        // (The content measure's matcher joins copies of the rows: nothing listed for it.)
+        const double list_tau =
+            st->self && st->method == JoinMethod::Partitioned && st->content_side < 0 ? st->tau : 0.0;
         const bool presize = est > 0 && est * 64 < static_cast<double>(limit) / 2;
         r->pipe[k] =
             std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(est) : 0, 0, st->threads > k + 1);
@@ -221,19 +350,19 @@ void open_side(JoinScanState* st, int k) {
     });
 }
 
-// Keeps tuple t of side k (the C++ half of read_side); returns its index.
-int64_t keep_tuple(JoinScanState* st, int k, MinimalTuple t, size_t limit) {
+// Keeps tuple t of side k (the C++ half of read_side), found at position pos of its side's
+// tuplestore in a pass; returns its index, or -1 when the kept rows exceed limit bytes.
+int64_t keep_tuple(JoinScanState* st, int k, MinimalTuple t, size_t limit, uint32_t pos) {
     JoinRows* r = st->rows;
     const size_t tuples = tuple_bytes(st);
+    bool over = false;
     pg_entry([&] {
         r->tuples[k].push_back(t);
-        if (tuples + pipe_bytes(r) > limit)
-            throw_memory_limit("reading the rows of a SpotsigsJoin", "its sides' rows and signatures need more than " +
-                                                                         std::to_string(limit >> 20) +
-                                                                         " MB (the SQL join does not run in passes)");
+        if (st->in_passes) r->spill_pos[k].push_back(pos);
+        over = tuples + pipe_bytes(r) > limit;
         return Datum(0);
     });
-    return static_cast<int64_t>(r->tuples[k].size() - 1);
+    return over ? -1 : static_cast<int64_t>(r->tuples[k].size() - 1);
 }
 
 // Where hand_over puts a value: the scan and the side.
@@ -279,25 +408,112 @@ void keep_unmatchable(JoinScanState* st, TupleTableSlot* slot) {
     });
 }
 
-// Reads every row of child k, keeping those with a non-empty signature.
-void read_side(JoinScanState* st, int k) {
+// Whether the rows of side k are those the content measure's query expression reads.
+bool content_side(const JoinScanState* st, int k) {
+    return st->content_side >= 0 && (st->self || st->content_side == k);
+}
+
+// Raises the error of a content query whose template or threshold is not the same for every row.
+[[noreturn]] void content_query_varies(const char* what) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("the content query of a SpotsigsJoin %s", what),
+                    errdetail("The join matches every row with the template and threshold of one evaluation of the "
+                              "query expression, whose content must be the row's signature without that template."),
+                    errhint("Use spotsig_content_query(sig, rel, column), or SET spotsigs.enable_join = off.")));
+    pg_unreachable();
+}
+
+// Evaluates the content measure's query expression on the row in slot (side k, its signature
+// sig), the first rows read: the first evaluation gives the template and threshold, the next
+// must give the same, and each's content must be sig without the template.
+void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum sig) {
+    TupleTableSlot* out = st->css.ss.ss_ScanTupleSlot;
+    ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
+    const int total = st->natts[0] + st->natts[1];
+    ExecClearTuple(out);
+    for (int i = 0; i < total; ++i) {
+        out->tts_values[i] = Datum(0);
+        out->tts_isnull[i] = true;
+    }
+    slot_getallattrs(slot);
+    // The expression reads its column at the content side's place in the scan tuple.
+    const int at = st->content_side == 1 ? st->natts[0] : 0;
+    memcpy(out->tts_values + at, slot->tts_values, sizeof(Datum) * st->natts[k]);
+    memcpy(out->tts_isnull + at, slot->tts_isnull, sizeof(bool) * st->natts[k]);
+    ExecStoreVirtualTuple(out);
+    econtext->ecxt_scantuple = out;
+    MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+    bool isnull;
+    Datum q = ExecEvalExpr(st->content_expr, econtext, &isnull);
+    struct varlena *content = nullptr, *tm = nullptr;
+    double tau = 0;
+    const bool ok = !isnull && read_content_query(q, &content, &tau, &tm);
+    struct varlena* row = fetch_spotsig(sig);
+    MemoryContextSwitchTo(old);
+    const bool first = st->content_samples++ == 0;
+    if (first) st->content_none = !ok;
+    else if (ok == st->content_none) content_query_varies("is NULL for some rows and not for others");
+    if (ok) {
+        bool same = true, is_content = true;
+        MemoryContext qcxt = MemoryContextGetParent(st->rows_cxt);
+        pg_entry([&] {
+            const MultisetView t = view_of(tm), c = view_of(content), r = view_of(row);
+            if (first) {
+                st->tau = tau;
+                st->ntmpl = t.size;
+                pg_guard(
+                    [&] { st->tmpl = (uint64*)MemoryContextAlloc(qcxt, sizeof(uint64) * (t.size > 0 ? t.size : 1)); });
+                std::copy(t.hashes, t.hashes + t.size, st->tmpl);
+            } else {
+                same = tau == st->tau && t.size == st->ntmpl && std::equal(t.hashes, t.hashes + t.size, st->tmpl);
+            }
+            const Multiset want = without_signatures(r, std::vector<uint64_t>(t.hashes, t.hashes + t.size));
+            is_content = want.hashes.size() == c.size && want.length == c.length &&
+                         std::equal(want.hashes.begin(), want.hashes.end(), c.hashes);
+            for (uint32_t i = 0; is_content && i < c.size; ++i) is_content = want.freqs[i] == c.freqs[i];
+            return Datum(0);
+        });
+        if (!same) content_query_varies("gives another template or threshold for another row");
+        if (!is_content) content_query_varies("is not made from the signature of the row it is evaluated on");
+    }
+    ExecClearTuple(out);
+    ResetExprContext(econtext);
+}
+
+// Reads every row of child k, keeping those with a non-empty signature; in passes (pass given),
+// reads side k's tuplestore instead, keeping the rows of the lengths the pass reads. False when
+// the kept rows exceed limit bytes (what was read is then left as it is, for delete_rows).
+bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nullptr) {
     PlanState* child = (PlanState*)list_nth(st->css.custom_ps, k);
     ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
-    const size_t limit = join_memory_limit_bytes();
     const int natts = st->natts[k];
     Datum* values = (Datum*)palloc(sizeof(Datum) * (natts > 0 ? natts : 1));
     bool* nulls = (bool*)palloc(sizeof(bool) * (natts > 0 ? natts : 1));
     open_side(st, k);
     HandOverTarget to = {st, k};
+    uint32_t pos = 0;  // in passes: the next row's position in the tuplestore
+    if (pass != nullptr) tuplestore_rescan(st->spill[k]);
     for (;;) {
-        TupleTableSlot* slot = ExecProcNode(child);
-        if (TupIsNull(slot)) break;
-        st->read[k]++;
+        TupleTableSlot* slot;
+        if (pass != nullptr) {
+            slot = st->spill_slot[k];
+            if (!tuplestore_gettupleslot(st->spill[k], true, false, slot)) break;
+            const uint32_t len = st->pass_rows->lens[k][pos++];
+            if ((pos & 1023) == 0) CHECK_FOR_INTERRUPTS();
+            if (len == 0 || !pass->reads(len)) continue;
+        } else {
+            slot = ExecProcNode(child);
+            if (TupIsNull(slot)) break;
+            st->read[k]++;
+        }
         bool isnull;
         Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
         if (isnull) {
             if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
             continue;
+        }
+        if (st->content_samples < 2 && content_side(st, k)) {
+            sample_content_query(st, k, slot, d);
+            d = slot_getattr(slot, st->sig_attno[k], &isnull);
         }
         const bool external = VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d));
         struct varlena* v = nullptr;
@@ -324,7 +540,11 @@ void read_side(JoinScanState* st, int k) {
             t = SPOTSIGS_FORM_MINIMAL_TUPLE(slot->tts_tupleDescriptor, values, nulls);
         }
         MemoryContextSwitchTo(old);
-        const int64_t id = keep_tuple(st, k, t, limit);
+        const int64_t id = keep_tuple(st, k, t, limit, pos - 1);
+        if (id < 0) {
+            ResetExprContext(econtext);
+            return false;
+        }
         bool noted = false;
         if (external) {
             // An out-of-line value holds more than 2 kB: it is not empty.
@@ -348,49 +568,91 @@ void read_side(JoinScanState* st, int k) {
         st->rows->pipe[k]->close();
         return Datum(0);
     });
+    return true;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Matches the kept rows of both sides into st->rows->pairs (outer rows are R, inner rows S).
-void match(JoinScanState* st) {
+// Matches the kept rows of both sides into st->rows->pairs (outer rows are R, inner rows S)
+// within limit bytes, rows included; a self join's pass, probe_below (join_passes.hpp). C++ code
+// (inside pg_entry); throws JoinMemoryError when the matcher's structures do not fit. *used gets
+// the bytes of the rows, *peak the matcher's accounted peak.
+void match_pairs(JoinScanState* st, size_t limit, uint64_t probe_below, size_t* used, size_t* peak) {
+    auto t0 = std::chrono::steady_clock::now();
+    JoinRows* r = st->rows;
+    Progress progress("SpotsigsJoin");
+    JoinOptions opt;
+    opt.tau = st->tau;
+    opt.threads = st->threads;
+    opt.method = st->method;
+    opt.candidates = &r->candidates;
+    opt.probe_below = probe_below;
+    opt.accounted_peak = peak;
+    const size_t tuples = tuple_bytes(st);
+    const bool self = st->self;
+    const bool content = st->content_side >= 0;
+    if (content && (st->content_samples == 0 || st->content_none)) {
+        // The content query's side has no row with a signature, or the query is NULL: no pair.
+        r->pairs = JoinPairs();
+        if (self) r->empty_content.assign(r->tuples[0].size(), true);
+        return;
+    }
+    const std::vector<uint64_t> drop(st->tmpl, st->tmpl + (content ? st->ntmpl : 0));
+    r->pairs = run_on_thread(
+        [r, self, tuples, limit, used, content, &drop](const JoinOptions& o) {
+            if (!wait_filed(*r->pipe[0], o.cancel)) return JoinPairs();
+            if (!self && !wait_filed(*r->pipe[1], o.cancel)) return JoinPairs();
+            // The matcher's structures get what the rows leave of the limit.
+            *used = tuples + filed_bytes(r);
+            if (*used >= limit) throw JoinMemoryError("the rows alone exceed the memory limit", "", *used + 1);
+            JoinOptions budget = o;
+            budget.memory_limit = limit - *used;
+            if (!content)
+                return self ? self_join(*r->pipe[0], budget) : rs_join(r->pipe[0]->docs(), r->pipe[1]->docs(), budget);
+            // The content measure: the plain join of the rows without the template.
+            const Collection rc = without_signatures(r->pipe[0]->docs(), drop, o.cancel);
+            *used += rc.memory_bytes();
+            if (self) {
+                r->empty_content.assign(rc.size(), false);
+                for (size_t d = 0; d < rc.size(); ++d)
+                    if (rc.length(d) == 0) r->empty_content[static_cast<size_t>(rc.id(d))] = true;
+            }
+            std::optional<Collection> sc;
+            if (!self) {
+                sc.emplace(without_signatures(r->pipe[1]->docs(), drop, o.cancel));
+                *used += sc->memory_bytes();
+            }
+            if (*used >= limit)
+                throw JoinMemoryError("the rows and their contents exceed the memory limit", "", *used + 1);
+            budget.memory_limit = limit - *used;
+            return self ? self_join(rc, budget) : rs_join(rc, *sc, budget);
+        },
+        opt, progress, r->tuples[0].size());
+    progress.finish();
+    st->match_s += seconds_since(t0);
+}
+
+// Matches the rows read at once; false when the matcher's structures do not fit the limit (the
+// join then runs in passes).
+bool match(JoinScanState* st) {
     const size_t limit = join_memory_limit_bytes();
+    bool fits = true;
     pg_entry([&] {
-        auto t0 = std::chrono::steady_clock::now();
-        JoinRows* r = st->rows;
-        Progress progress("SpotsigsJoin");
-        JoinOptions opt;
-        opt.tau = st->tau;
-        opt.threads = st->threads;
-        opt.method = st->method;
-        opt.candidates = &r->candidates;
-        const size_t tuples = tuple_bytes(st);
+        size_t used = 0, peak = 0;
         try {
-            const bool self = st->self;
-            r->pairs = run_on_thread(
-                [r, self, tuples, limit](const JoinOptions& o) {
-                    if (!wait_filed(*r->pipe[0], o.cancel)) return JoinPairs();
-                    if (!self && !wait_filed(*r->pipe[1], o.cancel)) return JoinPairs();
-                    // The matcher's structures get what the rows leave of the limit.
-                    const size_t used = tuples + pipe_bytes(r);
-                    if (used >= limit) throw JoinMemoryError("the rows alone exceed the memory limit", "", used + 1);
-                    JoinOptions budget = o;
-                    budget.memory_limit = limit - used;
-                    return self ? self_join(*r->pipe[0], budget)
-                                : rs_join(r->pipe[0]->docs(), r->pipe[1]->docs(), budget);
-                },
-                opt, progress, r->tuples[0].size());
+            match_pairs(st, limit, 0, &used, &peak);
+        } catch (const JoinMemoryError&) {
+            fits = false;
         } catch (const Error& e) {
             if (e.kind() == ErrorKind::OutOfMemory)
                 throw_memory_limit("matching", e.detail().empty() ? std::string(e.what()) : e.detail());
             throw;
         }
-        progress.finish();
-        st->match_s = seconds_since(t0);
         return Datum(0);
     });
+    return fits;
 }
 
 // ExecScan's access method: the next pair as a scan tuple (empty slot at the end).
@@ -419,6 +681,13 @@ void emission(const JoinScanState* st, size_t e, uint32_t idx[2]) {
     } else {
         idx[0] = idx[1] = static_cast<uint32_t>(e - 2 * npairs);
     }
+}
+
+// Whether emission e, of tuple indexes idx, is a row paired with itself that the content measure
+// leaves out (its content is empty).
+bool empty_self_pair(const JoinScanState* st, size_t e, const uint32_t idx[2]) {
+    const JoinRows* r = st->rows;
+    return st->self && st->content_side >= 0 && e >= 2 * r->pairs.size() && r->empty_content[idx[0]];
 }
 
 // Fills the scan slot out with the outer tuple outer and the inner tuple inner (nullptr: the
@@ -458,7 +727,7 @@ void mark_hits(JoinScanState* st) {
     for (size_t e = 0; e < n; ++e) {
         uint32_t idx[2];
         emission(st, e, idx);
-        if (r->hit[idx[0]]) continue;
+        if (r->hit[idx[0]] || empty_self_pair(st, e, idx)) continue;
         if ((e & 1023) == 0) CHECK_FOR_INTERRUPTS();
         fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
         econtext->ecxt_scantuple = out;
@@ -468,6 +737,253 @@ void mark_hits(JoinScanState* st) {
     ExecClearTuple(out);
 }
 
+// Share of the limit a pass's rows may take when passes are planned (the matcher's structures
+// take the rest; a pass that does not fit is split), and the share of the limit the next passes
+// are planned to need once one has run: the join functions' (join_fn.cpp).
+constexpr uint64_t kPassRowShare = 4;
+constexpr double kPassMargin = 0.8;
+
+// Reads child k again, from its start, into its tuplestore, noting every row's signature length
+// (read from the value's header: only the first chunk of a value stored out of line) and
+// tallying the lengths; the lengths and tallies count against limit bytes.
+void spill_side(JoinScanState* st, int k, size_t limit) {
+    PlanState* child = (PlanState*)list_nth(st->css.custom_ps, k);
+    ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
+    ExecReScan(child);
+    MemoryContext old = MemoryContextSwitchTo(st->spill_cxt);
+    st->spill[k] = tuplestore_begin_heap(false, false, work_mem);
+    MemoryContextSwitchTo(old);
+    st->read[k] = 0;
+    for (;;) {
+        TupleTableSlot* slot = ExecProcNode(child);
+        if (TupIsNull(slot)) break;
+        if ((++st->read[k] & 1023) == 0) CHECK_FOR_INTERRUPTS();
+        uint32_t len = 0, distinct = 0;
+        unsigned width = 0;
+        bool isnull;
+        Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
+        if (!isnull && st->content_samples < 2 && content_side(st, k)) {
+            sample_content_query(st, k, slot, d);
+            d = slot_getattr(slot, st->sig_attno[k], &isnull);
+        }
+        if (!isnull && st->content_side >= 0) {
+            // The content measure's passes go by the lengths of the rows' contents (none when
+            // nothing can match).
+            if (st->content_samples > 0 && !st->content_none) {
+                old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+                struct varlena* v = fetch_spotsig(d);
+                MemoryContextSwitchTo(old);
+                pg_entry([&] {
+                    const MultisetView m = view_of(v);
+                    uint64_t n = 0;
+                    for (uint32_t i = 0; i < m.size; ++i)
+                        if (!template_contains(st->tmpl, st->ntmpl, m.hashes[i])) {
+                            ++distinct;
+                            n += m.freqs[i];
+                        }
+                    len = static_cast<uint32_t>(n);
+                    width = m.freqs.width;
+                    return Datum(0);
+                });
+            }
+        } else if (!isnull) {
+            struct varlena* v = (struct varlena*)DatumGetPointer(d);
+            if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v)) {
+                old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+                v = PG_DETOAST_DATUM_SLICE(d, 0, kPackedHeaderSize);
+                MemoryContextSwitchTo(old);
+            }
+            if (VARSIZE_ANY_EXHDR(v) >= kPackedHeaderSize) {
+                const char* head = VARDATA_ANY(v);
+                memcpy(&distinct, head + 4, 4);
+                memcpy(&len, head + 8, 4);
+                width = static_cast<unsigned char>(head[1]) <= 4 ? static_cast<unsigned char>(head[1]) : 4;
+            }
+        }
+        tuplestore_puttupleslot(st->spill[k], slot);
+        ResetExprContext(econtext);
+        pg_entry([&] {
+            PassRows* pr = st->pass_rows;
+            pr->lens[k].push_back(len);
+            pr->tally[k].add(len, distinct, width);
+            if (len != 0) st->pass_kept++;
+            if (pr->bytes() > limit)
+                throw_memory_limit("noting the lengths of its rows for passes",
+                                   "the lengths of its " + std::to_string(st->read[0] + st->read[1]) +
+                                       " rows need more than " + std::to_string(limit >> 10) + " kB");
+            return Datum(0);
+        });
+    }
+}
+
+// Reads the rows of pass p from the tuplestores (the kept rows of the previous pass dropped);
+// false when they exceed limit bytes.
+bool read_pass(JoinScanState* st, const JoinPass& p, size_t limit) {
+    delete_rows(st);
+    MemoryContextReset(st->rows_cxt);
+    new_rows(st);
+    auto t0 = std::chrono::steady_clock::now();
+    const bool fits = read_side(st, 0, limit, &p) && (st->self || read_side(st, 1, limit, &p));
+    st->read_s += seconds_since(t0);
+    return fits;
+}
+
+// Keeps the pairs of the pass just matched that pass p reports: an inner join's as scan tuples in
+// the result tuplestore, a semi or anti join's as the outer rows they mark (those passing the
+// other join clauses).
+void emit_pass(JoinScanState* st, const JoinPass& p) {
+    JoinRows* r = st->rows;
+    PassRows* pr = st->pass_rows;
+    TupleTableSlot* out = st->css.ss.ss_ScanTupleSlot;
+    ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
+    const int ik = st->self ? 0 : 1;
+    const size_t n = emissions(st), npairs = r->pairs.size();
+    for (size_t e = 0; e < n; ++e) {
+        if ((e & 1023) == 0) CHECK_FOR_INTERRUPTS();
+        uint32_t idx[2];
+        emission(st, e, idx);
+        if (empty_self_pair(st, e, idx)) continue;
+        const uint32_t outer_pos = r->spill_pos[0][idx[0]];
+        if (!p.reports(pr->lens[0][outer_pos], pr->lens[ik][r->spill_pos[ik][idx[1]]])) continue;
+        if (!st->self || (e < 2 * npairs && e % 2 == 0)) st->pass_pairs++;
+        if (st->jointype == JOIN_INNER) {
+            fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[ik][idx[1]]);
+            tuplestore_puttupleslot(st->result, out);
+            continue;
+        }
+        if (pr->hit[outer_pos]) continue;
+        fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[ik][idx[1]]);
+        econtext->ecxt_scantuple = out;
+        if (ExecQual(st->join_qual, econtext)) pr->hit[outer_pos] = true;
+        ResetExprContext(econtext);
+    }
+    ExecClearTuple(out);
+}
+
+// One pass: its rows read, matched and their pairs kept; what it held, or that it did not fit
+// (C++ code, run by run_planned_passes).
+PassResult run_pass(JoinScanState* st, const JoinPass& p, size_t limit, const std::vector<LengthCount>& hist) {
+    PassResult out;
+    bool fits = true;
+    pg_guard([&] { fits = read_pass(st, p, limit); });
+    if (!fits) {
+        out.fits = false;
+        out.at_least = std::max<uint64_t>(limit + 1, pass_read_bytes(p, hist));
+        return out;
+    }
+    size_t used = 0, peak = 0;
+    try {
+        match_pairs(st, limit, st->self ? p.probe_hi : 0, &used, &peak);
+    } catch (const JoinMemoryError& e) {
+        out.fits = false;
+        out.at_least = used + e.at_least();
+        return out;
+    }
+    out.peak = used + peak;
+    st->pass_candidates += st->rows->candidates.load();
+    pg_guard([&] { emit_pass(st, p); });
+    return out;
+}
+
+// Runs the join in passes (see the head of this file), once the rows read at once did not fit.
+void run_in_passes(JoinScanState* st) {
+    const size_t limit = join_memory_limit_bytes();
+    elog(DEBUG1,
+         "SpotsigsJoin: the rows do not fit spotsigs.join_memory_limit at once: reading them again to join them in "
+         "passes");
+    delete_rows(st);
+    MemoryContextReset(st->rows_cxt);
+    st->in_passes = true;
+    st->read_s = st->match_s = 0;
+    pg_entry([&] {
+        st->pass_rows = new PassRows();
+        return Datum(0);
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    // The content query's side first: the template it gives decides the other side's lengths.
+    if (st->self) spill_side(st, 0, limit);
+    else if (st->content_side == 1) {
+        spill_side(st, 1, limit);
+        spill_side(st, 0, limit);
+    } else {
+        spill_side(st, 0, limit);
+        spill_side(st, 1, limit);
+    }
+    st->read_s = seconds_since(t0);
+    if (st->jointype == JOIN_INNER) {
+        MemoryContext old = MemoryContextSwitchTo(st->spill_cxt);
+        st->result = tuplestore_begin_heap(false, false, work_mem);
+        MemoryContextSwitchTo(old);
+    }
+    new_rows(st);
+    uint64_t worst = 0;
+    size_t held = 0;
+    pg_entry([&] {
+        PassRows* pr = st->pass_rows;
+        if (st->jointype != JOIN_INNER) pr->hit.assign(pr->lens[0].size(), false);
+        const std::vector<LengthCount> hist =
+            st->self ? pr->tally[0].sorted() : merge_histograms(pr->tally[0].sorted(), pr->tally[1].sorted());
+        held = pr->bytes();
+        const size_t left = limit > held ? limit - held : 1;
+        // No row to match (the content query's side has none with a signature, or the query is
+        // NULL): no pass.
+        if (hist.empty() || (st->content_side >= 0 && (st->content_samples == 0 || st->content_none))) return Datum(0);
+        st->passes = run_planned_passes(
+            hist, st->tau, left, std::max<uint64_t>(left / kPassRowShare, 1), kPassMargin,
+            [&](const JoinPass& p) { return run_pass(st, p, left, hist); },
+            [&](const JoinPass& p, uint64_t at_least) {
+                throw_memory_limit("matching in passes", "its smallest pass, the rows of signature lengths " +
+                                                             std::to_string(p.probe_lo) + " to " +
+                                                             std::to_string(p.read_hi) + ", needs at least " +
+                                                             std::to_string((at_least + held) >> 10) + " kB");
+            },
+            worst);
+        return Datum(0);
+    });
+    elog(DEBUG1,
+         "SpotsigsJoin: %llu passes within spotsigs.join_memory_limit, accounted peak %zu kB (a pass's rows and "
+         "matcher with %zu kB of row lengths kept beside them), %llu pairs",
+         (unsigned long long)st->passes, (size_t)((worst + held) >> 10), held >> 10,
+         (unsigned long long)st->pass_pairs);
+    // The last pass's rows go; the result is read from the tuplestores.
+    delete_rows(st);
+    MemoryContextReset(st->rows_cxt);
+    new_rows(st);
+    if (st->jointype != JOIN_INNER) tuplestore_rescan(st->spill[0]);
+    st->emitted = 0;
+}
+
+// The next row of a join run in passes (empty slot at the end): an inner join's next scan tuple
+// from the result tuplestore, a semi or anti join's next outer row that has a pair (semi) or
+// not (anti).
+TupleTableSlot* next_from_passes(JoinScanState* st) {
+    TupleTableSlot* out = st->css.ss.ss_ScanTupleSlot;
+    TupleTableSlot* in;
+    int natts;
+    if (st->jointype == JOIN_INNER) {
+        in = st->result_slot;
+        if (!tuplestore_gettupleslot(st->result, true, false, in)) return ExecClearTuple(out);
+        natts = st->natts[0] + st->natts[1];
+    } else {
+        in = st->spill_slot[0];
+        const bool want = st->jointype == JOIN_SEMI;
+        for (;;) {
+            if (!tuplestore_gettupleslot(st->spill[0], true, false, in)) return ExecClearTuple(out);
+            if (st->pass_rows->hit[st->emitted++] == want) break;
+        }
+        natts = st->natts[0];
+    }
+    ExecClearTuple(out);
+    slot_getallattrs(in);
+    memcpy(out->tts_values, in->tts_values, sizeof(Datum) * natts);
+    memcpy(out->tts_isnull, in->tts_isnull, sizeof(bool) * natts);
+    for (int i = natts; i < st->natts[0] + st->natts[1]; ++i) {
+        out->tts_values[i] = Datum(0);
+        out->tts_isnull[i] = true;
+    }
+    return ExecStoreVirtualTuple(out);
+}
+
 TupleTableSlot* next_pair(ScanState* ss) {
     JoinScanState* st = (JoinScanState*)ss;
     if (!st->matched) {
@@ -475,13 +991,16 @@ TupleTableSlot* next_pair(ScanState* ss) {
         // Whether this join's large blocks may come from the reserved huge pages (huge_alloc.hpp).
         use_reserved_huge_pages(join_huge_pages);
         auto t0 = std::chrono::steady_clock::now();
-        read_side(st, 0);
-        if (!st->self) read_side(st, 1);
+        const size_t limit = join_memory_limit_bytes();
+        st->match_s = 0;
+        bool fits = read_side(st, 0, limit) && (st->self || read_side(st, 1, limit));
         st->read_s = seconds_since(t0);
-        match(st);
-        if (st->jointype != JOIN_INNER) mark_hits(st);
+        if (fits) fits = match(st);
+        if (!fits) run_in_passes(st);
+        else if (st->jointype != JOIN_INNER) mark_hits(st);
         st->matched = true;
     }
+    if (st->in_passes) return next_from_passes(st);
     TupleTableSlot* out = ss->ss_ScanTupleSlot;
     JoinRows* r = st->rows;
     if (st->jointype != JOIN_INNER) {
@@ -494,9 +1013,11 @@ TupleTableSlot* next_pair(ScanState* ss) {
             return fill_scan_tuple(st, out, r->unmatchable[r->next++ - n], nullptr);
         return ExecClearTuple(out);
     }
-    if (r->next >= emissions(st)) return ExecClearTuple(out);
     uint32_t idx[2];
-    emission(st, r->next++, idx);
+    do {
+        if (r->next >= emissions(st)) return ExecClearTuple(out);
+        emission(st, r->next, idx);
+    } while (empty_self_pair(st, r->next++, idx));
     return fill_scan_tuple(st, out, r->tuples[0][idx[0]], r->tuples[st->self ? 0 : 1][idx[1]]);
 }
 
@@ -513,6 +1034,7 @@ TupleTableSlot* exec_scan(CustomScanState* node) {
 void end_scan(CustomScanState* node) {
     JoinScanState* st = (JoinScanState*)node;
     delete_rows(st);
+    delete_passes(st);
     ListCell* lc;
     foreach (lc, node->custom_ps) ExecEndNode((PlanState*)lfirst(lc));
 }
@@ -522,11 +1044,16 @@ void end_scan(CustomScanState* node) {
 void rescan(CustomScanState* node) {
     JoinScanState* st = (JoinScanState*)node;
     Bitmapset* changed = node->ss.ps.chgParam;
-    if (changed == nullptr && st->matched && (st->fixed_tau > 0 || st->tau == similarity_threshold)) {
+    if (changed == nullptr && st->matched && (st->fixed_tau != 0 || st->tau == similarity_threshold)) {
         st->rows->next = 0;
+        if (st->in_passes) {
+            tuplestore_rescan(st->jointype == JOIN_INNER ? st->result : st->spill[0]);
+            st->emitted = 0;
+        }
         return;
     }
     delete_rows(st);
+    delete_passes(st);
     MemoryContextReset(st->rows_cxt);
     new_rows(st);
     st->matched = false;
@@ -542,14 +1069,24 @@ void rescan(CustomScanState* node) {
 void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
     JoinScanState* st = (JoinScanState*)node;
     CustomScan* cs = (CustomScan*)node->ss.ps.plan;
-    if (cs->custom_exprs != NIL) {
-        // A semi or anti join's other clauses, checked on each pair.
+    List* quals = cs->custom_exprs;
+    if (st->content_side >= 0) quals = list_truncate(list_copy(quals), list_length(quals) - 1);
+    if (quals != NIL || st->content_side >= 0) {
         List* context = set_deparse_context_plan(es->deparse_cxt, &cs->scan.plan, ancestors);
-        char* text = deparse_expression((Node*)make_ands_explicit(cs->custom_exprs), context, true, false);
-        ExplainPropertyText("Join Filter", text, es);
+        // A semi or anti join's other clauses, checked on each pair.
+        if (quals != NIL)
+            ExplainPropertyText("Join Filter",
+                                deparse_expression((Node*)make_ands_explicit(quals), context, true, false), es);
+        // The content measure's query, evaluated on the first rows of its side.
+        if (st->content_side >= 0)
+            ExplainPropertyText("Content Query",
+                                deparse_expression((Node*)llast(cs->custom_exprs), context, true, false), es);
     }
     char buf[64];
-    snprintf(buf, sizeof buf, "%g", st->tau);
+    if (st->content_side < 0) snprintf(buf, sizeof buf, "%g", st->tau);
+    else if (st->matched && st->content_samples > 0 && !st->content_none)
+        snprintf(buf, sizeof buf, "%g, content measure (%u template signatures)", st->tau, (unsigned)st->ntmpl);
+    else snprintf(buf, sizeof buf, "content measure");
     ExplainPropertyText("Threshold", buf, es);
     snprintf(buf, sizeof buf, "%s, %s%s", method_name(st->method), st->self ? "self-join" : "R-S",
              st->jointype == JOIN_SEMI   ? ", semi join"
@@ -563,10 +1100,14 @@ void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
     else snprintf(buf, sizeof buf, "%ldkB", kb);
     ExplainPropertyText("Memory Limit", buf, es);
     if (es->analyze && st->matched && st->rows != nullptr) {
-        ExplainPropertyInteger("Rows Kept", nullptr, (int64)(st->rows->tuples[0].size() + st->rows->tuples[1].size()),
-                               es);
-        ExplainPropertyInteger("Pairs", nullptr, (int64)st->rows->pairs.size(), es);
-        ExplainPropertyInteger("Candidates", nullptr, (int64)st->rows->candidates.load(), es);
+        const bool passes = st->in_passes;
+        ExplainPropertyInteger(
+            "Rows Kept", nullptr,
+            passes ? (int64)st->pass_kept : (int64)(st->rows->tuples[0].size() + st->rows->tuples[1].size()), es);
+        ExplainPropertyInteger("Pairs", nullptr, passes ? (int64)st->pass_pairs : (int64)st->rows->pairs.size(), es);
+        if (passes) ExplainPropertyInteger("Passes", nullptr, (int64)st->passes, es);
+        ExplainPropertyInteger("Candidates", nullptr,
+                               passes ? (int64)st->pass_candidates : (int64)st->rows->candidates.load(), es);
         if (es->timing) {
             ExplainPropertyFloat("Read Time", "ms", st->read_s * 1000.0, 3, es);
             ExplainPropertyFloat("Match Time", "ms", st->match_s * 1000.0, 3, es);
@@ -578,9 +1119,10 @@ void explain_scan(CustomScanState* node, List* ancestors, ExplainState* es) {
 
 CustomScanMethods scan_methods = {"SpotsigsJoin", create_state};
 
-List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau) {
-    return list_make5(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
-                      makeInteger(static_cast<int>(jointype)), copyObjectImpl(tau));
+List* make_private(bool self, int outer_sig, int inner_sig, JoinType jointype, Node* tau, int content_side) {
+    List* l = list_make5(makeInteger(self ? 1 : 0), makeInteger(outer_sig), makeInteger(inner_sig),
+                         makeInteger(static_cast<int>(jointype)), copyObjectImpl(tau));
+    return lappend(l, makeInteger(content_side));
 }
 
 namespace {

@@ -19,6 +19,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -27,6 +28,7 @@ extern "C" {
 
 #include <cstring>
 
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 
 #include "pg/join/join_read.hpp"
@@ -145,6 +147,23 @@ void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryCo
     SPI_finish();
 }
 
+MultisetView without_template(const MultisetView& q, const uint64* t, size_t n) {
+    if (n == 0) return q;
+    uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
+    uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
+    MultisetView out;
+    pg_entry([&] {
+        uint64_t length = 0;
+        out.size = content_of(q, t, n, hashes, freqs, &length);
+        out.length = length;
+        return Datum(0);
+    });
+    out.hashes = hashes;
+    out.freqs.data = reinterpret_cast<const unsigned char*>(freqs);
+    out.freqs.width = 4;
+    return out;
+}
+
 }  // namespace spotsigs::pg
 
 using namespace spotsigs::pg;
@@ -209,5 +228,8 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
     if (rc != SPI_OK_DELETE) elog(ERROR, "spotsigs_analyze: cleaning the store failed: %s", SPI_result_code_string(rc));
     restore_user(saved);
     SPI_finish();
+    // Plans that name the table are made again: the SQL join on a bare % is planned only while
+    // the column has no statistics (auto_query.hpp).
+    CacheInvalidateRelcacheByRelid(relid);
     PG_RETURN_INT32(size);
 }

@@ -7,6 +7,8 @@
 
 #include "pg/pg.hpp"
 
+#include "core/signature/multiset.hpp"
+
 extern "C" {
 #include "datatype/timestamp.h"
 }
@@ -29,5 +31,8 @@ struct StoredTemplate {
 // needs its own privileges). Without the store (a catalog older than the library), not found.
 // Raises PostgreSQL errors; call outside pg_entry.
 void stored_template(Oid ext_schema, Oid relid, const char* sig_column, MemoryContext cxt, StoredTemplate* out);
+
+// q without the template signatures t[0..n) (ascending), in palloc'd arrays; q itself when n is 0.
+MultisetView without_template(const MultisetView& q, const uint64* t, size_t n);
 
 }  // namespace spotsigs::pg

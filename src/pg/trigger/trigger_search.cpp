@@ -99,12 +99,11 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
 
     // The index may leave candidates unverified (fewer of them than the lists it would read to
     // complete their overlaps): their similarity is computed from the row, fetched anyway.
-    // With a template, the index (which holds whole rows) is searched at the lowered plain
-    // threshold of core/template/stored.hpp, which every row whose content similarity reaches
-    // the threshold also reaches against q (the new row's content; index::content_candidates);
-    // every row it returns is then verified on its content similarity, computed from the row.
-    // Plain similarities neither bound content similarities from above nor order them, so in
-    // mode best all of them are verified.
+    // With a template, the index (which holds whole rows) is searched for the rows whose content
+    // bound (core/index/index_search.hpp) reaches the threshold, as every row whose content
+    // similarity to q (the new row's content) does (index::content_candidates); every row it
+    // returns is then verified on its content similarity, computed from the row. In mode best
+    // all of them are verified.
     const bool verify_all = c->ntmpl > 0;
     Relation index = index_open(c->index_oid, AccessShareLock);
     int64 nexact = 0;

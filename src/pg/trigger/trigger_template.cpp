@@ -41,20 +41,7 @@ void refresh_trigger_template(TriggerConfig* c, Relation rel) {
 }
 
 MultisetView trigger_content(const TriggerConfig* c, const MultisetView& q) {
-    if (c->ntmpl == 0) return q;
-    uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
-    uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
-    MultisetView out;
-    pg_entry([&] {
-        uint64_t length = 0;
-        out.size = content_of(q, c->tmpl, c->ntmpl, hashes, freqs, &length);
-        out.length = length;
-        return Datum(0);
-    });
-    out.hashes = hashes;
-    out.freqs.data = reinterpret_cast<const unsigned char*>(freqs);
-    out.freqs.width = 4;
-    return out;
+    return without_template(q, c->tmpl, c->ntmpl);
 }
 
 }  // namespace spotsigs::pg

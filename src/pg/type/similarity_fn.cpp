@@ -16,6 +16,7 @@ extern "C" {
 #include "core/common/threshold.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
+#include "pg/type/auto_query.hpp"
 #include "pg/type/datum.hpp"
 
 using namespace spotsigs;
@@ -24,6 +25,7 @@ using namespace spotsigs::pg;
 namespace spotsigs::pg {
 
 double similarity_threshold = 0.2;
+bool similarity_threshold_auto = true;
 
 namespace {
 
@@ -31,8 +33,29 @@ namespace {
 // setting's range (printing the value with %g: 1.0000000000000002 reads "1") and rejects NaN
 // before any hook of ours runs, each with its own wording. As a string, every value reaches
 // check_similarity_threshold, which applies the threshold rule and message of every other entry
-// point and stores the shortest exact spelling of the value.
+// point and stores the shortest exact spelling of the value. The value 'auto' (any case, the
+// default) is stored as "auto".
 char* similarity_threshold_text = nullptr;
+
+// Replaces *newval by text and hands tau to the assign hook in *extra, both allocated as the
+// check hook must (compat.hpp); false with the out-of-memory error when either cannot be.
+bool store_threshold(const char* text, double tau, char** newval, void** extra) {
+    char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(std::strlen(text) + 1));
+    double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
+    if (canonical == nullptr || value == nullptr) {
+        if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
+        if (value != nullptr) SPOTSIGS_GUC_FREE(value);
+        GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+        GUC_check_errmsg("out of memory");
+        return false;
+    }
+    std::strcpy(canonical, text);
+    SPOTSIGS_GUC_FREE(*newval);
+    *newval = canonical;
+    *value = tau;
+    *extra = value;
+    return true;
+}
 
 // Reads the value as float8in does (the same values, the same two errors for a non-number and
 // for an overflow), then applies the threshold rule (threshold.hpp's message, 22023). A valid
@@ -43,6 +66,13 @@ char* similarity_threshold_text = nullptr;
 bool check_similarity_threshold(char** newval, void** extra, GucSource) {
     const char* s = *newval;
     while (*s == ' ' || *s == '\t' || *s == '\n') ++s;
+    if (pg_strncasecmp(s, "auto", 4) == 0) {
+        const char* e = s + 4;
+        while (*e == ' ' || *e == '\t' || *e == '\n') ++e;
+        if (*e == '\0') {
+            return store_threshold("auto", 0.0, newval, extra);  // 'auto': no threshold is 0
+        }
+    }
     char* end = nullptr;
     errno = 0;
     double tau = *s == '\0' ? 0.0 : std::strtod(s, &end);
@@ -72,25 +102,15 @@ bool check_similarity_threshold(char** newval, void** extra, GucSource) {
     char text[40];
     auto r = std::to_chars(text, text + sizeof text - 1, tau);
     *r.ptr = '\0';
-    char* canonical = static_cast<char*>(SPOTSIGS_GUC_MALLOC(std::strlen(text) + 1));
-    double* value = static_cast<double*>(SPOTSIGS_GUC_MALLOC(sizeof(double)));
-    if (canonical == nullptr || value == nullptr) {
-        if (canonical != nullptr) SPOTSIGS_GUC_FREE(canonical);
-        if (value != nullptr) SPOTSIGS_GUC_FREE(value);
-        GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-        GUC_check_errmsg("out of memory");
-        return false;
-    }
-    std::strcpy(canonical, text);
-    SPOTSIGS_GUC_FREE(*newval);
-    *newval = canonical;
-    *value = tau;
-    *extra = value;
-    return true;
+    return store_threshold(text, tau, newval, extra);
 }
 
+// 'auto' (extra 0) sets the plain threshold to 0.2, the default before 'auto': every path that
+// reads similarity_threshold answers as it did, except a bare % rewritten by the planner.
 void assign_similarity_threshold(const char*, void* extra) {
-    similarity_threshold = *static_cast<double*>(extra);
+    const double tau = *static_cast<double*>(extra);
+    similarity_threshold_auto = tau == 0.0;
+    similarity_threshold = similarity_threshold_auto ? kAutoPlainThreshold : tau;
 }
 
 }  // namespace
@@ -112,8 +132,10 @@ double threshold_arg(FunctionCallInfo fcinfo, int argno) {
 void register_similarity_gucs() {
     DefineCustomStringVariable(
         "spotsigs.similarity_threshold", "Threshold of the spotsig % operator (multiset Jaccard similarity).",
-        "Pairs with similarity(a, b) >= this value satisfy a % b. Must be in (0, 1].", &similarity_threshold_text,
-        "0.2", PGC_USERSET, 0, check_similarity_threshold, assign_similarity_threshold, nullptr);
+        "A value in (0, 1]: pairs with similarity(a, b) >= it satisfy a % b. auto: a % b on a column with stored "
+        "statistics (spotsigs_analyze) compares the content at 0.4, otherwise the similarity at 0.2.",
+        &similarity_threshold_text, "auto", PGC_USERSET, 0, check_similarity_threshold, assign_similarity_threshold,
+        nullptr);
     MarkGUCPrefixReserved("spotsigs");
 }
 

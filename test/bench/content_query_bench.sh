@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The content-measure search through the spotsigs index beside the plain one, on the textcorpus
+# scaled to ROWS rows (default 1,000,000; scaled_lib.sh): per query, in one run and alternating,
+#   content  `sig % spotsigs_content_query`  and  plain `sig % spotsig_query(q, 0.4)`,
+#   content  `ORDER BY sig <-> spotsigs_content_query LIMIT 10`  and  plain `ORDER BY sig <-> q LIMIT 10`,
+# each timed in the backend (clock_timestamp around the statement, as content_query_eval.sh does);
+# p50 and p95 over NQ (default 200) queries sampled from the table in hashint8(id) order.
+#
+#   test/bench/content_query_bench.sh [path/to/textcorpus]    (default: ../shared/data/textcorpus)
+#
+# The template: the 1M scaled rows' own statistics hold nearly every signature (each recurs on
+# about 13 mostly unrelated rows, docs/content-measure.md), which leaves queries without content.
+# The queries therefore take the template of the real corpus (the table's first 75,400 rows,
+# analyzed as table t75k): spotsig_content_query(q, 't75k', 'sig').
+# The cluster lives in OUT/cluster (default OUT=build/content-query-bench) and is kept between
+# runs (the 1M rows take several minutes to build); REBUILD=1 builds the tables again, BUILD_ONLY=1
+# stops after building them.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+corpus=${1:-$repo/../shared/data/textcorpus}
+corpus=$(cd "$corpus" && pwd)
+: "${ROWS:=1000000}" "${NQ:=200}" "${REBUILD:=0}" "${SHARED_BUFFERS:=2GB}"
+: "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}"
+: "${OUT:=$repo/build/content-query-bench}"
+bin=${PGBIN:-$(dirname "$(command -v pg_ctl)")}
+export PATH=$bin:$PATH
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+cluster=$OUT/cluster
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then as_pg=(runuser -u postgres --); fi
+export PGHOST=$cluster PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
+psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+if [ ! -d "$cluster/data" ]; then
+  mkdir -p "$cluster"
+  [ ${#as_pg[@]} -eq 0 ] || chown postgres: "$cluster"
+  "${as_pg[@]}" "$bin/initdb" -D "$cluster/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >/dev/null
+  REBUILD=1
+fi
+stop() { "${as_pg[@]}" "$bin/pg_ctl" -D "$cluster/data" -m fast stop >/dev/null 2>&1 || true; }
+stop
+"${as_pg[@]}" "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/log" -w -o "-k $cluster -c listen_addresses='' \
+  -c shared_buffers=$SHARED_BUFFERS -c maintenance_work_mem=1GB -c max_wal_size=8GB -c synchronous_commit=off \
+  -c max_parallel_workers_per_gather=0 -c spotsigs.max_threads=2" start >/dev/null
+trap stop EXIT
+psql_q -c "CREATE EXTENSION IF NOT EXISTS spotsigs" -c "ALTER EXTENSION spotsigs UPDATE"
+
+if [ "$REBUILD" = 1 ] || [[ $(psql_q -c "SELECT to_regclass('t1m_sig') IS NULL") == t ]]; then
+  source "$here/scaled_lib.sh"
+  psql_q -c "DROP TABLE IF EXISTS t1m, t75k"
+  load_scaled t1m "$ROWS"
+  psql_q -c "CREATE INDEX t1m_sig ON t1m USING spotsigs (sig)" -c "VACUUM ANALYZE t1m"
+  psql_q -c "CREATE TABLE t75k AS SELECT * FROM t1m WHERE id <= 75400" -c "ALTER TABLE t75k ADD PRIMARY KEY (id)" \
+    -c "SELECT spotsigs_analyze('t75k', 'sig')" >/dev/null
+fi
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
+
+{
+  echo "rows: $(psql_q -c 'SELECT count(*) FROM t1m'), template: $(psql_q -c "SELECT template_size FROM spotsigs_stats WHERE relation = 't75k'::regclass") signatures (t75k), $NQ queries"
+  psql_q <<SQL
+SET enable_seqscan = off;
+CREATE TEMP TABLE q AS SELECT id, sig FROM t1m WHERE length(sig) > 0 ORDER BY hashint8(id) LIMIT $NQ;
+CREATE TEMP TABLE tm (kind text, ms float8, n bigint);
+-- Every query once, so that the pages they read are in shared_buffers.
+SELECT count(*) FROM q, LATERAL (SELECT count(*) FROM t1m p WHERE p.sig % spotsig_content_query(q.sig, 't75k', 'sig')) c;
+SELECT count(*) FROM q, LATERAL (SELECT count(*) FROM t1m p WHERE p.sig % spotsig_query(q.sig, 0.4)) c;
+DO \$\$
+DECLARE r record; t0 timestamptz; n bigint;
+BEGIN
+  FOR r IN SELECT * FROM q ORDER BY id LOOP
+    t0 := clock_timestamp();
+    SELECT count(*) INTO n FROM t1m p WHERE p.sig % spotsig_content_query(r.sig, 't75k', 'sig');
+    INSERT INTO tm VALUES ('% content', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    t0 := clock_timestamp();
+    SELECT count(*) INTO n FROM t1m p WHERE p.sig % spotsig_query(r.sig, 0.4);
+    INSERT INTO tm VALUES ('% plain 0.4', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    t0 := clock_timestamp();
+    SELECT count(*) INTO n FROM (SELECT id FROM t1m p ORDER BY p.sig <-> spotsig_content_query(r.sig, 't75k', 'sig') LIMIT 10) x;
+    INSERT INTO tm VALUES ('<-> content LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    t0 := clock_timestamp();
+    SELECT count(*) INTO n FROM (SELECT id FROM t1m p ORDER BY p.sig <-> r.sig LIMIT 10) x;
+    INSERT INTO tm VALUES ('<-> plain LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+  END LOOP;
+END \$\$;
+SELECT kind || ': p50 ' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) || ' ms, p95 '
+       || round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3) || ' ms, rows per query '
+       || round(avg(n), 1) FROM tm GROUP BY kind ORDER BY kind;
+SQL
+} | tee "$OUT/results.txt"
