@@ -59,8 +59,7 @@ struct TriggerConfig {
     size_t ntmpl;                  // how many
     TimestampTz tmpl_at;           // when they were computed
     int64 tmpl_rows;               // on how many rows (0 without statistics)
-    bool tmpl_base_known;          // tmpl_base is set for these statistics
-    uint64 tmpl_base;              // the index's row count when this backend first saw them
+    uint64 refresh_check;          // the index's entry count at which rows are next counted
     LocalTransactionId tmpl_lxid;  // the statement they were looked up for: transaction and start
     TimestampTz tmpl_stmt;
     MemoryContext tmpl_cxt;  // child of cxt, replaced when the template changes

@@ -126,7 +126,7 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
         // The content measure compares the rows' contents: q becomes the new row's.
         if (c->content) {
             refresh_trigger_template(c, rel);
-            if (TRIGGER_FIRED_BY_INSERT(td->tg_event)) maybe_reanalyze(c, rel);
+            if (TRIGGER_FIRED_BY_INSERT(td->tg_event)) maybe_refresh(c, rel);
             q = trigger_content(c, q);
         }
         // An empty spotsig has similarity 0 with everything: it never matches (nor does an empty
