@@ -91,6 +91,29 @@ CREATE TRIGGER rfirst_flag BEFORE INSERT ON rfirst FOR EACH ROW
 INSERT INTO rfirst (id, sig) SELECT id, sig FROM rsrc ORDER BY id;
 SELECT count(*) AS statistics FROM spotsigs_stats WHERE relation = 'rfirst'::regclass;
 
+-- Cancel: a statement cancelled during a refresh (here by statement_timeout while the re-flag's
+-- UPDATE fires a slow trigger of the user's) rolls the refresh back and leaves the session able
+-- to refresh: the next insert does.
+CREATE TABLE rcancel (LIKE rpages INCLUDING ALL);
+CREATE TRIGGER rcancel_flag BEFORE INSERT ON rcancel FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+CREATE FUNCTION rslow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$;
+CREATE TRIGGER rcancel_slow BEFORE UPDATE ON rcancel FOR EACH ROW EXECUTE FUNCTION rslow();
+SET spotsigs.trigger_refresh = off;
+INSERT INTO rcancel (id, sig) SELECT id, sig FROM rsrc WHERE id <= 64 ORDER BY id;
+RESET spotsigs.trigger_refresh;
+SET statement_timeout = '500ms';
+\set VERBOSITY terse
+INSERT INTO rcancel (id, sig) SELECT id, sig FROM rsrc WHERE id = 65;
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT count(*) AS statistics, (SELECT count(*) FROM rcancel) AS rows FROM spotsigs_stats
+WHERE relation = 'rcancel'::regclass;
+DROP TRIGGER rcancel_slow ON rcancel;
+INSERT INTO rcancel (id, sig) SELECT id, sig FROM rsrc WHERE id = 65;
+SELECT rows_analyzed, rdiff('rcancel') AS differences_from_brute_force FROM spotsigs_stats
+WHERE relation = 'rcancel'::regclass;
+
 -- Privileges: only the table's owner refreshes (as ANALYZE); another inserting role keeps the
 -- stored statistics (here none) and its rows are flagged with them. The owner is no superuser
 -- (a superuser bypasses row-level security).
@@ -137,6 +160,6 @@ DROP TABLE rpriv, rrls, rhidden;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM rr_owner;
 
-DROP TABLE rpages, rbefore, rfirst64, roff, rfirst, rsrc;
+DROP TABLE rpages, rbefore, rfirst64, roff, rfirst, rcancel, rsrc;
 DROP ROLE rr_owner, rr_writer;
-DROP FUNCTION rdiff(regclass), rw(int, int), rstory(int, int), rsite(int);
+DROP FUNCTION rslow(), rdiff(regclass), rw(int, int), rstory(int, int), rsite(int);
