@@ -133,30 +133,23 @@ SELECT count(*) AS statistics FROM spotsigs_stats WHERE relation = 'rpriv'::regc
 INSERT INTO rpriv (id, sig) SELECT id, sig FROM rsrc WHERE id = 41;
 SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'rpriv'::regclass;
 
--- Row-level security, forced on the owner: the refresh counts, analyzes and re-flags only the
--- rows the owner's policies show. Rows 1001-1040, hidden by the policies, are copies of rows
--- 1-40, loaded first without the policies in force and without refresh (flagged by plain
--- similarity); the 17th visible row finds 16 rows and refreshes, and no hidden row's flag changes.
+-- Row-level security enabled on the table: no refresh, even by the owner with the policies
+-- forced on it (the re-flag would write into other writers' rows ids their policies may hide).
+-- Rows 1001-1040 are hidden from everyone but the owner; the owner inserts 40 visible rows.
 CREATE TABLE rrls (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
 CREATE INDEX ON rrls USING spotsigs (sig);
 CREATE TRIGGER rrls_flag BEFORE INSERT ON rrls FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
 ALTER TABLE rrls ENABLE ROW LEVEL SECURITY;
-CREATE POLICY rrls_ins ON rrls FOR INSERT WITH CHECK (true);
-CREATE POLICY rrls_sel ON rrls FOR SELECT USING (id <= 1000);
-CREATE POLICY rrls_upd ON rrls FOR UPDATE USING (id <= 1000);
-SET spotsigs.trigger_refresh = off;
+CREATE POLICY rrls_all ON rrls USING (id <= 1000);
 INSERT INTO rrls (id, sig) SELECT 1000 + id, sig FROM rsrc WHERE id <= 40 ORDER BY id;
-RESET spotsigs.trigger_refresh;
-CREATE TABLE rhidden AS SELECT id, dup, sim FROM rrls;
-SELECT count(*) AS hidden_rows, count(dup) AS hidden_flagged FROM rhidden;
+INSERT INTO rrls (id, sig) SELECT id, sig FROM rsrc WHERE id <= 20 ORDER BY id;
 ALTER TABLE rrls FORCE ROW LEVEL SECURITY;
-INSERT INTO rrls (id, sig) SELECT id, sig FROM rsrc WHERE id <= 17 ORDER BY id;
--- (spotsigs_stats hides the tables whose rows row-level security filters for the reader.)
+INSERT INTO rrls (id, sig) SELECT id, sig FROM rsrc WHERE id BETWEEN 21 AND 40 ORDER BY id;
 ALTER TABLE rrls NO FORCE ROW LEVEL SECURITY;
-SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'rrls'::regclass;
-SELECT count(*) FILTER (WHERE r.dup IS DISTINCT FROM h.dup OR r.sim IS DISTINCT FROM h.sim) AS hidden_changed
-FROM rrls r JOIN rhidden h USING (id);
-DROP TABLE rpriv, rrls, rhidden;
+SELECT count(*) AS rows, count(*) FILTER (WHERE id > 1000) AS hidden_rows,
+       (SELECT count(*) FROM spotsigs_stats WHERE relation = 'rrls'::regclass) AS statistics
+FROM rrls;
+DROP TABLE rpriv, rrls;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM rr_owner;
 

@@ -4,6 +4,8 @@
 extern "C" {
 #include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -14,6 +16,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 }
 
 #include "pg/compat.hpp"
@@ -46,6 +49,28 @@ void reload_template(TriggerConfig* c, Relation rel) {
     c->tmpl_lxid = InvalidLocalTransactionId;
     refresh_trigger_template(c, rel);
     PopActiveSnapshot();
+}
+
+// True when row-level security is enabled on relid.
+bool rls_enabled(Oid relid) {
+    HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for relation %u", relid);
+    const bool on = ((Form_pg_class)GETSTRUCT(tup))->relrowsecurity;
+    ReleaseSysCache(tup);
+    return on;
+}
+
+// True when row-level security is enabled on rel or on a partitioned table above it. The re-flag
+// writes into other writers' rows the ids of matches the refreshing role sees; with policies,
+// those writers may not see them.
+bool any_row_security(Relation rel) {
+    if (rel->rd_rel->relrowsecurity) return true;
+    if (!rel->rd_rel->relispartition) return false;
+    List* ancestors = get_partition_ancestors(RelationGetRelid(rel));
+    ListCell* lc;
+    foreach (lc, ancestors)
+        if (rls_enabled(lfirst_oid(lc))) return true;
+    return false;
 }
 
 Datum name_datum(const char* s) {
@@ -140,11 +165,11 @@ void maybe_refresh(TriggerConfig* c, Relation rel) {
     const uint64 entries = index::indexed_rows(index);
     index_close(index, AccessShareLock);
     if (entries < refresh_target(c) || entries < c->refresh_check) return;
-    // Analyzing needs the table's ownership (as ANALYZE), the re-flag SELECT and UPDATE on it and
-    // temporary tables, which a security-restricted operation may not create.
+    // Analyzing needs the table's ownership (as ANALYZE), the re-flag SELECT and UPDATE on it.
+    // Not under a security-restricted operation, nor where row-level security is enabled.
     const Oid user = GetUserId();
     if (InSecurityRestrictedOperation() || !SPOTSIGS_REL_OWNERCHECK(c->relid, user) ||
-        pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK)
+        pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK || any_row_security(rel))
         return;
     // The lock spotsigs_flag_batch takes, held to the end of the transaction: one refresh of a
     // table at a time. Taken without waiting: while another transaction holds it (a refresh, a

@@ -16,7 +16,8 @@ namespace spotsigs::pg {
 constexpr uint64 kRefreshMinRows = 16;
 
 // Refreshes c's table (a content trigger in mode 'best', an INSERT) when due: spotsigs.trigger_refresh on, the
-// current user owns the table and may SELECT and UPDATE it, no security-restricted operation, the
+// current user owns the table and may SELECT and UPDATE it, no row-level security enabled on it
+// or a partitioned table above it, no security-restricted operation, the
 // table's SHARE UPDATE EXCLUSIVE lock free or held by this transaction, and the rows with a
 // signature that a new snapshot shows number at least twice the stored statistics' rows (at least
 // kRefreshMinRows). c's template is then the new one. Raises PostgreSQL errors (those of
