@@ -157,8 +157,9 @@ bool reflagging(Oid relid) {
 }
 
 void maybe_refresh(TriggerConfig* c, Relation rel) {
-    // Mode 'first' keeps any match it finds: no batch re-flag reproduces it.
-    if (!refresh_enabled || !c->content || !c->best || OidIsValid(reflag_relid)) return;
+    // Mode 'first' keeps any match it finds: no batch re-flag reproduces it. Under a transaction
+    // snapshot the re-flag could meet rows updated by a refresh committed since, and fail (40001).
+    if (!refresh_enabled || !c->content || !c->best || OidIsValid(reflag_relid) || IsolationUsesXactSnapshot()) return;
     // The index's entry count bounds the rows from above (every row with a signature has an
     // entry; dead rows keep theirs until VACUUM): below the target, nothing to count.
     Relation index = index_open(c->index_oid, AccessShareLock);

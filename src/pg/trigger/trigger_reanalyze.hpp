@@ -15,13 +15,13 @@ namespace spotsigs::pg {
 // definition: with fewer rows no signature can fill a sample).
 constexpr uint64 kRefreshMinRows = 16;
 
-// Refreshes c's table (a content trigger in mode 'best', an INSERT) when due: spotsigs.trigger_refresh on, the
-// current user owns the table and may SELECT and UPDATE it, no row-level security enabled on it
-// or a partitioned table above it, no security-restricted operation, the
-// table's SHARE UPDATE EXCLUSIVE lock free or held by this transaction, and the rows with a
-// signature that a new snapshot shows number at least twice the stored statistics' rows (at least
-// kRefreshMinRows). c's template is then the new one. Raises PostgreSQL errors (those of
-// spotsigs_analyze and spotsigs_flag_batch).
+// Refreshes c's table when due: c a content trigger in mode 'best', firing for an INSERT in a
+// READ COMMITTED transaction; spotsigs.trigger_refresh on; the current user owns the table and
+// may SELECT and UPDATE it; no row-level security enabled on it or on a partitioned table above
+// it; no security-restricted operation; the table's SHARE UPDATE EXCLUSIVE lock free or held by
+// this transaction; and the rows with a signature that a new snapshot shows number at least twice
+// the stored statistics' rows (at least kRefreshMinRows). c's template is then the new one.
+// Raises PostgreSQL errors (those of spotsigs_analyze and the re-flag's UPDATE).
 void maybe_refresh(TriggerConfig* c, Relation rel);
 
 // True while this backend re-flags relid: the UPDATEs of spotsigs_flag_batch must not be
