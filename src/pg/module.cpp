@@ -3,6 +3,7 @@
 
 #include "pg/gucs.hpp"
 #include "pg/planner/join_planner.hpp"
+#include "pg/trigger/trigger_reanalyze.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -16,5 +17,6 @@ void _PG_init(void) {
     // postgresql.conf settings of parameters not defined yet.
     spotsigs::pg::register_join_gucs();
     spotsigs::pg::planner::register_join_planner();
+    spotsigs::pg::register_trigger_gucs();
     spotsigs::pg::register_similarity_gucs();
 }

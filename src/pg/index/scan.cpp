@@ -889,4 +889,12 @@ Results content_candidates(Relation index, const MultisetView& qc, double tau) {
     return threshold_matches(index, qc, tau, &nexact, SearchMeasure::kContentBound);
 }
 
+uint64 indexed_rows(Relation index) {
+    MetaData meta;
+    read_meta(index, &meta);
+    uint64 n = 0;
+    for (int p = 0; p < kMaxPartitions; ++p) n += meta.part_docs[p];
+    return n;
+}
+
 }  // namespace spotsigs::pg::index
