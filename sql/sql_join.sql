@@ -43,12 +43,24 @@ EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHER
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
 EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25);
 
--- A session that has not used the library yet plans the same (the join's selectivity function
--- loads it, and its planner hook, while the join is planned).
+-- A session that has not used the library yet plans the same: % loads it, and its planner hook,
+-- while the join is planned (its selectivity function, or under 'auto' the support function that
+-- rewrites a bare %), similarity() while the query is simplified (its support function). Each \c
+-- is a new backend.
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON similarity(r.sig, s.sig) >= 0.7;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON similarity(a.sig, b.sig) >= 0.7 AND a.id < b.id;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE similarity(a.sig, b.sig) >= 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE similarity(b.sig, a.sig) >= 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % spotsig_query(b.sig, 0.7));
 SET spotsigs.similarity_threshold = 0.7;
 
 -- Shapes it leaves alone.
@@ -302,6 +314,12 @@ INSERT INTO sjc VALUES (101, NULL), (102, '{}');
 CREATE TABLE sjc2 AS SELECT id + 1000 AS id, sig FROM sjc WHERE id % 2 = 0;
 SELECT spotsigs_analyze('sjc', 'sig') > 0 AS has_template;
 ANALYZE sjc, sjc2;
+-- in a new session: the content query, and a bare % under 'auto' on the analyzed column
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, 'sjc', 'sig') AND a.id < b.id;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % b.sig AND a.id < b.id;
+SET spotsigs.similarity_threshold = 0.8;
 -- a content query of the sites' templates at 0.5 (a function of b.sig and constants)
 CREATE FUNCTION sjq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
 SELECT ROW(spotsig_remove(sig, t), 0.5, t)::spotsigs_content_query

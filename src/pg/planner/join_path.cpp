@@ -424,3 +424,13 @@ void register_join_planner() {
 SPOTSIGS_FUNCTION(spotsig_joinsel) {
     return contjoinsel(fcinfo);
 }
+
+// spotsig_similarity_support(internal) -> internal: the planner support function of
+// similarity(spotsig, spotsig). It answers no request (NULL: the call stays as written, costed
+// and estimated as before); being in this library is its point: the planner calls it while it
+// simplifies the query's expressions, before any join is planned, so `similarity(a.sig, b.sig) >=
+// tau` loads the library, and with it the hook above, in a session that has not used it yet (a
+// float8 >= has no selectivity function of ours to do it, as spotsig_joinsel does for %).
+SPOTSIGS_FUNCTION(spotsig_similarity_support) {
+    PG_RETURN_POINTER(nullptr);
+}
