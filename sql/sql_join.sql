@@ -85,7 +85,59 @@ CREATE INDEX sjix_sig ON sjix USING spotsigs (sig);
 ANALYZE sjix;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 5000;
-DROP TABLE sjix;
+-- A bare % is rewritten into a.sig % spotsig_auto_query(b.sig, ...), which only an index on
+-- a.sig serves as written; the index on b.sig is probed with the commuted b.sig %
+-- spotsig_auto_query(a.sig, ...) (the same condition: both measures are symmetric), the clause
+-- as written staying as the probe's filter. The few rows on either side, inner, semi, anti and
+-- left joins, two tables.
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE b.id <= 3;
+EXPLAIN (COSTS OFF) SELECT a.id FROM sjix a WHERE a.id <= 3 AND EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id <> b.id);
+EXPLAIN (COSTS OFF) SELECT a.id FROM sjix a WHERE a.id <= 3 AND NOT EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id > b.id);
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a LEFT JOIN sjix b ON a.sig % b.sig AND a.id <> b.id WHERE a.id <= 3;
+CREATE TABLE sjix3 AS SELECT id, sig FROM sjix WHERE id % 1000 = 1;
+ANALYZE sjix3;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix3 a JOIN sjix b ON a.sig % b.sig;
+-- sj_probe(q): q's rows with the plans above and with neither index scans nor the custom scan
+-- (a nested loop evaluating the clause as written on every pair): how many, whether the first
+-- probed sjix_sig (an index or bitmap scan), and whether both give the same rows.
+CREATE FUNCTION sj_probe(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  how text := 'no probe';
+  n bigint;
+  diff bigint;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%Index Scan%sjix_sig%' THEN how := 'probes sjix_sig'; END IF;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE sj_p AS ' || q;
+  PERFORM set_config('enable_indexscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
+          set_config('spotsigs.enable_join', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE sj_np AS ' || q;
+  PERFORM set_config('enable_indexscan', 'on', true), set_config('enable_bitmapscan', 'on', true),
+          set_config('spotsigs.enable_join', 'on', true);
+  SELECT count(*) INTO n FROM sj_p;
+  SELECT count(*) INTO diff FROM ((TABLE sj_p EXCEPT ALL TABLE sj_np) UNION ALL (TABLE sj_np EXCEPT ALL TABLE sj_p)) d;
+  DROP TABLE sj_p, sj_np;
+  RETURN format('%s rows, %s, %s', n, how, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+CREATE VIEW sj_probe_queries AS SELECT q FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3',
+  'SELECT a.id AS x, b.id AS y FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE b.id <= 3',
+  'SELECT a.id AS x FROM sjix a WHERE a.id <= 3 AND EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id <> b.id)',
+  'SELECT a.id AS x FROM sjix a WHERE a.id <= 3 AND NOT EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id > b.id)',
+  'SELECT a.id AS x, b.id AS y FROM sjix a LEFT JOIN sjix b ON a.sig % b.sig AND a.id <> b.id WHERE a.id <= 3',
+  'SELECT a.id AS x, b.id AS y FROM sjix3 a JOIN sjix b ON a.sig % b.sig']) q;
+SELECT q, sj_probe(q) FROM sj_probe_queries;
+-- under 'auto' on the analyzed column: the content measure, the same plans and rows
+SELECT spotsigs_analyze('sjix', 'sig') IS NOT NULL AS analyzed;
+RESET spotsigs.similarity_threshold;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
+SELECT q, sj_probe(q) FROM sj_probe_queries;
+SET spotsigs.similarity_threshold = 0.7;
+DROP VIEW sj_probe_queries;
+DROP FUNCTION sj_probe(text);
+DROP TABLE sjix, sjix3;
 -- the setting
 SET spotsigs.enable_join = off;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
