@@ -342,7 +342,51 @@ FROM unnest(ARRAY[
   'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % sjlq(b.sig) AND a.id < b.id',
   'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON b.sig % sjlq(a.sig) WHERE a.grp < 4 AND b.grp >= 2',
   'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % sjlq(b.sig) AND a.id < b.id)']) q;
-DROP FUNCTION sjlq(spotsig);
+-- Under a limit that not even the smallest pass fits, the error (53200) names a limit every pass
+-- fits, in the words of the join functions; under that limit the join gives the rows of one pass.
+SET spotsigs.join_memory_limit = '4MB';
+SELECT count(*) FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id;
+SELECT count(*) FROM spotsigs_join('sjlen', 'id', 'sig', 0.9);
+RESET spotsigs.join_memory_limit;
+-- sj_small(q, lim): q under lim: its SQLSTATE, and whether under the limit its error names q
+-- gives the rows it gives without a limit.
+CREATE FUNCTION sj_small(q text, lim text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  state text;
+  msg text;
+  detail text;
+  named text;
+  diff bigint;
+BEGIN
+  PERFORM set_config('spotsigs.join_memory_limit', lim, true);
+  BEGIN
+    EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+    DROP TABLE sj_lim;
+    RETURN 'no error under ' || lim;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+  END;
+  named := substring(detail, 'Set spotsigs.join_memory_limit to (\d+MB) or more');
+  IF named IS NULL THEN RETURN state || ': ' || msg || ' ' || detail; END IF;
+  PERFORM set_config('spotsigs.join_memory_limit', named, true);
+  EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+  PERFORM set_config('spotsigs.join_memory_limit', '4GB', true);
+  EXECUTE 'CREATE TEMP TABLE sj_all AS ' || q;
+  SELECT count(*) INTO diff FROM ((TABLE sj_lim EXCEPT ALL TABLE sj_all) UNION ALL
+                                  (TABLE sj_all EXCEPT ALL TABLE sj_lim)) d;
+  DROP TABLE sj_lim, sj_all;
+  RETURN format('%s; under the limit it names: %s', state, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+SELECT q, lim, sj_small(q, lim)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig WHERE a.grp < 4 AND b.grp >= 2',
+  'SELECT a.id AS x FROM sjlen a WHERE EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id AND b.grp < 3) AND a.grp > 1',
+  'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % sjlq(b.sig) AND a.id < b.id']) q,
+  unnest(ARRAY['4MB']) lim
+ORDER BY q, lim;
+DROP FUNCTION sjlq(spotsig), sj_small(text, text);
 SET spotsigs.similarity_threshold = 0.8;
 DROP TABLE sjlen;
 
@@ -412,6 +456,10 @@ INSERT INTO sjbig SELECT i, spotsig_from_terms(ARRAY(SELECT 'w' || i || ':' || k
 FROM generate_series(1, 1000) i;
 ANALYZE sjbig;
 SET spotsigs.join_memory_limit = '1MB';
+SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
+SELECT count(*) FROM spotsigs_join('sjbig', 'id', 'sig', 0.8);
+-- the limit the SQL join's error names (it counts the rows the scan keeps beside the documents)
+SET spotsigs.join_memory_limit = '43MB';
 SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
 RESET spotsigs.join_memory_limit;
 SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
