@@ -253,8 +253,36 @@ SELECT count(*), max(a.grp) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id
 RESET ROLE;
 DROP POLICY sj_low ON sj;
 ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
-REVOKE SELECT ON sj FROM spotsigs_sj_user;
+-- Both sides' privileges and row security: without SELECT on one side, PostgreSQL's error
+-- (42501); with a policy on each table, the pairs of the rows both policies show.
+SET ROLE spotsigs_sj_user;
+SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SELECT count(*) FROM sj r WHERE NOT EXISTS (SELECT 1 FROM sj2 s WHERE r.sig % s.sig);
+RESET ROLE;
+GRANT SELECT ON sj2 TO spotsigs_sj_user;
+ALTER TABLE sj ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sj2 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sj_mid ON sj FOR SELECT USING (grp <> 25 AND grp <> 30);
+CREATE POLICY sj2_odd ON sj2 FOR SELECT USING (id % 4 <> 1);
+SET ROLE spotsigs_sj_user;
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SELECT q, sj_compare(q, 0.7)
+FROM unnest(ARRAY[
+  'SELECT r.id AS x, s.id AS y FROM sj r JOIN sj2 s ON r.sig % s.sig',
+  'SELECT r.id AS x FROM sj r WHERE EXISTS (SELECT 1 FROM sj2 s WHERE r.sig % s.sig)',
+  'SELECT s.id AS x FROM sj2 s WHERE NOT EXISTS (SELECT 1 FROM sj r WHERE similarity(r.sig, s.sig) >= 0.7)']) q;
+SET spotsigs.similarity_threshold = 0.7;
+SELECT count(*), bool_and(r.grp NOT IN (25, 30)) AS sj_policy, bool_and(s.id % 4 <> 1) AS sj2_policy FROM sj r JOIN sj2 s ON r.sig % s.sig;
+RESET ROLE;
+-- the owner, whom the policies do not apply to, gets more
+SELECT count(*), bool_and(r.grp NOT IN (25, 30)) AS sj_policy, bool_and(s.id % 4 <> 1) AS sj2_policy FROM sj r JOIN sj2 s ON r.sig % s.sig;
+DROP POLICY sj_mid ON sj;
+DROP POLICY sj2_odd ON sj2;
+ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
+ALTER TABLE sj2 DISABLE ROW LEVEL SECURITY;
+REVOKE SELECT ON sj, sj2 FROM spotsigs_sj_user;
 DROP ROLE spotsigs_sj_user;
+SET spotsigs.similarity_threshold = 0.8;
 
 -- Signatures stored out of line (read after the rows, by one scan of the toast relation) and
 -- inline ones in one table: 60 groups of 4 long documents (300 signatures, 280 of their group's)
