@@ -371,6 +371,11 @@ my %new_object_checks = (
 	# Takes internal arguments (the planner calls it): the check is that spotsig % spotsig has it.
 	'function spotsig_similar_support(internal)' =>
 	  [ q{SELECT prosupport FROM pg_proc WHERE proname = 'spotsig_similar'}, 'spotsig_similar_support' ],
+	# Answers no request; the check is that similarity(spotsig, spotsig) has it as support.
+	'function spotsig_similarity_support(internal)' => [
+		q{SELECT prosupport FROM pg_proc WHERE proname = 'similarity' AND proargtypes[0] = 'spotsig'::regtype},
+		'spotsig_similarity_support'
+	],
 	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
 	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
 	'operator %(spotsig,spotsigs_content_query)' => [
