@@ -201,20 +201,20 @@ SELECT (SELECT count(*) FROM tnew a, tnew b WHERE a.sig % spotsig_content_query(
 -- A hand-made query value whose content still holds template signatures means the same.
 SELECT count(*) AS hand_made_differences FROM tbatch a, tbatch b, spotsigs_stats s
 WHERE s.relation = 'tbatch'::regclass
-  AND (a.sig % ROW(b.sig, 0.4, s.template)::spotsigs_content_query) IS DISTINCT FROM
+  AND (a.sig % ROW(b.sig, 0.4, s.template, NULL, NULL, NULL)::spotsigs_content_query) IS DISTINCT FROM
       (a.sig % spotsig_content_query(b.sig, 'tbatch', 'sig'));
 
 -- The constructor reads the template through spotsigs_stats with the caller's privileges, also
 -- within one transaction whose statements see the same snapshot: a role that may not read tbatch
 -- gets the empty template (the plain measure) until it is granted SELECT.
 BEGIN;
-SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS owner_sees_template;
+SELECT (spotsig_content_query('{1}', 'tbatch', 'sig')).template_version IS NOT NULL AS owner_sees_template;
 SET LOCAL ROLE tstats_reader;
 SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) AS reader_template_length;
 RESET ROLE;
 GRANT SELECT ON tbatch TO tstats_reader;
 SET LOCAL ROLE tstats_reader;
-SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS reader_with_select_sees_template;
+SELECT (spotsig_content_query('{1}', 'tbatch', 'sig')).template_version IS NOT NULL AS reader_with_select_sees_template;
 RESET ROLE;
 ROLLBACK;
 
@@ -222,9 +222,9 @@ ROLLBACK;
 -- executor). For every query, the 5 nearest through the index have the distances of a full sort
 -- of the brute force, and the same rows above the 5th distance (ties at it may differ); the whole
 -- order (no LIMIT) holds every row at its brute-force distance.
-SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query) AS distance_half,
-       '{1,2,3}'::spotsig <-> ROW('{1,2,5}', 0.4, '{5}')::spotsigs_content_query AS distance_one,
-       '{1,2,3}'::spotsig <-> ROW('{1}', 0.4, NULL)::spotsigs_content_query AS distance_null;
+SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query) AS distance_half,
+       '{1,2,3}'::spotsig <-> ROW('{1,2,5}', 0.4, '{5}', NULL, NULL, NULL)::spotsigs_content_query AS distance_one,
+       '{1,2,3}'::spotsig <-> ROW('{1}', 0.4, NULL, NULL, NULL, NULL)::spotsigs_content_query AS distance_null;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM tbatch ORDER BY sig <-> spotsig_content_query('{1}', 'tbatch', 'sig') LIMIT 5;
 CREATE TEMP TABLE tdist AS
@@ -273,13 +273,13 @@ CREATE TABLE tbound (id int PRIMARY KEY, sig spotsig);
 CREATE INDEX tbound_sig ON tbound USING spotsigs (sig);
 CREATE TEMP TABLE tbq (qid int, q spotsigs_content_query);
 INSERT INTO tbq VALUES
-  (1, ROW('{1,2,3,4,5}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (2, ROW('{1,2,3,4,5,6,7,8,9,10}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (3, ROW('{1:2,2,3,4:3,5}', 0.5, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (4, ROW('{1,2,3}', 1.0, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (5, ROW('{1,2,3,4,5,6,7}', 0.3, '{}')),
-  (6, ROW('{1,2,3,4,5,a0}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (7, ROW('{a0,a1}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}'));
+  (1, ROW('{1,2,3,4,5}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (2, ROW('{1,2,3,4,5,6,7,8,9,10}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (3, ROW('{1:2,2,3,4:3,5}', 0.5, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (4, ROW('{1,2,3}', 1.0, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (5, ROW('{1,2,3,4,5,6,7}', 0.3, '{}', NULL, NULL, NULL)),
+  (6, ROW('{1,2,3,4,5,a0}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (7, ROW('{a0,a1}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL));
 -- Rows: a subset of 1..10 (the content) plus template signatures a0..a9 at frequencies up to 400
 -- (rows far longer than any plain match), plus c1..c6 (content no query holds).
 INSERT INTO tbound
