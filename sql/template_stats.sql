@@ -344,6 +344,47 @@ SELECT count(*) FROM spotsigs_stats;
 SELECT spotsigs_analyze('tempty', 'sig');
 SELECT relation FROM spotsigs_stats;
 
+-- The planner's estimate prices a content search (strategies 4 and 5 with a template): on a table
+-- of 2,500 rows it still takes the index for %, the bare %, and the nearest 5 by content; on 40
+-- rows a sequential scan.
+CREATE TABLE tcbig (id int PRIMARY KEY, sig spotsig);
+INSERT INTO tcbig SELECT row_number() OVER (ORDER BY s, v)::int, spotsigs(tsite(s % 7) || ' . ' || tstory(s, v))
+FROM generate_series(1, 1000) s, generate_series(1, 1 + s % 4) v;
+CREATE INDEX tcbig_sig ON tcbig USING spotsigs (sig);
+CREATE TABLE tcsmall AS SELECT * FROM tcbig WHERE id <= 40;
+ALTER TABLE tcsmall ADD PRIMARY KEY (id);
+CREATE INDEX tcsmall_sig ON tcsmall USING spotsigs (sig);
+VACUUM ANALYZE tcbig, tcsmall;
+SELECT spotsigs_analyze('tcbig', 'sig') > 0 AS big_analyzed, spotsigs_analyze('tcsmall', 'sig') > 0 AS small_analyzed;
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig WHERE sig % spotsig_content_query((SELECT sig FROM tcbig WHERE id = 7), 'tcbig', 'sig');
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig WHERE sig % (SELECT sig FROM tcbig WHERE id = 7);
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig ORDER BY sig <-> (SELECT sig FROM tcbig WHERE id = 7) LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM tcsmall WHERE sig % (SELECT sig FROM tcsmall WHERE id = 7);
+EXPLAIN (COSTS OFF) SELECT id FROM tcsmall ORDER BY sig <-> (SELECT sig FROM tcsmall WHERE id = 7) LIMIT 5;
+
+-- A content query names the statistics it was made with (table, column, analyzed_at): a value
+-- kept across a new analyze of the column no longer resolves (55000), nor does a value naming
+-- statistics its user may not see (42501); a value naming them in part is refused (22023).
+SELECT spotsig_content_query(sig, 'tcbig', 'sig')::text AS kept FROM tcbig WHERE id = 7 \gset
+SELECT (q).template_relation, (q).template_column, (q).template IS NULL AS carries_none,
+       (q).template_version = (SELECT analyzed_at FROM spotsigs_stats WHERE relation = 'tcbig'::regclass) AS names_stored
+FROM (SELECT :'kept'::spotsigs_content_query AS q) x;
+SELECT count(*) > 0 AS kept_value_resolves FROM tcbig WHERE sig % :'kept'::spotsigs_content_query;
+GRANT SELECT ON tcbig TO tstats_reader;
+ALTER TABLE tcbig ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tcbig_all ON tcbig FOR SELECT USING (true);
+SET ROLE tstats_reader;
+SELECT sqlerr(format('SELECT count(*) FROM tcbig WHERE sig %% %L::spotsigs_content_query', :'kept'));
+RESET ROLE;
+ALTER TABLE tcbig DISABLE ROW LEVEL SECURITY;
+DROP POLICY tcbig_all ON tcbig;
+REVOKE SELECT ON tcbig FROM tstats_reader;
+SELECT spotsigs_analyze('tcbig', 'sig') > 0 AS analyzed_again;
+SELECT sqlerr(format('SELECT count(*) FROM tcbig WHERE sig %% %L::spotsigs_content_query', :'kept'));
+SELECT sqlerr($$SELECT '{1}'::spotsig % ROW('{1}', 0.4, NULL, 'tcbig', 'sig', NULL)::spotsigs_content_query$$);
+SELECT sqlerr($$SELECT '{1}'::spotsig % ROW('{1}', 0.4, '{}', 'tcbig', 'sig', now())::spotsigs_content_query$$);
+DROP TABLE tcbig, tcsmall;
+
 DROP TABLE tempty, tplain, tfix, tfix_pk, tref;
 DROP FUNCTION tw, tstory, tsite;
 DROP ROLE tstats_reader;

@@ -23,7 +23,6 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 }
 
 #include <cstring>
@@ -233,8 +232,7 @@ TemplateRef named_template(Oid rel, const char* column, TimestampTz version) {
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                  errmsg("the statistics this content query was made with are no longer stored for column %s of %s",
                         column, get_rel_name(rel) != nullptr ? quote_identifier(get_rel_name(rel)) : "(dropped)"),
-                 errdetail("It names the statistics analyzed at %s; spotsigs_analyze has replaced them since.",
-                           timestamptz_to_str(version)),
+                 errdetail("spotsigs_analyze has replaced the statistics it names since it was made."),
                  errhint("Make the query value again with spotsig_content_query.")));
     return e->tmpl;
 }
