@@ -25,6 +25,7 @@ extern "C" {
 #include "utils/snapmgr.h"
 }
 
+#include <algorithm>
 #include <cstring>
 
 #include "pg/boundary.hpp"
@@ -35,31 +36,36 @@ namespace spotsigs::pg {
 
 namespace {
 
-// The identity of a snapshot's view of the store: two snapshots of one transaction with the same
-// count of completed transactions and the same command id see the same rows.
-struct SnapKey {
-    bool valid;
-    LocalTransactionId lxid;
-    uint64 completions;
-    CommandId curcid;
-};
+// The transaction that last wrote the store in this backend (spotsigs_analyze), else invalid.
+LocalTransactionId store_written = InvalidLocalTransactionId;
 
-SnapKey snap_key() {
-    SnapKey k = {};
-    if (!ActiveSnapshotSet()) return k;
+}  // namespace
+
+bool snapshot_key(SnapKey* k) {
+    *k = SnapKey{};
+    if (!ActiveSnapshotSet()) return false;
     Snapshot s = GetActiveSnapshot();
-    // A snapshot not taken by GetSnapshotData (no completion count) is never matched.
-    if (s->snapXactCompletionCount == 0) return k;
-    k.valid = true;
-    k.lxid = SPOTSIGS_MY_LXID();
-    k.completions = s->snapXactCompletionCount;
-    k.curcid = s->curcid;
-    return k;
+    if (s->snapshot_type != SNAPSHOT_MVCC || s->suboverflowed) return false;
+    const uint32 n = s->xcnt + (uint32)s->subxcnt;
+    if (n > (uint32)SnapKey::kXids) return false;
+    k->lxid = SPOTSIGS_MY_LXID();
+    k->xmin = s->xmin;
+    k->xmax = s->xmax;
+    k->curcid = k->lxid == store_written ? s->curcid : InvalidCommandId;
+    k->n = n;
+    for (uint32 i = 0; i < s->xcnt; ++i) k->xids[i] = s->xip[i];
+    for (int32 i = 0; i < s->subxcnt; ++i) k->xids[s->xcnt + (uint32)i] = s->subxip[i];
+    std::sort(k->xids, k->xids + n);
+    k->valid = true;
+    return true;
 }
 
-bool same_snap(const SnapKey& a, const SnapKey& b) {
-    return a.valid && b.valid && a.lxid == b.lxid && a.completions == b.completions && a.curcid == b.curcid;
+bool same_snapshot(const SnapKey& a, const SnapKey& b) {
+    return a.valid && b.valid && a.lxid == b.lxid && a.xmin == b.xmin && a.xmax == b.xmax && a.curcid == b.curcid &&
+           a.n == b.n && std::equal(a.xids, a.xids + a.n, b.xids);
 }
+
+namespace {
 
 // One (relation, column): what the store held for it under the snapshot `seen`, and the template
 // of that version, prepared.
@@ -163,11 +169,12 @@ void read_store(Oid rel, const char* column, Entry* e) {
 
 // The entry of (rel, column), current for the active snapshot.
 Entry* lookup(Oid rel, const char* column) {
-    const SnapKey key = snap_key();
+    SnapKey key;
+    snapshot_key(&key);
     Entry* e = nullptr;
     for (Entry& x : entries)
         if (x.used && x.rel == rel && std::strcmp(NameStr(x.column), column) == 0) e = &x;
-    if (e != nullptr && same_snap(e->seen, key)) {
+    if (e != nullptr && same_snapshot(e->seen, key)) {
         e->last_use = ++clock;
         return e;
     }
@@ -191,6 +198,10 @@ Entry* lookup(Oid rel, const char* column) {
 }
 
 }  // namespace
+
+void note_store_written() {
+    store_written = SPOTSIGS_MY_LXID();
+}
 
 TemplateRef empty_template() {
     static TemplateRef empty;

@@ -31,6 +31,29 @@ struct PreparedTemplate {
 };
 using TemplateRef = std::shared_ptr<const PreparedTemplate>;
 
+// What a snapshot sees of the store: the transactions it sees as completed (its xmin, xmax and the
+// transactions in progress it lists) and, in a transaction that wrote the store, its command id.
+// Two snapshots with equal keys see the same rows of the store.
+struct SnapKey {
+    static constexpr int kXids = 64;
+    bool valid;  // false: no key (no active MVCC snapshot, or too many transactions in progress)
+    LocalTransactionId lxid;
+    TransactionId xmin, xmax;
+    CommandId curcid;
+    uint32 n;
+    TransactionId xids[kXids];  // in progress, sorted
+};
+
+// The key of the active snapshot; false (k->valid false) when it has none.
+bool snapshot_key(SnapKey* k);
+
+// Whether two keys are valid and equal.
+bool same_snapshot(const SnapKey& a, const SnapKey& b);
+
+// Records that the current transaction has written the store (spotsigs_analyze): its later
+// commands see their own writes, so the lookups of this transaction count the command id.
+void note_store_written();
+
 // The empty template (no signature): the content measure is then the plain one, bit for bit.
 TemplateRef empty_template();
 

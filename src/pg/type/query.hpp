@@ -42,8 +42,8 @@ HeapTuple form_content_query(TupleDesc desc, struct varlena* sig, double tau, bo
 
 // What a constructor of content queries keeps across the calls of one expression: its row type,
 // and its last result with what it was made of. The same arguments under the same snapshot
-// (transaction, count of completed transactions, command id), user and setting make the same
-// value: the statistics read and the privileges checked are the same.
+// (snapshot_key), user and setting make the same value: the statistics read and the privileges
+// checked are the same.
 struct ResultMemo {
     TupleDesc desc;  // blessed, in fn_mcxt
     bool valid;      // the fields below are set
@@ -51,9 +51,7 @@ struct ResultMemo {
     NameData column;
     double setting;  // the threshold setting the result was made under (the constructor's own part)
     Oid user;
-    LocalTransactionId lxid;
-    uint64 completions;
-    CommandId curcid;
+    SnapKey snap;
     struct varlena* last_sig;  // detoasted copy, or null for a NULL sig
     HeapTuple last;            // the result (its t_data is the composite datum)
 };

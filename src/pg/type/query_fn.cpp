@@ -161,8 +161,9 @@ void free_content_query_cache(void* arg) {
 }
 
 // The content similarity of the row in argument 0 to the content query in argument 1 (its parsed
-// form cached in fn_extra); false when a field of the query is NULL.
-bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
+// form cached in fn_extra); false when a field of the query is NULL. With decide, *sim is only on
+// the right side of *tau: a bound of the similarity when the bound settles the comparison.
+bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau, bool decide) {
     HeapTupleHeader th = PG_GETARG_HEAPTUPLEHEADER(1);
     const uint32 len = HeapTupleHeaderGetDatumLength(th);
     ContentQueryCache* c = (ContentQueryCache*)fcinfo->flinfo->fn_extra;
@@ -230,7 +231,23 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
     if (c->null_field) return false;
     struct varlena* a = fetch_spotsig(PG_GETARG_DATUM(0));
     pg_entry([&] {
-        *sim = spotsigs::content_similarity(c->qc, view_of(a), (*c->tmpl)->set);
+        const MultisetView b = view_of(a);
+        if (decide && !c->qc.empty()) {
+            // The content similarity is fl(o / (|qc| + |bc| - o)), o the overlap of the query's
+            // content with the row (its overlap with the row's content: qc holds no template
+            // signature) and |bc| the row's content length, o <= |bc| <= |b|. A correctly rounded
+            // division does not grow with its divisor, so the value lies between the two below;
+            // when one of them settles the comparison with tau, the row's template part (a probe
+            // per signature of the row) need not be counted.
+            const uint64_t o = spotsigs::overlap(c->qc, b);
+            const double lo = o == 0 ? 0.0 : static_cast<double>(o) / static_cast<double>(c->qc.length + b.length - o);
+            const double hi = static_cast<double>(o) / static_cast<double>(c->qc.length);
+            if (lo >= c->tau || hi < c->tau) {
+                *sim = lo >= c->tau ? lo : hi;
+                return Datum(0);
+            }
+        }
+        *sim = spotsigs::content_similarity(c->qc, b, (*c->tmpl)->set);
         return Datum(0);
     });
     *tau = c->tau;
@@ -244,7 +261,7 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau) {
 // the query is NULL.
 SPOTSIGS_FUNCTION(spotsig_content_similar) {
     double sim = 0, tau = 0;
-    if (!content_similarity_arg(fcinfo, &sim, &tau)) PG_RETURN_NULL();
+    if (!content_similarity_arg(fcinfo, &sim, &tau, true)) PG_RETURN_NULL();
     PG_RETURN_BOOL(sim >= tau);
 }
 
@@ -252,7 +269,7 @@ SPOTSIGS_FUNCTION(spotsig_content_similar) {
 // query's template (the threshold plays no part); NULL when a field of the query is NULL.
 SPOTSIGS_FUNCTION(spotsig_content_distance) {
     double sim = 0, tau = 0;
-    if (!content_similarity_arg(fcinfo, &sim, &tau)) PG_RETURN_NULL();
+    if (!content_similarity_arg(fcinfo, &sim, &tau, false)) PG_RETURN_NULL();
     PG_RETURN_FLOAT8(1.0 - sim);
 }
 
@@ -307,12 +324,11 @@ namespace spotsigs::pg {
 
 HeapTupleHeader memo_result(const ResultMemo* m, Oid rel, const char* column, const struct varlena* sig,
                             double setting) {
-    const Snapshot snap = ActiveSnapshotSet() ? GetActiveSnapshot() : nullptr;
-    if (!m->valid || snap == nullptr || snap->snapXactCompletionCount == 0) return nullptr;
-    if (m->completions != snap->snapXactCompletionCount || m->curcid != snap->curcid || m->lxid != SPOTSIGS_MY_LXID() ||
-        m->user != GetUserId() || m->rel != rel || m->setting != setting ||
+    if (!m->valid || m->user != GetUserId() || m->rel != rel || m->setting != setting ||
         std::strcmp(NameStr(m->column), column) != 0)
         return nullptr;
+    SnapKey now;
+    if (!snapshot_key(&now) || !same_snapshot(now, m->snap)) return nullptr;
     if (sig == nullptr ? m->last_sig != nullptr
                        : m->last_sig == nullptr || VARSIZE_ANY(sig) != VARSIZE_ANY(m->last_sig) ||
                              std::memcmp(sig, m->last_sig, VARSIZE_ANY(sig)) != 0)
@@ -336,11 +352,7 @@ HeapTupleHeader memo_keep(ResultMemo* m, MemoryContext cxt, HeapTuple tup, Oid r
         std::memcpy(m->last_sig, sig, VARSIZE_ANY(sig));
     }
     MemoryContextSwitchTo(old);
-    const Snapshot snap = ActiveSnapshotSet() ? GetActiveSnapshot() : nullptr;
-    if (snap != nullptr && snap->snapXactCompletionCount != 0) {
-        m->completions = snap->snapXactCompletionCount;
-        m->curcid = snap->curcid;
-        m->lxid = SPOTSIGS_MY_LXID();
+    if (snapshot_key(&m->snap)) {
         m->user = GetUserId();
         m->rel = rel;
         namestrcpy(&m->column, column);
