@@ -363,7 +363,7 @@ RESET spotsigs.join_memory_limit;
 -- the content measure in passes, by the lengths of the rows' contents (a template of every
 -- seventh value)
 CREATE FUNCTION sjlq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
-SELECT ROW(spotsig_remove(sig, t), 0.9, t)::spotsigs_content_query
+SELECT ROW(spotsig_remove(sig, t), 0.9, t, NULL, NULL, NULL)::spotsigs_content_query
 FROM (SELECT ('{' || (SELECT string_agg(to_hex(7 * k), ',') FROM generate_series(0, 900) k) || '}')::spotsig AS t) s $$;
 SELECT q, sj_passes(q, '16MB')
 FROM unnest(ARRAY[
@@ -446,13 +446,13 @@ EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % b.sig AND
 SET spotsigs.similarity_threshold = 0.8;
 -- a content query of the sites' templates at 0.5 (a function of b.sig and constants)
 CREATE FUNCTION sjq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
-SELECT ROW(spotsig_remove(sig, t), 0.5, t)::spotsigs_content_query
+SELECT ROW(spotsig_remove(sig, t), 0.5, t, NULL, NULL, NULL)::spotsigs_content_query
 FROM (SELECT spotsigs(sjsite(0) || ' . ' || sjsite(1) || ' . ' || sjsite(2)) AS t) s $$;
 -- one whose template is the row's own signature, and one whose content is not the row's: refused
 CREATE FUNCTION sjq_own(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
-$$ SELECT ROW(spotsig_remove(sig, sig), 0.5, sig)::spotsigs_content_query $$;
+$$ SELECT ROW(spotsig_remove(sig, sig), 0.5, sig, NULL, NULL, NULL)::spotsigs_content_query $$;
 CREATE FUNCTION sjq_other(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
-$$ SELECT ROW('{1,2}'::spotsig, 0.5, '{}'::spotsig)::spotsigs_content_query $$;
+$$ SELECT ROW('{1,2}'::spotsig, 0.5, '{}'::spotsig, NULL, NULL, NULL)::spotsigs_content_query $$;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, 'sjc', 'sig') AND a.id < b.id;
 EXPLAIN (COSTS OFF) SELECT a.id FROM sjc2 a WHERE NOT EXISTS (SELECT 1 FROM sjc b WHERE b.sig % sjq(a.sig) AND a.id <> b.id + 1000);
 SELECT sj_analyze('SELECT count(*) FROM sjc a JOIN sjc b ON a.sig % sjq(b.sig) AND a.id < b.id');

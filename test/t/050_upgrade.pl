@@ -367,7 +367,7 @@ my %new_object_checks = (
 	'function spotsig_content_query(spotsig,regclass,name)' =>
 	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
 	'function spotsig_auto_query(spotsig,regclass,name)' =>
-	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{})' ],
+	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{},,,)' ],
 	# Takes internal arguments (the planner calls it): the check is that spotsig % spotsig has it.
 	'function spotsig_similar_support(internal)' =>
 	  [ q{SELECT prosupport FROM pg_proc WHERE proname = 'spotsig_similar'}, 'spotsig_similar_support' ],
@@ -377,14 +377,14 @@ my %new_object_checks = (
 		'spotsig_similarity_support'
 	],
 	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
-	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
+	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query)}, 't' ],
 	'operator %(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
 		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
 	# Ordered by content distance through the index built at 0.1.0 (the family gained strategy 5):
 	# the nearest 5 distances equal a full sort's (no statistics: the plain distance).
 	'function spotsig_content_distance(spotsig,spotsigs_content_query)' =>
-	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query)}, '0.33333333333333337' ],
+	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query)}, '0.33333333333333337' ],
 	'operator <->(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT sig <-> $q5 AS d FROM docs
 		   ORDER BY 1 LIMIT 5) y) FROM (SELECT sig <-> spotsig_content_query($q5, 'docs', 'sig') AS d FROM docs

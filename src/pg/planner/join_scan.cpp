@@ -449,9 +449,10 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
     MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
     bool isnull;
     Datum q = ExecEvalExpr(st->content_expr, econtext, &isnull);
-    struct varlena *content = nullptr, *tm = nullptr;
+    struct varlena* content = nullptr;
+    TemplateRef tmref;
     double tau = 0;
-    const bool ok = !isnull && read_content_query(q, &content, &tau, &tm);
+    const bool ok = !isnull && read_content_query(q, &content, &tau, &tmref);
     struct varlena* row = fetch_spotsig(sig);
     MemoryContextSwitchTo(old);
     const bool first = st->content_samples++ == 0;
@@ -461,7 +462,10 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
         bool same = true, is_content = true;
         MemoryContext qcxt = MemoryContextGetParent(st->rows_cxt);
         pg_entry([&] {
-            const MultisetView t = view_of(tm), c = view_of(content), r = view_of(row);
+            MultisetView t;
+            t.hashes = tmref->hashes.data();
+            t.size = static_cast<uint32_t>(tmref->hashes.size());
+            const MultisetView c = view_of(content), r = view_of(row);
             if (first) {
                 st->tau = tau;
                 st->ntmpl = t.size;
@@ -475,6 +479,7 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
             is_content = want.hashes.size() == c.size && want.length == c.length &&
                          std::equal(want.hashes.begin(), want.hashes.end(), c.hashes);
             for (uint32_t i = 0; is_content && i < c.size; ++i) is_content = want.freqs[i] == c.freqs[i];
+            tmref.reset();
             return Datum(0);
         });
         if (!same) content_query_varies("gives another template or threshold for another row");
