@@ -369,17 +369,12 @@ void citus_fold_setting_changed() {
 
 bool citus_shard(Oid relid) {
     if (!OidIsValid(get_extension_oid("citus", true))) return false;
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs: SPI_connect failed");
-    Oid types[1] = {REGCLASSOID};
-    Datum values[1] = {ObjectIdGetDatum(relid)};
-    int rc =
-        SPI_execute_with_args("SELECT pg_catalog.relation_is_a_known_shard($1)", 1, types, values, nullptr, true, 1);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs: relation_is_a_known_shard failed: %s", SPI_result_code_string(rc));
-    bool isnull = false;
-    bool yes =
-        SPI_processed > 0 && DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-    SPI_finish();
-    return yes && !isnull;
+    Oid argtypes[1] = {REGCLASSOID};
+    const Oid fn =
+        LookupFuncName(list_make2(makeString(pstrdup("pg_catalog")), makeString(pstrdup("relation_is_a_known_shard"))),
+                       1, argtypes, true);
+    if (!OidIsValid(fn)) return false;
+    return DatumGetBool(OidFunctionCall1(fn, ObjectIdGetDatum(relid)));
 }
 
 }  // namespace spotsigs::pg
