@@ -211,6 +211,18 @@ EXECUTE p;
 }, extra_params => [ '-U', 'tester' ])
 	} qw(pages pages_local);
 	is($out[0], $out[1], 'a generic plan across SETs: distributed = single node');
+	# A PL/pgSQL function's statement (a plan it keeps for the session) follows a SET too.
+	$coord->safe_psql('postgres', join "\n", map { qq{
+CREATE FUNCTION hits_$_(q spotsig) RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN RETURN (SELECT $list FROM $_ WHERE sig % q); END \$\$;} } qw(pages pages_local));
+	my @fn = map {
+		my $t = $_;
+		$coord->safe_psql('postgres', join("\n", map {; "SET spotsigs.similarity_threshold = $_;",
+			"SELECT hits_$t(sig) FROM pages_local WHERE id = $q;" } qw(0.3 0.9 0.5 0.3)), extra_params => [ '-U', 'tester' ])
+	} qw(pages pages_local);
+	is($fn[0], $fn[1], 'a PL/pgSQL function across SETs: distributed = single node');
+	my @fl = split /\n/, $fn[1];
+	isnt($fl[0], $fl[1], 'the SET changed its answer');
 	my @lines = split /\n/, $out[1];
 	isnt($lines[0], $lines[1], 'the SET changed its answer');
 	isnt($lines[1], $lines[2], 'and the next SET too');

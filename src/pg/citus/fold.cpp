@@ -11,6 +11,7 @@
 // value the coordinator's session would compute, with its threshold and template as constants:
 //
 //   x % y  ->  x % ROW(spotsig_remove(y, t), tau, t)::spotsigs_content_query
+//          or  x % spotsig_query(y, tau)   (the plain measure: no template)
 //
 // where (tau, t) are what spotsig_auto_query would give on this node (auto_query.cpp): the
 // numeric setting and the empty template; under 'auto', 0.4 and the column's stored template
@@ -18,13 +19,15 @@
 // the left operand when it is a column of a table in the query, else the right one, as the support
 // function picks it; neither: the plain measure at the setting, as on one node.) The operator is
 // IMMUTABLE and spotsig_remove(y, t) is y's content against t (content_of's multiset), so every
-// node computes the same answer. With the empty template the ROW is (y, tau, t): exactly the plain
-// similarity at tau (auto_query.cpp).
+// node computes the same answer. Without a template, % of spotsig_query(y, tau) is the plain
+// similarity at tau, as spotsig_auto_query's value with the empty template is (auto_query.cpp);
+// the constructors keep their type: the ROW, (y, tau, t) with the empty template.
 //
 // The constants are taken when the query is planned. A changed setting makes every plan of the
 // session be made again (citus_fold_setting_changed, from the setting's assign hook: prepared
 // statements and cached plans included); a new spotsigs_analyze invalidates the plans that name
-// the table; a GRANT or REVOKE on it changes its relcache entry, which invalidates them too.
+// the table; a GRANT or REVOKE on it changes its relcache entry, which invalidates them too, and
+// a plan is made again for another user (the template is the one the user may read).
 //
 // A bare % that reaches a shard (the library was loaded only while the coordinator planned the
 // query, too late for this hook, or the coordinator runs another version) is refused by the
@@ -301,10 +304,22 @@ Node* fold_call(Fold* f, Node* node, Kind k, Oid fn, List* args) {
         char* column = OidIsValid(relid) ? get_attname(relid, attno, false) : nullptr;
         struct varlena* tmpl = nullptr;
         const double tau = auto_value(schema, relid, column, &tmpl);
-        Node* q = content_query_value(schema, spotsig, other, tau, tmpl);
+        // The plain measure as spotsig_query(y, tau): the same answers as the ROW with the empty
+        // template, and a form the SQL join's planner recognises on the workers.
+        Node* q;
+        if (tmpl == nullptr) {
+            Oid argtypes[2] = {spotsig, FLOAT8OID};
+            const Oid ctor = LookupFuncName(qualified(schema, "spotsig_query"), 2, argtypes, false);
+            Const* t =
+                makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8), Float8GetDatum(tau), false, FLOAT8PASSBYVAL);
+            q = (Node*)makeFuncExpr(ctor, get_func_rettype(ctor), list_make2(other, t), InvalidOid, InvalidOid,
+                                    COERCE_EXPLICIT_CALL);
+        } else {
+            q = content_query_value(schema, spotsig, other, tau, tmpl);
+        }
         const Oid qtype = exprType(q);
         const Oid opno = OpernameGetOprid(qualified(schema, "%"), spotsig, qtype);
-        if (!OidIsValid(opno)) elog(ERROR, "spotsigs: operator %% (spotsig, spotsigs_content_query) not found");
+        if (!OidIsValid(opno)) elog(ERROR, "spotsigs: operator %% for the folded query not found");
         OpExpr* op = (OpExpr*)make_opclause(opno, BOOLOID, false, (Expr*)col, (Expr*)q, InvalidOid, InvalidOid);
         op->opfuncid = get_opcode(opno);
         op->location = exprLocation(node);
@@ -347,13 +362,18 @@ Node* fold_mutator(Node* node, Fold* f) {
 PlannedStmt* fold_planner(Query* parse, const char* query_string, int cursor_options, ParamListInfo bound_params) {
     Scan s;
     scan_walker((Node*)parse, &s);
-    if (s.found && names_citus_table(s.relids)) {
+    const bool fold = s.found && names_citus_table(s.relids);
+    if (fold) {
         Fold f;
         parse = (Query*)fold_mutator((Node*)parse, &f);
         folded_any = true;
     }
-    if (prev_planner != nullptr) return prev_planner(parse, query_string, cursor_options, bound_params);
-    return standard_planner(parse, query_string, cursor_options, bound_params);
+    PlannedStmt* plan = prev_planner != nullptr ? prev_planner(parse, query_string, cursor_options, bound_params)
+                                                : standard_planner(parse, query_string, cursor_options, bound_params);
+    // The template folded in is the one the current user may read: a cached plan is made again
+    // for another user.
+    if (fold) plan->dependsOnRole = true;
+    return plan;
 }
 
 }  // namespace
