@@ -55,8 +55,10 @@ SELECT create_distributed_table('pages', 'id');
 INSERT INTO pages SELECT id, sig FROM pages_local;
 CREATE INDEX ON pages USING spotsigs (sig);
 ANALYZE pages_local, pages;
+CREATE VIEW pages_v AS SELECT id, sig FROM pages;
+CREATE VIEW pages_local_v AS SELECT id, sig FROM pages_local;
 CREATE ROLE tester LOGIN;
-GRANT SELECT ON pages, pages_local TO tester;
+GRANT SELECT ON pages, pages_local, pages_v, pages_local_v TO tester;
 });
 # The role that runs the cases loads spotsigs when its sessions start, as docs/scale-out.md
 # advises (without it, a session's first query may be planned before the library is there: the
@@ -88,6 +90,9 @@ my %forms = (
 	},
 	'multi-shard, column on the right' => sub {
 		map {; "SELECT $list FROM TABLE t WHERE (SELECT sig FROM pages_local WHERE id = $_) % t.sig;" } @qids;
+	},
+	'multi-shard, through a view' => sub {
+		map {; "SELECT $list FROM TABLE_v v WHERE v.sig % '$qsig{$_}'::spotsig;" } @qids;
 	},
 	'router' => sub {
 		map { my ($q, $p) = split / /; "SELECT $list FROM TABLE WHERE id = $p AND sig % '$qsig{$q}'::spotsig;" } @pairs;

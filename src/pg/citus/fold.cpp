@@ -16,8 +16,9 @@
 // where (tau, t) are what spotsig_auto_query would give on this node (auto_query.cpp): the
 // numeric setting and the empty template; under 'auto', 0.4 and the column's stored template
 // when the user may read it in spotsigs_stats, else 0.2 and the empty template. (The column is
-// the left operand when it is a column of a table in the query, else the right one, as the support
-// function picks it; neither: the plain measure at the setting, as on one node.) The operator is
+// the left operand when it is a column of a table in the query, through the subqueries and views
+// the planner pulls up, else the right one, as the support function picks it; neither: the plain
+// measure at the setting, as on one node.) The operator is
 // IMMUTABLE and spotsig_remove(y, t) is y's content against t (content_of's multiset), so every
 // node computes the same answer. Without a template, % of spotsig_query(y, tau) is the plain
 // similarity at tau, as spotsig_auto_query's value with the empty template is (auto_query.cpp);
@@ -200,22 +201,45 @@ struct Fold {
     List* queries = NIL;
 };
 
-// The relation and attribute of node when it is a column of a table of the query level it refers
-// to (as the support function's table_column decides it after planning).
-bool query_column(Fold* f, Node* node, Oid* relid, AttrNumber* attno) {
-    if (node == nullptr || !IsA(node, Var)) return false;
-    Var* v = (Var*)node;
-    if (v->varattno <= 0 || (int)v->varlevelsup >= list_length(f->queries)) return false;
-    Query* q = (Query*)list_nth(f->queries, (int)v->varlevelsup);
-    if (v->varno < 1 || v->varno > (int)list_length(q->rtable)) return false;
-    RangeTblEntry* rte = rt_fetch(v->varno, q->rtable);
+// Whether the planner pulls the subquery s of rte up into its parent (so that a Var of the parent
+// that names one of s's plain columns becomes that column): the main conditions of PostgreSQL's
+// is_simple_subquery.
+bool pulled_up(RangeTblEntry* rte) {
+    Query* s = rte->subquery;
+    return s != nullptr && !rte->security_barrier && s->commandType == CMD_SELECT && s->setOperations == nullptr &&
+           !s->hasAggs && !s->hasWindowFuncs && !s->hasTargetSRFs && s->groupClause == NIL && s->groupingSets == NIL &&
+           s->havingQual == nullptr && s->sortClause == NIL && s->distinctClause == NIL && s->limitOffset == nullptr &&
+           s->limitCount == nullptr && !s->hasForUpdate && s->cteList == NIL && s->jointree != nullptr &&
+           s->jointree->fromlist != NIL;
+}
+
+// The table column that attribute att of range table entry varno of q is, once the planner has
+// pulled up the subqueries it pulls up (views included), as the support function then sees it.
+bool rte_column(Query* q, int varno, AttrNumber att, Oid* relid, AttrNumber* attno, int depth) {
+    if (att <= 0 || varno < 1 || varno > (int)list_length(q->rtable) || depth > 64) return false;
+    RangeTblEntry* rte = rt_fetch(varno, q->rtable);
+    if (rte->rtekind == RTE_SUBQUERY && pulled_up(rte)) {
+        TargetEntry* te = get_tle_by_resno(rte->subquery->targetList, att);
+        if (te == nullptr || te->resjunk || !IsA(te->expr, Var) || ((Var*)te->expr)->varlevelsup != 0) return false;
+        return rte_column(rte->subquery, ((Var*)te->expr)->varno, ((Var*)te->expr)->varattno, relid, attno, depth + 1);
+    }
     if (rte->rtekind != RTE_RELATION) return false;
     if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE &&
         rte->relkind != RELKIND_MATVIEW)
         return false;
     *relid = rte->relid;
-    *attno = v->varattno;
+    *attno = att;
     return true;
+}
+
+// The relation and attribute of node when it is a column of a table of the query level it refers
+// to (as the support function's table_column decides it after planning).
+bool query_column(Fold* f, Node* node, Oid* relid, AttrNumber* attno) {
+    if (node == nullptr || !IsA(node, Var)) return false;
+    Var* v = (Var*)node;
+    if ((int)v->varlevelsup >= list_length(f->queries)) return false;
+    Query* q = (Query*)list_nth(f->queries, (int)v->varlevelsup);
+    return rte_column(q, v->varno, v->varattno, relid, attno, 0);
 }
 
 List* qualified(Oid schema, const char* name) {
