@@ -135,7 +135,7 @@ sub run_case {
 
 # Each way of setting the threshold, with what the statements above must see.
 my @settings = (
-	[ 'the default (auto, no statistics)', '' ],
+	[ 'the default (auto)', '' ],
 	[ 'SET 0.9', 'SET spotsigs.similarity_threshold = 0.9;' ],
 	[ 'SET 0.3', 'SET spotsigs.similarity_threshold = 0.3;' ],
 	[ 'SET LOCAL 0.9', "BEGIN;\nSET LOCAL spotsigs.similarity_threshold = 0.9;", 'COMMIT;' ],
