@@ -1,6 +1,7 @@
 // The shared library's magic block and _PG_init, which registers every GUC.
 #include "pg/pg.hpp"
 
+#include "pg/citus/fold.hpp"
 #include "pg/gucs.hpp"
 #include "pg/planner/join_planner.hpp"
 #include "pg/trigger/trigger_reanalyze.hpp"
@@ -19,4 +20,5 @@ void _PG_init(void) {
     spotsigs::pg::planner::register_join_planner();
     spotsigs::pg::register_trigger_gucs();
     spotsigs::pg::register_similarity_gucs();
+    spotsigs::pg::register_citus_fold();
 }

@@ -400,13 +400,13 @@ my %new_object_checks = (
 	  [ q{SELECT count(*) FROM spotsigs_clusters('docs', 'id', 'sig', 0.6, measure => 'jaccard')}, '160' ],
 	'function spotsigs_citus_distributed(regclass)' => [ q{SELECT spotsigs_citus_distributed('docs')}, 'f' ],
 	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
-	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text)' =>
+	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text)' =>
+	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_run(text[],integer[],text[],boolean)' =>
 	  [ q{SELECT * FROM spotsigs_citus_run('{}', '{}', '{}', true)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text)' =>
+	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, NULL)}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_pack(regclass,name,name)' => [
 		q{SELECT count(*) > 0 AND count(*) = (SELECT count(*) FROM docs WHERE sig IS NOT NULL)

@@ -745,13 +745,31 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
 }
 
 // The arguments of a spotsigs_citus_* call for this call's sources (in the order given) with
-// the resolved threshold and the caller's threads and method (NULL: each node's own settings).
+// the resolved threshold, the caller's threads and method (NULL: each node's own settings), and
+// the content measure's template (NULL: the plain measure).
 struct CitusArgs {
-    Oid types[9];
-    Datum values[9];
-    char nulls[9];
+    Oid types[10];
+    Datum values[10];
+    char nulls[10];
     int n = 0;
 };
+
+// The content measure of a distributed join uses the template one node would use: the stored one
+// (read_call), else the one computed from every row of the relation side (the rows come through
+// Citus from the shards: the template is a function of the (id, signature) rows, wherever they
+// are stored). The tasks on the workers then join the rows without it (spotsigs_citus_task).
+void citus_template(JoinCall& call, int side, const char* fn) {
+    if (!call.content || call.has_template) return;
+    int64 rows = 0;
+    struct varlena* t = fetch_spotsig(table_template(call.src[side], &rows, fn));
+    pg_entry([&] {
+        MultisetView v = view_of(t);
+        call.tmpl = v.hashes;
+        call.ntmpl = v.size;
+        return Datum(0);
+    });
+    call.has_template = true;
+}
 
 CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* order) {
     CitusArgs a;
@@ -768,18 +786,17 @@ CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* o
         a.values[a.n] = j == 0 ? Float8GetDatum(call.tau) : (PG_ARGISNULL(p + j) ? Datum(0) : PG_GETARG_DATUM(p + j));
         a.nulls[a.n++] = j > 0 && PG_ARGISNULL(p + j) ? 'n' : ' ';
     }
+    a.types[a.n] = spotsig_type_oid(fcinfo);
+    a.values[a.n] = call.content ? pg_entry([&] {
+        Multiset m;
+        m.hashes.assign(call.tmpl, call.tmpl + call.ntmpl);
+        m.freqs.assign(call.ntmpl, 1u);
+        m.length = call.ntmpl;
+        return make_spotsig(m.view());
+    })
+                                 : Datum(0);
+    a.nulls[a.n++] = call.content ? ' ' : 'n';
     return a;
-}
-
-// The content measure needs the statistics of the whole table, which the per-worker tasks of a
-// distributed join do not have: such a call is refused rather than answered by another measure.
-void reject_content_on_citus(const JoinCall& call) {
-    if (call.content)
-        ereport(ERROR,
-                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                 errmsg("the content measure is not available for the distributed table %s", call.src[0].relname),
-                 errhint("Pass a threshold (the plain measure), or join a column of spotsig_remove(sig, t) "
-                         "with t from spotsigs_template().")));
 }
 
 const int kInOrder[2] = {0, 1};
@@ -792,7 +809,7 @@ const int kSwapped[2] = {1, 0};
 SPOTSIGS_FUNCTION(spotsigs_join) {
     JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
-        reject_content_on_citus(call);
+        citus_template(call, 0, "spotsigs_join");
         // On the nodes holding the shards (src/sql/70_citus.sql).
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
@@ -837,7 +854,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
     bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
     if (r_dist || s_dist) {
-        reject_content_on_citus(call);
+        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
         CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
         citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
         return Datum(0);
@@ -915,7 +932,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 SPOTSIGS_FUNCTION(spotsigs_clusters) {
     JoinCall call = read_call(fcinfo, 1, "spotsigs_clusters");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
-        reject_content_on_citus(call);
+        citus_template(call, 0, "spotsigs_clusters");
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)), a.types,
                        a.values, a.nulls);

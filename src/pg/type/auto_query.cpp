@@ -45,6 +45,7 @@ extern "C" {
 
 #include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus/fold.hpp"
 #include "pg/gucs.hpp"
 #include "pg/template/named.hpp"
 #include "pg/template/store.hpp"
@@ -120,6 +121,20 @@ SPOTSIGS_FUNCTION(spotsig_similar_support) {
         std::swap(col, other);
         if (!table_column(req->root, col, &relid, &attno)) PG_RETURN_POINTER(nullptr);
     }
+    // On a Citus shard the coordinator's planner hook has already given every % on the table its
+    // threshold and template (citus/fold.cpp); a bare one here would be decided by this node's
+    // setting and statistics, not the session's that sent it.
+    if (citus_shard(relid))
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("a bare %s on the Citus shard %s arrived without its threshold",
+                        f->funcresulttype == FLOAT8OID ? "<->" : "%",
+                        quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid))),
+                 errdetail("The node that plans a query on a distributed table decides the threshold and "
+                           "template of its %%; this query reached the shard without them."),
+                 errhint("Load spotsigs on the coordinator before the query is planned (add it to "
+                         "shared_preload_libraries or session_preload_libraries there), or write "
+                         "sig %% spotsig_query(q, threshold).")));
     const Oid spotsig = exprType(col);
     Oid argtypes[3] = {spotsig, REGCLASSOID, NAMEOID};
     const Oid fn = LookupFuncName(qualified(f->funcid, "spotsig_auto_query"), 3, argtypes, true);
