@@ -1,6 +1,7 @@
 // The read pipeline: batch buffers handed from the reading thread to the filing thread.
 #include "core/join/read_pipeline.hpp"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -35,6 +36,25 @@ constexpr size_t kSampleWindow = 65536;
 // The reader faults in the filing thread's next memory this much at a time (one huge page).
 constexpr size_t kPrefaultWindow = size_t(2) << 20;
 
+// Blocks of at least this many bytes are mapped from the kernel when allocated and unmapped when
+// freed (see map_large_blocks).
+constexpr int kMapThreshold = 256 << 10;
+
+// Makes glibc map every block of kMapThreshold bytes or more (once per process). By default glibc
+// raises its threshold to the size of each mapped block freed (up to 32 MB), and from then on
+// serves blocks below it from its arenas, one per thread that allocates (the filing thread, the
+// matcher's workers): a freed block stays resident there and serves only that arena, so a join's
+// resident memory grew to about the sum of each arena's own peak, twice and more what the join
+// held at once. A fixed threshold also stops the raising: large blocks go back to the kernel when
+// freed, and what is resident follows what is held. The cost is a fresh mapping (and its page
+// faults) for each large block, which a join takes a few of per pass.
+void map_large_blocks() {
+#ifdef M_MMAP_THRESHOLD
+    static std::atomic<bool> done{false};
+    if (!done.exchange(true)) mallopt(M_MMAP_THRESHOLD, kMapThreshold);
+#endif
+}
+
 // An upper bound of the bytes FrequentSignatures(docs, sample, ...) takes while it counts and
 // keeps after (join_groups.cpp): its counters (at most 8 bytes a sampled signature), the hashes
 // on frequent counters (at most 16 bytes a sampled signature, with a vector's doubling), its
@@ -65,6 +85,7 @@ ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_
       defer_backlog_(defer_backlog),
       expected_docs_(reserve_docs),
       batch_size_(kBatchBytes) {
+    map_large_blocks();
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
     if (list_tau_ > 0) {
         listed_ = std::make_unique<join_detail::ListedPrefixes>();
