@@ -302,9 +302,10 @@ void ReadPipeline::charge_to(ReadBudget* budget) noexcept {
     // What the pipeline holds already: its batches and what it was presized with.
     const size_t held = batch_bytes_.load(std::memory_order_relaxed) + docs_.memory_bytes();
     if (!charge(held)) {
-        budget->force(held);
-        charged_ += held;
+        // No room even for these: the read overflows before its first row, holding nothing.
         overflow_.store(true, std::memory_order_release);
+        docs_ = Collection();
+        free_batches();
     }
 }
 

@@ -383,13 +383,14 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->memory_limit = memory_limit;
         // A first read (which tallies every row) may not fit; a pass's was planned to.
         out.limit_growth(memory_limit, filter == nullptr || filter->tally != nullptr);
-        if (filter != nullptr && filter->budget != nullptr) {
-            out.charge_to(filter->budget);
-            deferred.charge_to(filter->budget);
-        }
         recv->progress = &progress;
         recv->relname = src.relname;
         recv->filter = filter;
+        if (filter != nullptr && filter->budget != nullptr) {
+            out.charge_to(filter->budget);
+            deferred.charge_to(filter->budget);
+            if (out.overflowed()) overflow(recv);  // no room for its buffers: rows are only tallied
+        }
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
         SPIExecuteOptions opts;
