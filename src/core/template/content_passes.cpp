@@ -142,8 +142,7 @@ public:
             found_ = nullptr;
             if (round + 1 == kRounds) return found;
             prev_.reset();
-            prev_hashes_.swap(found);
-            prev_ = std::make_unique<SignatureSet>(prev_hashes_, opt_.cancel);
+            prev_ = std::make_unique<SignatureSet>(found, opt_.cancel);
             if (round == 0) info_.shared = shared_;
         }
         return {};
@@ -153,7 +152,7 @@ private:
     // Bytes held beside a range's structures: the page order and lengths, the bucket counts, the
     // read's bitmap and the previous round's template.
     size_t fixed() const {
-        return (keys_.capacity() + lengths_.capacity() + hist_.capacity() + seen_.capacity() + prev_hashes_.capacity() +
+        return (keys_.capacity() + lengths_.capacity() + hist_.capacity() + seen_.capacity() +
                 (found_ != nullptr ? found_->capacity() : 0)) *
                    sizeof(uint64_t) +
                (prev_ ? prev_->memory_bytes() : 0);
@@ -416,11 +415,10 @@ private:
     Work work_;
     size_t n_ = 0;
     size_t shared_ = 0;
-    std::vector<uint64_t> keys_;     // fmix64 of every row's id, ascending: a row's rank is its place
-    std::vector<uint64_t> lengths_;  // per rank: the length in the round
-    std::vector<size_t> hist_;       // per bucket: the entries of the rows
-    std::vector<uint64_t> seen_;     // per rank: whether the current read gave it already
-    std::vector<uint64_t> prev_hashes_;
+    std::vector<uint64_t> keys_;                    // fmix64 of every row's id, ascending: a row's rank is its place
+    std::vector<uint64_t> lengths_;                 // per rank: the length in the round
+    std::vector<size_t> hist_;                      // per bucket: the entries of the rows
+    std::vector<uint64_t> seen_;                    // per rank: whether the current read gave it already
     std::unique_ptr<SignatureSet> prev_;            // the previous round's template
     const std::vector<uint64_t>* found_ = nullptr;  // the round's template so far
     bool lengths_done_ = true;
