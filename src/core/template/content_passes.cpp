@@ -254,9 +254,11 @@ private:
         size_t e = 0;
         for (size_t b = r.lo; b < r.hi; ++b) e += hist_[b];
         const bool splittable = r.hi - r.lo > 1;
-        if (!fits(e * sizeof(Entry))) {
+        // The entries and, at most, the samples of their signatures (reserved below).
+        const size_t first_bytes = e * sizeof(Entry) + (e / 2) * (2 * sizeof(uint64_t)) + e * sizeof(uint32_t) + 8;
+        if (!fits(first_bytes)) {
             if (splittable) return false;
-            too_large("the entries of one signature bucket", fixed() + e * sizeof(Entry));
+            too_large("the entries of one signature bucket", fixed() + first_bytes);
         }
         // The range's entries, then per signature held by two or more pages its sample.
         std::vector<Entry> entries;
@@ -277,6 +279,9 @@ private:
         std::vector<uint64_t> sigs;
         std::vector<size_t> start{0};
         std::vector<uint32_t> ranks;
+        sigs.reserve(e / 2);  // every signature kept has two entries or more
+        start.reserve(e / 2 + 1);
+        ranks.reserve(e);
         size_t raw_pairs = 0;
         for (size_t i = 0; i < entries.size();) {
             size_t j = i;
@@ -346,43 +351,83 @@ private:
     }
 
     // Adds to overlap[i] the overlap of the pages of pairs[i] in the round (without the previous
-    // round's template), over reads of the needed pages' signatures of a few buckets each.
+    // round's template), over reads of the needed pages' signatures of a range of buckets each.
+    // The ranges are planned on the needed pages' share of the entries (pages of average size);
+    // a read whose entries do not fit stops keeping them, and its range is read again in halves
+    // (its overlaps are added only once a read completes).
     void add_overlaps(int round, size_t range_bytes, const std::vector<uint64_t>& pairs, std::vector<uint32_t>& overlap,
                       const std::vector<uint64_t>& needed) {
+        // The needed pages numbered in rank order: before[w] pages in the words before w.
+        std::vector<uint32_t> before(needed.size() + 1, 0);
+        for (size_t w = 0; w < needed.size(); ++w)
+            before[w + 1] = before[w] + static_cast<uint32_t>(__builtin_popcountll(needed[w]));
+        const size_t m = before.back();
+        auto index = [&](uint32_t rank) {
+            const uint64_t below = (uint64_t(1) << (rank % 64)) - 1;
+            return before[rank / 64] + static_cast<uint32_t>(__builtin_popcountll(needed[rank / 64] & below));
+        };
+        range_bytes += before.capacity() * sizeof(uint32_t);
+        const size_t per_page = m * kOverlapBytesPerPage;
+        const size_t base = range_bytes + per_page;
         const size_t budget_left = opt_.memory_limit == 0 ? 0
                                    : opt_.memory_limit > fixed() + range_bytes
                                        ? opt_.memory_limit - fixed() - range_bytes
                                        : 1;
-        const size_t per_page = n_ * kOverlapBytesPerPage;
-        for (const Range q : plan(hist_, kOverlapBytesPerEntry, per_page, budget_left, opt_.overlap_ranges)) {
-            size_t e = 0;
-            for (size_t b = q.lo; b < q.hi; ++b) e += hist_[b];
-            if (!fits(range_bytes + per_page + e * kOverlapBytesPerEntry))
-                too_large("the signatures of one bucket on the sampled pages",
-                          fixed() + range_bytes + per_page + e * kOverlapBytesPerEntry);
-            std::vector<size_t> at(n_, 0);
-            std::vector<uint32_t> count(n_, 0);
+        std::vector<size_t> share(kBuckets);
+        for (size_t b = 0; b < kBuckets; ++b) share[b] = n_ == 0 ? 0 : (hist_[b] * m + n_ - 1) / n_;
+        std::vector<Range> todo = plan(share, kOverlapBytesPerEntry, per_page, budget_left, opt_.overlap_ranges);
+        std::reverse(todo.begin(), todo.end());
+        while (!todo.empty()) {
+            const Range q = todo.back();
+            todo.pop_back();
+            if (!fits(base)) too_large("the sampled pages of one signature range", fixed() + base);
+            std::vector<size_t> at(m, 0);
+            std::vector<uint32_t> count(m, 0);
             std::vector<uint64_t> hashes;
             std::vector<uint32_t> freqs;
-            hashes.reserve(e);
-            freqs.reserve(e);
-            held(range_bytes + (at.capacity() + hashes.capacity()) * sizeof(uint64_t) +
-                 (count.capacity() + freqs.capacity()) * sizeof(uint32_t));
+            size_t planned = 0;
+            for (size_t b = q.lo; b < q.hi; ++b) planned += share[b];
+            if (fits(base + planned * kOverlapBytesPerEntry)) {
+                hashes.reserve(planned);
+                freqs.reserve(planned);
+            }
+            bool over = false;
             read_ranked([&](uint32_t rank, const MultisetView& row) {
-                if ((needed[rank / 64] >> (rank % 64) & 1) == 0) return;
-                at[rank] = hashes.size();
+                if (over || (needed[rank / 64] >> (rank % 64) & 1) == 0) return;
+                const uint32_t i = index(rank);
+                at[i] = hashes.size();
                 for (uint32_t k = 0; k < row.size; ++k) {
                     const uint64_t h = row.hashes[k];
                     const size_t b = bucket_of(h);
                     if (b < q.lo || b >= q.hi || (round > 0 && prev_->contains(h))) continue;
-                    if (hashes.size() == e) rows_changed();
+                    if (hashes.size() == hashes.capacity()) {
+                        // Grows by half, within the limit.
+                        const size_t want = std::max<size_t>(1024, hashes.capacity() + hashes.capacity() / 2);
+                        if (!fits(base + want * kOverlapBytesPerEntry)) {
+                            over = true;
+                            return;
+                        }
+                        hashes.reserve(want);
+                        freqs.reserve(want);
+                        held(base + hashes.capacity() * sizeof(uint64_t) + freqs.capacity() * sizeof(uint32_t));
+                    }
                     hashes.push_back(h);
                     freqs.push_back(row.freqs[k]);
                 }
-                count[rank] = static_cast<uint32_t>(hashes.size() - at[rank]);
+                count[i] = static_cast<uint32_t>(hashes.size() - at[i]);
             });
+            if (over) {
+                if (q.hi - q.lo == 1)
+                    too_large("the signatures of one bucket on the sampled pages",
+                              fixed() + base + hashes.capacity() * kOverlapBytesPerEntry * 3 / 2);
+                const size_t mid = q.lo + (q.hi - q.lo) / 2;
+                todo.push_back(Range{mid, q.hi});
+                todo.push_back(Range{q.lo, mid});
+                continue;
+            }
             for (size_t i = 0; i < pairs.size(); ++i) {
-                const uint32_t a = static_cast<uint32_t>(pairs[i] >> 32), b = static_cast<uint32_t>(pairs[i]);
+                const uint32_t a = index(static_cast<uint32_t>(pairs[i] >> 32));
+                const uint32_t b = index(static_cast<uint32_t>(pairs[i]));
                 const uint64_t* x = hashes.data() + at[a];
                 const uint64_t* xe = x + count[a];
                 const uint64_t* y = hashes.data() + at[b];
