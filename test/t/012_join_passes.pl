@@ -211,15 +211,7 @@ for my $case ([ "spotsigs_clusters('dupl', 'id', 'sig', 0.9, 2)", '12MB' ],
 		"$call: a repeated id fails in passes too");
 }
 
-# The content measure (no threshold) needs its statistics over every row at once: no passes, but
-# an error that says so and names a limit to start from (the rows' own bytes).
-for my $fn ('spotsigs_join', 'spotsigs_clusters') {
-	my ($cret, $cout, $cerr) = $node->psql('postgres',
-		"SET spotsigs.join_memory_limit = '4MB'; SELECT count(*) FROM $fn('docs', 'id', 'sig')",
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-	like($cerr, qr/ERROR:  53200: spotsigs join exceeds spotsigs\.join_memory_limit \(4MB\) with the content measure\nDETAIL:  The content measure's statistics need every row at once, so it cannot run in passes, and the 40000 rows alone take more than (\d+) MB\. Set spotsigs\.join_memory_limit above \1MB, or pass a threshold and measure 'jaccard' \(the plain measure runs in passes\)\./,
-		"$fn with the content measure past the limit: why it has no passes, and the limit to set");
-}
+# The content measure (no threshold) past the limit: test/t/016_content_passes.pl.
 
 # 40,000 rows of one length: the smallest pass is the whole table.
 $node->safe_psql('postgres', q{

@@ -15,6 +15,7 @@
 #include "core/join/join.hpp"
 #include "core/signature/hash.hpp"
 #include "core/template/content.hpp"
+#include "core/template/content_passes.hpp"
 #include "reference_jaccard.hpp"
 
 using namespace spotsigs;
@@ -457,4 +458,159 @@ TEST(Content, SignatureSetPolls) {
     EXPECT_THROW(SignatureSet(keys.data(), keys.size(), nullptr, cancel), Error);
     EXPECT_THROW(set.remove_into(m.view(), out, cancel), Error);
     EXPECT_EQ(without_signatures(m.view(), {2, 4}).length, n - 2);
+}
+
+namespace {
+
+// The rows of c as a source read again for each pass, in a new shuffled order each time.
+RowSource shuffled_source(const Collection& c, unsigned seed, size_t* reads = nullptr) {
+    return [&c, seed, reads](const RowVisit& visit) {
+        std::vector<size_t> order(c.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::mt19937 rng(seed + unsigned(reads != nullptr ? (*reads)++ : 0));
+        std::shuffle(order.begin(), order.end(), rng);
+        for (size_t i : order) visit(c.id(i), c.doc(i));
+    };
+}
+
+}  // namespace
+
+// In passes, with the signatures split into 1 to 64 ranges and each range's overlaps summed over
+// 1 to 5 reads, the template is the one-pass statistics' and the reference's, whatever order
+// each read gives the rows in.
+TEST(ContentPasses, EqualOnePassAndReference) {
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+        Web w = make_web(seed, 2 + seed % 4, 3 + seed % 7, 30 + 5 * int(seed));
+        Collection c = make(w.docs, w.ids);
+        std::vector<uint64_t> want = as_vector(ref_templates(w.docs, w.ids));
+        ASSERT_FALSE(want.empty());
+        ASSERT_EQ(template_signatures(c), want) << "seed " << seed;
+        for (size_t ranges : {0, 1, 2, 3, 7, 64})
+            for (size_t overlap_ranges : {0, 2, 5}) {
+                TemplatePassOptions opt;
+                opt.ranges = ranges;
+                opt.overlap_ranges = overlap_ranges;
+                TemplatePassInfo info;
+                EXPECT_EQ(template_signatures_in_passes(shuffled_source(c, seed), opt, &info), want)
+                    << "seed " << seed << ", " << ranges << " ranges, " << overlap_ranges << " overlap reads";
+                EXPECT_EQ(info.rows, c.size());
+                EXPECT_GE(info.ranges, 2 * std::max<size_t>(ranges, 1));
+                // The first read, then per range one read of its entries (and its overlap reads
+                // when its samples have pairs).
+                EXPECT_GE(info.reads, 1 + info.ranges);
+            }
+    }
+}
+
+// Large pages (every sketch size of the one-pass statistics), pages sharing a slot of its table,
+// empty pages and pages that hold nothing but template: the same template in passes.
+TEST(ContentPasses, EqualOnLargeAndEmptyPages) {
+    Web w = make_web(1, 3, 6, 40, true);
+    for (int k = 0; k < 4; ++k) {
+        w.docs.push_back(Doc());
+        w.ids.push_back(7000000 + k);
+        Doc t;
+        for (auto& [h, f] : w.docs[0])
+            if (t.size() < 6) t[h] = f;
+        w.docs.push_back(t);
+        w.ids.push_back(8000000 + k);
+    }
+    Collection c = make(w.docs, w.ids);
+    std::vector<uint64_t> want = as_vector(ref_templates(w.docs, w.ids));
+    EXPECT_EQ(template_signatures(c), want);
+    for (size_t ranges : {1, 5, 300}) {
+        TemplatePassOptions opt;
+        opt.ranges = ranges;
+        opt.overlap_ranges = 3;
+        EXPECT_EQ(template_signatures_in_passes(shuffled_source(c, 9), opt), want) << ranges << " ranges";
+    }
+}
+
+// Under a memory limit the passes plan (and split) their ranges to fit it, hold at most the limit
+// by their own count, and give the same template; a limit below the rows' order fails with
+// OutOfMemory before it holds more.
+TEST(ContentPasses, MemoryLimit) {
+    Web w = make_web(5, 4, 9, 400);
+    Collection c = make(w.docs, w.ids);
+    std::vector<uint64_t> want = template_signatures(c);
+    TemplatePassInfo unlimited;
+    EXPECT_EQ(template_signatures_in_passes(shuffled_source(c, 1), TemplatePassOptions(), &unlimited), want);
+    EXPECT_EQ(unlimited.reads, 5u);  // the first read, and per round one range: its entries and overlaps
+    for (size_t limit : {size_t(200) << 10, size_t(100) << 10, size_t(80) << 10}) {
+        TemplatePassOptions opt;
+        opt.memory_limit = limit;
+        TemplatePassInfo info;
+        EXPECT_EQ(template_signatures_in_passes(shuffled_source(c, 2), opt, &info), want) << limit;
+        EXPECT_LE(info.peak_bytes, limit);
+        EXPECT_GT(info.ranges, 2u) << limit;
+        EXPECT_GT(unlimited.peak_bytes, limit);
+    }
+    TemplatePassOptions tiny;
+    tiny.memory_limit = 4 << 10;
+    try {
+        template_signatures_in_passes(shuffled_source(c, 3), tiny);
+        ADD_FAILURE() << "finished beyond its limit";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+        EXPECT_NE(std::string(e.what()).find("the content statistics need "), std::string::npos) << e.what();
+    }
+}
+
+// A repeated id, and a read that gives other rows than the first, end the passes through the
+// caller's callbacks (or with InvalidParameter); a set stop flag ends them with Canceled.
+TEST(ContentPasses, RepeatedIdsChangedRowsCancel) {
+    Web w = make_web(2, 3, 4, 60);
+    w.ids[7] = w.ids[3];
+    Collection dup = make(w.docs, w.ids);
+    int64_t named = 0;
+    TemplatePassOptions opt;
+    opt.repeated_id = [&](int64_t id) {
+        named = id;
+        throw Error(ErrorKind::InvalidParameter, "repeated");
+    };
+    EXPECT_THROW(template_signatures_in_passes(shuffled_source(dup, 1), opt), Error);
+    EXPECT_EQ(named, w.ids[3]);
+
+    w.ids[7] = 99999999;
+    Collection c = make(w.docs, w.ids);
+    Collection more = make(w.docs, w.ids);
+    more.add(123456789, c.doc(0));
+    size_t reads = 0;
+    RowSource changing = [&](const RowVisit& visit) {
+        const Collection& rows = reads++ == 0 ? c : more;
+        for (size_t i = 0; i < rows.size(); ++i) visit(rows.id(i), rows.doc(i));
+    };
+    bool called = false;
+    TemplatePassOptions watch;
+    watch.rows_changed = [&] {
+        called = true;
+        throw Error(ErrorKind::Internal, "changed");
+    };
+    EXPECT_THROW(template_signatures_in_passes(changing, watch), Error);
+    EXPECT_TRUE(called);
+    // A read that gives a row twice (and so one row fewer in the count) is refused as well.
+    reads = 0;
+    RowSource twice = [&](const RowVisit& visit) {
+        for (size_t i = 0; i < c.size(); ++i) visit(c.id(reads > 0 && i == 1 ? 0 : i), c.doc(i));
+        ++reads;
+    };
+    EXPECT_THROW(template_signatures_in_passes(twice, TemplatePassOptions()), Error);
+
+    CancelToken token;
+    token.stop = true;
+    TemplatePassOptions canceled;
+    canceled.cancel = &token;
+    Collection big = unmixed_pages(300, 400);
+    try {
+        template_signatures_in_passes(shuffled_source(big, 1), canceled);
+        ADD_FAILURE() << "finished although canceled";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Canceled);
+    }
+    // poll is called as the passes go (the backend serves interrupts there).
+    size_t polls = 0;
+    TemplatePassOptions polled;
+    polled.poll = [&] { ++polls; };
+    EXPECT_EQ(template_signatures_in_passes(shuffled_source(big, 1), polled), template_signatures(big));
+    EXPECT_GT(polls, 0u);
 }

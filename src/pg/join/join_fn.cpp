@@ -71,6 +71,9 @@ struct JoinCall {
     const uint64* tmpl = nullptr;
     size_t ntmpl = 0;
     size_t held = 0;  // bytes the call keeps beside its join's passes (clusters: every row's slot)
+    // When given, the rows are read without these signatures and joined by the plain measure: the
+    // content measure's join once its template is known (docs/content-measure.md).
+    const SignatureSet* remove = nullptr;
 };
 
 // Reads the measure argument at position p (absent in calls through the 0.1.0 definitions, which
@@ -462,6 +465,14 @@ RowFilter pass_filter(const JoinPass& p, const std::vector<ExternalLength>* exte
     return f;
 }
 
+// pass_filter for call's reads (with its template removed, if any).
+RowFilter pass_filter(const JoinCall& call, const JoinPass& p, const std::vector<ExternalLength>* external,
+                      const RowsDigest* first) {
+    RowFilter f = pass_filter(p, external, first);
+    f.remove = call.remove;
+    return f;
+}
+
 // Where a join's pairs go: a batch of pairs with the collection their indexes refer to (all the
 // rows, or one pass's), and an upper bound of the pairs still to come, this batch included (0:
 // unknown). Called on the backend's thread.
@@ -477,7 +488,7 @@ PassOutcome self_pass(const JoinCall& call, const JoinPass& p, const std::vector
                       const std::vector<ExternalLength>& external, const RowsDigest& first, const char* fn,
                       Progress& progress, const PairSink& sink) {
     PassOutcome out;
-    RowFilter filter = pass_filter(p, &external, &first);
+    RowFilter filter = pass_filter(call, p, &external, &first);
     // No presizing from the table's statistics: a pass reads a part of it.
     ReadPipeline pipe(list_tau(call), 0, 0, call.threads > 1);
     bool streamed = false;
@@ -529,23 +540,47 @@ void sort_unique_ids(std::vector<int64_t>& ids, const char* relname) {
     if (dup != ids.end()) throw_repeated_id(relname, *dup);
 }
 
-// Throws the error of a content-measure join whose rows, hist, do not fit the limit: its
-// statistics need every row at once, so it has no passes; the rows' bytes are a lower bound of
-// what it needs (the statistics and the copy it joins come on top).
-[[noreturn]] void throw_content_too_large(const std::vector<LengthCount>& hist) {
-    uint64_t rows = 0, bytes = 0;
-    for (const LengthCount& c : hist) {
-        rows += c.docs;
-        bytes += c.bytes;
+// The template signatures of src's rows computed in passes within limit bytes
+// (content_passes.hpp): the rows are read again for each pass, every read checked against the
+// first (55000 when they differ), with interrupts served. first receives the first read's digest
+// (the join that follows checks its reads against it); templates and shared, for
+// few_content_notice. Backend's thread (inside pg_entry).
+std::vector<uint64_t> template_in_passes(const JoinSource& src, size_t limit, Progress& progress, const char* fn,
+                                         RowsDigest& first, size_t* shared = nullptr) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool have_first = false;
+    const RowSource source = [&](const RowVisit& visit) {
+        RowsDigest seen;
+        visit_source(src, progress, visit, seen);
+        if (!have_first) {
+            first = seen;
+            have_first = true;
+        } else if (!(seen == first)) {
+            throw_rows_changed(src.relname);
+        }
+    };
+    TemplatePassOptions opt;
+    opt.memory_limit = limit;
+    opt.poll = [] { check_interrupts(); };
+    opt.repeated_id = [&](int64_t id) { throw_repeated_id(src.relname, id); };
+    opt.rows_changed = [&] { throw_rows_changed(src.relname); };
+    TemplatePassInfo info;
+    std::vector<uint64_t> drop;
+    try {
+        drop = template_signatures_in_passes(source, opt, &info);
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::OutOfMemory) throw_memory_limit("computing the content statistics", e.detail());
+        throw;
     }
-    const uint64_t mb = (bytes >> 20) + 1;
-    throw Error(
-        ErrorKind::OutOfMemory,
-        "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") with the content measure",
-        "The content measure's statistics need every row at once, so it cannot run in passes, and the " +
-            std::to_string(rows) + " rows alone take more than " + std::to_string(mb) +
-            " MB. Set spotsigs.join_memory_limit above " + std::to_string(mb) +
-            "MB, or pass a threshold and measure 'jaccard' (the plain measure runs in passes).");
+    if (shared != nullptr) *shared = info.shared;
+    pg_guard([&] {
+        elog(DEBUG1,
+             "%s: content statistics in passes: %zu template signatures among %zu held by two or more rows, "
+             "%zu rows read %zu times, %zu signature ranges, accounted peak %zu kB, %.3f s",
+             fn, drop.size(), info.shared, info.rows, info.reads, info.ranges, info.peak_bytes >> 10,
+             seconds_since(t0));
+    });
+    return drop;
 }
 
 // Sorts the noted lengths of out-of-line rows by id (for RowFilter::external), freeing the
@@ -568,15 +603,20 @@ struct SelfRun {
 // that attempt then runs out of memory, restart is called before the passes (which give every
 // pair again). all_ids, when given, receives every row's id, ascending and checked unique,
 // before sink is first called; in passes, its bytes and held_per_row more bytes a row (what the
-// caller keeps per row) are held against the limit. The content measure's statistics need
-// every row at once, so it has no passes: past the limit it fails, naming a limit to set.
+// caller keeps per row) are held against the limit. Under the content measure, a join whose rows
+// or statistics do not fit computes the template in passes (template_in_passes; a stored
+// template is taken as it is) and then runs the plain join of the rows read without it, in
+// passes when that does not fit either; every read is checked against the statistics' first
+// read (expected, when given, is that read's digest).
 SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const PairSink& sink, bool stream,
                       const std::function<void()>& restart, std::vector<int64_t>* all_ids = nullptr,
-                      size_t held_per_row = 0) {
+                      size_t held_per_row = 0, const RowsDigest* expected = nullptr) {
     LengthTally tally;
     std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
     RowFilter filter;
     filter.tally = &tally;
+    filter.remove = call.remove;
+    filter.expected = expected;
     std::vector<ExternalLength> external;  // the rows a pass finds the lengths of here
     // The content measure's statistics count every row, empty ones too; docs then has every id.
     if (call.content) {
@@ -592,6 +632,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     filter.budget = &budget;
     SelfRun run;
     size_t first_read = 0;  // the most the first read held (the budget's peak)
+    bool content_passes = false;
     {
         std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
         const Collection& docs = pipe->docs();
@@ -605,11 +646,11 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         Accounted single;
         try {
             JoinPairs pairs = self_pairs(call, *pipe, progress, fn, emit, &filter, 0, &single);
-            if (filter.overflowed && call.content) throw_content_too_large(tally.sorted());
+            content_passes = filter.overflowed && call.content;
             run.in_passes = filter.overflowed;
             first_read = budget.peak();
             run.peak = single.peak();
-            if (!run.in_passes) {
+            if (!run.in_passes && !content_passes) {
                 if (all_ids != nullptr) {
                     // The filter keeps no empty rows (they pair with nothing), but it has every
                     // row's id; without it (the content measure) docs has every row.
@@ -626,12 +667,39 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
             }
         } catch (const JoinMemoryError&) {
             run.in_passes = true;
+            content_passes = call.content;
+            first_read = budget.peak();
+        } catch (const Error& e) {
+            // The content statistics (or the join of the contents) did not fit with the rows.
+            if (!call.content || e.kind() != ErrorKind::OutOfMemory) throw;
+            content_passes = true;
             first_read = budget.peak();
         }
     }
+    if (content_passes) {
+        malloc_trim(0);          // the first read's memory (see run_passes)
+        if (restart) restart();  // rows some runs wrote before the matcher ran out
+        RowsDigest first;
+        std::vector<uint64_t> drop;
+        if (call.has_template) {
+            drop.assign(call.tmpl, call.tmpl + call.ntmpl);
+        } else {
+            size_t shared = 0;
+            drop = template_in_passes(call.src[0], call_limit(call), progress, fn, first, &shared);
+            if (few_content(drop.size(), shared)) pg_guard([&] { few_content_notice(fn, drop.size(), shared); });
+        }
+        const SignatureSet set(drop);
+        std::vector<uint64_t>().swap(drop);
+        JoinCall plain = call;
+        plain.content = false;
+        plain.remove = &set;
+        plain.held += set.memory_bytes();
+        return run_self_join(plain, fn, progress, sink, stream, restart, all_ids, held_per_row,
+                             call.has_template ? nullptr : &first);
+    }
     sort_unique_ids(ids, call.src[0].relname);
     sort_by_id(external);
-    call.held = external.capacity() * sizeof(ExternalLength);
+    call.held += external.capacity() * sizeof(ExternalLength);
     if (all_ids != nullptr) {
         all_ids->swap(ids);
         call.held += all_ids->capacity() * sizeof(int64_t) + all_ids->size() * held_per_row;
@@ -762,7 +830,8 @@ PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<L
                     const std::vector<ExternalLength>* external, const RowsDigest* first, Progress& progress,
                     ReturnSetInfo* rsinfo) {
     PassOutcome out;
-    RowFilter filters[2] = {pass_filter(p, &external[0], &first[0]), pass_filter(p, &external[1], &first[1])};
+    RowFilter filters[2] = {pass_filter(call, p, &external[0], &first[0]),
+                            pass_filter(call, p, &external[1], &first[1])};
     RsPipes pipes;
     try {
         JoinPairs pairs = rs_pairs(call, pipes, progress, filters, &out.acc, false);
@@ -918,6 +987,15 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join_rs");
+        // The content measure: both sides read without the template and joined by the plain
+        // measure, so that its passes (on the lengths without the template) hold as they are.
+        std::unique_ptr<SignatureSet> content_set;
+        if (call.content) {
+            content_set = std::make_unique<SignatureSet>(reinterpret_cast<const uint64_t*>(call.tmpl), call.ntmpl);
+            call.content = false;
+            call.remove = content_set.get();
+            call.held += content_set->memory_bytes();
+        }
         // The first read keeps both sides while they fit the limit and tallies every row's length;
         // past the limit the join runs in passes planned from both tallies together.
         LengthTally tallies[2];
@@ -931,6 +1009,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             filters[k].ids = &ids[k];
             filters[k].note_external = &external[k];
             filters[k].budget = &budget;
+            filters[k].remove = call.remove;
         }
         bool in_passes = false;
         size_t first_read = 0;
@@ -945,9 +1024,6 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             }
             first_read = budget.peak();
         }
-        // Passes plan on the rows' plain lengths, which bound nothing under the content measure.
-        if (in_passes && call.content)
-            throw_memory_limit("reading", "the content measure's R-S join needs both sides in memory at once");
         if (in_passes) {
             for (int k = 0; k < 2; ++k) {
                 sort_unique_ids(ids[k], call.src[k].relname);
@@ -1040,22 +1116,41 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
     use_reserved_huge_pages(join_huge_pages);
     return pg_entry([&] {
         Progress progress(fn);
-        std::unique_ptr<ReadPipeline> pipe = open_pipeline(src, 0, join_memory_limit_bytes(), threads > 1);
-        ExitStop exit_stop(*pipe);
-        read_source(src, *pipe, join_memory_limit_bytes(), progress);
         std::vector<uint64_t> drop;
-        JoinOptions opt;
-        opt.threads = threads;
-        match(
-            [&](const JoinOptions& o) {
-                if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
-                check_unique_ids(pipe->docs(), src.relname);
-                const Collection& docs = pipe->docs();
-                drop = limited_template(docs, o.threads, o.cancel);
-                return JoinPairs();
-            },
-            opt, progress, pipe->rows());
-        *rows = static_cast<int64>(pipe->docs().size());
+        // In one go while the rows and the statistics fit spotsigs.join_memory_limit, else in
+        // passes over the rows (template_in_passes: the same template).
+        bool passes = false;
+        try {
+            std::unique_ptr<ReadPipeline> pipe = open_pipeline(src, 0, join_memory_limit_bytes(), threads > 1);
+            ExitStop exit_stop(*pipe);
+            RowFilter filter;
+            filter.lo = 0;  // every row, empty ones too
+            read_source_filtered(src, *pipe, join_memory_limit_bytes(), progress, filter);
+            passes = filter.overflowed;
+            if (!passes) {
+                JoinOptions opt;
+                opt.threads = threads;
+                match(
+                    [&](const JoinOptions& o) {
+                        if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
+                        check_unique_ids(pipe->docs(), src.relname);
+                        const Collection& docs = pipe->docs();
+                        drop = limited_template(docs, o.threads, o.cancel);
+                        return JoinPairs();
+                    },
+                    opt, progress, pipe->rows());
+                *rows = static_cast<int64>(pipe->docs().size());
+            }
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::OutOfMemory) throw;
+            passes = true;
+        }
+        if (passes) {
+            malloc_trim(0);
+            RowsDigest first;
+            drop = template_in_passes(src, join_memory_limit_bytes(), progress, fn, first);
+            *rows = static_cast<int64>(first.rows);
+        }
         Multiset m;
         m.hashes = drop;
         m.freqs.assign(drop.size(), 1u);

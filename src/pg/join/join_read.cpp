@@ -134,10 +134,12 @@ struct CollectReceiver {
     const char* relname;
     MemoryContext scratch;
     uint64 rows;
-    RowFilter* filter;       // null: keep every row, and raise the error past the memory limit
-    bool external;           // the value being handed over was stored out of line
-    uint64 skipped_by_note;  // out-of-line values skipped by their length in RowFilter::external
-    size_t stride_bytes;     // bytes of the rows kept since the last stride
+    RowFilter* filter;                   // null: keep every row, and raise the error past the memory limit
+    bool external;                       // the value being handed over was stored out of line
+    uint64 skipped_by_note;              // out-of-line values skipped by their length in RowFilter::external
+    size_t stride_bytes;                 // bytes of the rows kept since the last stride
+    Multiset* content;                   // RowFilter::remove: a row without the template
+    std::vector<unsigned char>* packed;  // ... and packed again
 };
 
 // A first read past its budget: the rows kept so far (and the other side's, for an R-S join)
@@ -192,7 +194,9 @@ void check_read_memory(CollectReceiver* r) {
 
 // Whether a row's value (payload of len bytes, packed.hpp layout) is to be kept, counting it in
 // the filter's tally; values too short for a header are kept (the pipeline rejects them).
-bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
+// stored_length: the stored row's length, for the digest (the row handed over may be without the
+// template).
+bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len, uint64_t stored_length) {
     RowFilter* f = r->filter;
     if (f == nullptr) return true;
     if (len < kPackedHeaderSize) {
@@ -201,7 +205,7 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
     }
     uint32_t distinct, length;
     std::memcpy(&length, data + 8, 4);
-    f->seen.add(id, length);
+    f->seen.add(id, stored_length);
     std::memcpy(&distinct, data + 4, 4);
     if (f->tally != nullptr) {
         const unsigned char w = static_cast<unsigned char>(data[1]);
@@ -226,7 +230,26 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     CollectReceiver* r = static_cast<CollectReceiver*>(ctx);
     bool keep = true;
     pg_entry([&] {
-        keep = keep_row(r, id, data, len);
+        uint64_t stored_length = 0;
+        if (len >= kPackedHeaderSize) {
+            uint32_t l;
+            std::memcpy(&l, data + 8, 4);
+            stored_length = l;
+        }
+        if (r->filter != nullptr && r->filter->remove != nullptr) {
+            // The row without the template, packed again in an aligned buffer of the read's.
+            std::vector<unsigned char>& buf = *r->packed;
+            buf.resize(len + 8);
+            unsigned char* at = buf.data() + (8 - (reinterpret_cast<uintptr_t>(buf.data()) + 12) % 8) % 8;
+            std::memcpy(at, data, len);
+            r->filter->remove->remove_into(unpack(at, len), *r->content);
+            const size_t need = packed_size(r->content->view());
+            buf.resize(need);
+            pack(r->content->view(), buf.data());
+            data = reinterpret_cast<const char*>(buf.data());
+            len = need;
+        }
+        keep = keep_row(r, id, data, len, stored_length);
         return Datum(0);
     });
     if (!keep) {
@@ -257,7 +280,8 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
 // skip most of the relation's rows this way).
 bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
     RowFilter* f = r->filter;
-    if (f == nullptr || !f->restricts()) return false;
+    // A row read without a template is kept or not by its length without it (known only once read).
+    if (f == nullptr || !f->restricts() || f->remove != nullptr) return false;
     struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
     if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
     if (f->external != nullptr && VARATT_IS_EXTERNAL_ONDISK(raw)) {
@@ -371,6 +395,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
     // into a C++ exception that unwinds them.
     CollectReceiver* recv = nullptr;
     DeferredToast deferred;
+    Multiset content;
+    std::vector<unsigned char> packed;
     pg_guard([&] {
         recv = static_cast<CollectReceiver*>(palloc0(sizeof(CollectReceiver)));
         recv->pub.receiveSlot = collect_slot;
@@ -391,6 +417,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
             deferred.charge_to(filter->budget);
             if (out.overflowed()) overflow(recv);  // no room for its buffers: rows are only tallied
         }
+        recv->content = &content;
+        recv->packed = &packed;
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
         SPIExecuteOptions opts;
@@ -432,6 +460,67 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
 }
 
 }  // namespace
+
+namespace {
+
+// A DestReceiver that hands every row of the reader's query to a RowVisit (visit_source).
+struct VisitReceiver {
+    DestReceiver pub;  // first member: the executor sees a DestReceiver*
+    const RowVisit* visit;
+    RowsDigest* seen;
+    Progress* progress;
+    MemoryContext scratch;
+    uint64 rows;
+};
+
+bool visit_slot(TupleTableSlot* slot, DestReceiver* self) {
+    VisitReceiver* r = reinterpret_cast<VisitReceiver*>(self);
+    bool id_null, sig_null;
+    Datum id = slot_getattr(slot, 1, &id_null);
+    Datum sig = slot_getattr(slot, 2, &sig_null);
+    if (id_null || sig_null) return true;  // the query already excludes them
+    MemoryContext old = MemoryContextSwitchTo(r->scratch);
+    struct varlena* v = fetch_spotsig(sig);
+    MemoryContextSwitchTo(old);
+    const bool stride = ++r->rows % kReadStride == 0;
+    pg_entry([&] {
+        const MultisetView row = view_of(v);
+        r->seen->add(DatumGetInt64(id), row.length);
+        (*r->visit)(DatumGetInt64(id), row);
+        if (stride) r->progress->reading(r->rows);
+        return Datum(0);
+    });
+    MemoryContextReset(r->scratch);
+    if (stride) CHECK_FOR_INTERRUPTS();
+    return true;
+}
+
+}  // namespace
+
+void visit_source(const JoinSource& src, Progress& progress, const RowVisit& visit, RowsDigest& seen) {
+    pg_guard([&] {
+        VisitReceiver* recv = static_cast<VisitReceiver*>(palloc0(sizeof(VisitReceiver)));
+        recv->pub.receiveSlot = visit_slot;
+        recv->pub.rStartup = collect_startup;
+        recv->pub.rShutdown = collect_shutdown;
+        recv->pub.rDestroy = collect_destroy;
+        recv->pub.mydest = DestNone;
+        recv->visit = &visit;
+        recv->seen = &seen;
+        recv->progress = &progress;
+        recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs statistics read", ALLOCSET_DEFAULT_SIZES);
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        SPIExecuteOptions opts;
+        memset(&opts, 0, sizeof opts);
+        opts.read_only = true;
+        opts.dest = &recv->pub;
+        int rc = SPI_execute_extended(src.query, &opts);
+        if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
+        SPI_finish();
+        MemoryContextDelete(recv->scratch);
+        pfree(recv);
+    });
+}
 
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel) {
     while (!pipe.wait_filed(kBatchWait))

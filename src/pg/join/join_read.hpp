@@ -11,6 +11,8 @@
 #include "core/join/join.hpp"
 #include "core/join/join_passes.hpp"
 #include "core/join/read_pipeline.hpp"
+#include "core/template/content.hpp"
+#include "core/template/content_passes.hpp"
 
 namespace spotsigs::pg {
 
@@ -90,10 +92,17 @@ struct RowFilter {
     ReadBudget* budget = nullptr;
     // An R-S join's other side, discarded too when this read overflows under the budget.
     ReadPipeline* discard_too = nullptr;
+    // When given, every row is read without these signatures (the content measure's template):
+    // lengths, tally and what is kept are the rows' without them; seen keeps the stored rows'.
+    const SignatureSet* remove = nullptr;
 };
 // read_source with a RowFilter (join passes, join_passes.hpp).
 void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,
                           RowFilter& filter);
+// Reads every row of src with a non-NULL id and signature, calling visit(id, row) on the
+// backend's thread for each (inside pg_entry; every value detoasted in turn and freed after
+// visit), and adds every row to seen (the content statistics' passes). Reports progress.
+void visit_source(const JoinSource& src, Progress& progress, const RowVisit& visit, RowsDigest& seen);
 // Waits (on a thread that may not touch PostgreSQL) until out has filed everything; false when
 // cancel was set first. Rethrows the filing thread's errors.
 bool wait_filed(ReadPipeline& pipe, const CancelToken* cancel);
