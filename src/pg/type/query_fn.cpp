@@ -368,7 +368,7 @@ TemplateMemo template_memo;
 bool memo_key(TemplateMemo* m, Oid nsp, Oid rel, Name column) {
     if (!ActiveSnapshotSet()) return false;
     Snapshot snap = GetActiveSnapshot();
-    m->lxid = MyProc->lxid;
+    m->lxid = SPOTSIGS_MY_LXID();
     m->xmin = snap->xmin;
     m->xmax = snap->xmax;
     m->curcid = snap->curcid;
