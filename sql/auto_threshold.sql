@@ -1,8 +1,12 @@
 -- spotsigs.similarity_threshold = 'auto' (the default): a bare x % y on a table column compares
 -- by content at 0.4 against the column's stored template once spotsigs_analyze has run, and is
 -- the plain similarity at 0.2 (the default before 'auto') until then; a numeric setting is the
--- plain similarity at that threshold everywhere. Every answer is compared with the brute force.
+-- plain similarity at that threshold everywhere; a bare x <-> y alike, by the distance 1 - that
+-- similarity. Every answer is compared with the brute force.
 \i sql/include/sqlerr.sql
+-- The brute force runs under enable_seqscan = off too, whose cost of a disabled plan would have
+-- every call JIT-compiled (seconds per query on a loaded machine); JIT changes no answer.
+SET jit = off;
 
 SELECT length('{}'::spotsig);  -- loads the library, which defines the setting
 SHOW spotsigs.similarity_threshold;
@@ -151,5 +155,64 @@ WHERE s.relation = 'ajoin'::regclass
 RESET plan_cache_mode; RESET enable_hashjoin; RESET enable_mergejoin;
 DEALLOCATE ALL;
 
+-- (f) A bare <-> on the analyzed column under 'auto': 1 - the content similarity against the
+-- stored template, served by the index's ordered scan (the executor rechecks its values), as the
+-- brute force orders. For every row as the query, in PL/pgSQL (cached plans): the whole order has
+-- the brute force's distances in ascending order and every row at its own; LIMIT 5 has the 5
+-- smallest distances and every row below the 5th (ties at the 5th may be any of the tied rows;
+-- ties_at_limit counts the queries with such a tie). A numeric setting orders by the plain
+-- distance, which the content reference tells apart.
+CREATE FUNCTION adist(q spotsig, t spotsig) RETURNS TABLE (id int, d float8) LANGUAGE sql STABLE AS $$
+SELECT p.id, CASE WHEN t IS NULL THEN 1 - similarity(p.sig, q)
+                  ELSE 1 - similarity(spotsig_remove(p.sig, t), spotsig_remove(q, t)) END FROM apages p $$;
+CREATE FUNCTION aorder(t spotsig, k int, OUT differences int, OUT ties_at_limit int) LANGUAGE plpgsql AS $$
+DECLARE
+  q record;
+  r record;
+  ids int[];
+  ds float8[];
+  want float8[];
+BEGIN
+  differences := 0;
+  ties_at_limit := 0;
+  FOR q IN SELECT id, sig FROM apages ORDER BY id LOOP
+    SELECT array_agg(b.d ORDER BY b.d) INTO want FROM adist(q.sig, t) b;
+    ids := '{}';
+    ds := '{}';
+    FOR r IN SELECT id, sig <-> q.sig AS d FROM apages ORDER BY sig <-> q.sig LOOP
+      ids := ids || r.id;
+      ds := ds || r.d;
+    END LOOP;
+    IF ds IS DISTINCT FROM want
+       OR EXISTS (SELECT FROM unnest(ids, ds) g(id, d) JOIN adist(q.sig, t) b USING (id) WHERE b.d <> g.d) THEN
+      differences := differences + 1;
+    END IF;
+    ids := '{}';
+    ds := '{}';
+    FOR r IN SELECT id, sig <-> q.sig AS d FROM apages ORDER BY sig <-> q.sig LIMIT k LOOP
+      ids := ids || r.id;
+      ds := ds || r.d;
+    END LOOP;
+    IF ds IS DISTINCT FROM want[1:k]
+       OR EXISTS (SELECT FROM unnest(ids, ds) g(id, d) JOIN adist(q.sig, t) b USING (id) WHERE b.d <> g.d)
+       OR (SELECT array_agg(g.id ORDER BY g.id) FROM unnest(ids, ds) g(id, d) WHERE g.d < want[k]) IS DISTINCT FROM
+          (SELECT array_agg(b.id ORDER BY b.id) FROM adist(q.sig, t) b WHERE b.d < want[k]) THEN
+      differences := differences + 1;
+    END IF;
+    IF want[k] = want[k + 1] THEN ties_at_limit := ties_at_limit + 1; END IF;
+  END LOOP;
+END $$;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM apages ORDER BY sig <-> (SELECT sig FROM apages WHERE id = 7) LIMIT 5;
+SELECT * FROM aorder(atemplate(), 5);
+SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT * FROM aorder(atemplate(), 5);
+RESET enable_indexscan; RESET enable_bitmapscan; SET enable_seqscan = off;
+SET spotsigs.similarity_threshold = 0.5;
+SELECT * FROM aorder(NULL, 5);
+SELECT (aorder(atemplate(), 5)).differences > 0 AS plain_order_differs_from_content;
+RESET spotsigs.similarity_threshold;
+RESET enable_seqscan;
+
 DROP TABLE apages, ajoin;
-DROP FUNCTION adiff(text, float8), aref(spotsig, spotsig, float8), atemplate(), astory(int, int), asite(int), atw(int, int);
+DROP FUNCTION aorder(spotsig, int), adist(spotsig, spotsig), adiff(text, float8), aref(spotsig, spotsig, float8), atemplate(), astory(int, int), asite(int), atw(int, int);

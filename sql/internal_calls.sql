@@ -133,8 +133,11 @@ SELECT j.* FROM spotsigs_join_rs('ic_src'::regclass, 'id'::name, 'sig'::name, 'i
  WHERE j.r_id > 40 AND j.s_id <= 40;
 CREATE TEMP TABLE ic_lsh AS
 SELECT * FROM spotsigs_lsh_pairs('ic_src'::regclass, 'id'::name, 'sig'::name, 0.5::float8, 2, 16, 0::bigint);
+CREATE TABLE ic_ct_copy AS SELECT id, sig FROM ic_src WHERE id <= 40;
+CREATE TEMP TABLE ic_content AS
+SELECT * FROM spotsigs_join('ic_ct_copy'::regclass, 'id'::name, 'sig'::name);
 SELECT (SELECT count(*) FROM ic_self) AS self_pairs, (SELECT count(*) FROM ic_rs) AS rs_pairs,
-       (SELECT count(*) FROM ic_lsh) AS lsh_pairs;
+       (SELECT count(*) FROM ic_lsh) AS lsh_pairs, (SELECT count(*) FROM ic_content) AS content_pairs;
 
 CREATE ROLE spotsigs_ic_planter;
 GRANT CREATE ON SCHEMA public TO spotsigs_ic_planter;
@@ -250,6 +253,13 @@ SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1
 TRUNCATE ic_cmds;
 SELECT count(DISTINCT cluster) AS clusters, count(*) AS rows
   FROM spotsigs_clusters('ic_ct'::regclass, 'id'::name, 'sig'::name, 0.5::float8, NULL::integer, NULL::text, NULL::text);
+SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
+TRUNCATE ic_cmds;
+-- the content measure (no threshold): the template of every row, sent to the tasks, which join
+-- the rows without it (spotsig_remove); the pairs of one node's default call
+SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.id1, j.id2, j.similarity) NOT IN (SELECT * FROM ic_content)) AS wrong,
+       (SELECT count(*) FROM ic_content) AS one_node
+  FROM spotsigs_join('ic_ct'::regclass, 'id'::name, 'sig'::name, NULL::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
 -- a batch that is not distributed (spotsigs_citus_join_rs packs it and sends it along), on either side

@@ -43,12 +43,24 @@ EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHER
 EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj b WHERE a.sig % b.sig AND a.id <> b.id);
 EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE a.sig % b.sig AND a.grp > 25);
 
--- A session that has not used the library yet plans the same (the join's selectivity function
--- loads it, and its planner hook, while the join is planned).
+-- A session that has not used the library yet plans the same: % loads it, and its planner hook,
+-- while the join is planned (its selectivity function, or under 'auto' the support function that
+-- rewrites a bare %), similarity() while the query is simplified (its support function). Each \c
+-- is a new backend.
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
 \c
 EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON similarity(r.sig, s.sig) >= 0.7;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON similarity(a.sig, b.sig) >= 0.7 AND a.id < b.id;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE similarity(a.sig, b.sig) >= 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT b.id FROM sj2 b WHERE NOT EXISTS (SELECT 1 FROM sj a WHERE similarity(b.sig, a.sig) >= 0.7);
+\c
+EXPLAIN (COSTS OFF) SELECT a.id FROM sj a WHERE EXISTS (SELECT 1 FROM sj2 b WHERE a.sig % spotsig_query(b.sig, 0.7));
 SET spotsigs.similarity_threshold = 0.7;
 
 -- Shapes it leaves alone.
@@ -73,7 +85,59 @@ CREATE INDEX sjix_sig ON sjix USING spotsigs (sig);
 ANALYZE sjix;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 5000;
-DROP TABLE sjix;
+-- A bare % is rewritten into a.sig % spotsig_auto_query(b.sig, ...), which only an index on
+-- a.sig serves as written; the index on b.sig is probed with the commuted b.sig %
+-- spotsig_auto_query(a.sig, ...) (the same condition: both measures are symmetric), the clause
+-- as written staying as the probe's filter. The few rows on either side, inner, semi, anti and
+-- left joins, two tables.
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE b.id <= 3;
+EXPLAIN (COSTS OFF) SELECT a.id FROM sjix a WHERE a.id <= 3 AND EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id <> b.id);
+EXPLAIN (COSTS OFF) SELECT a.id FROM sjix a WHERE a.id <= 3 AND NOT EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id > b.id);
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a LEFT JOIN sjix b ON a.sig % b.sig AND a.id <> b.id WHERE a.id <= 3;
+CREATE TABLE sjix3 AS SELECT id, sig FROM sjix WHERE id % 1000 = 1;
+ANALYZE sjix3;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix3 a JOIN sjix b ON a.sig % b.sig;
+-- sj_probe(q): q's rows with the plans above and with neither index scans nor the custom scan
+-- (a nested loop evaluating the clause as written on every pair): how many, whether the first
+-- probed sjix_sig (an index or bitmap scan), and whether both give the same rows.
+CREATE FUNCTION sj_probe(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  how text := 'no probe';
+  n bigint;
+  diff bigint;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%Index Scan%sjix_sig%' THEN how := 'probes sjix_sig'; END IF;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE sj_p AS ' || q;
+  PERFORM set_config('enable_indexscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
+          set_config('spotsigs.enable_join', 'off', true);
+  EXECUTE 'CREATE TEMP TABLE sj_np AS ' || q;
+  PERFORM set_config('enable_indexscan', 'on', true), set_config('enable_bitmapscan', 'on', true),
+          set_config('spotsigs.enable_join', 'on', true);
+  SELECT count(*) INTO n FROM sj_p;
+  SELECT count(*) INTO diff FROM ((TABLE sj_p EXCEPT ALL TABLE sj_np) UNION ALL (TABLE sj_np EXCEPT ALL TABLE sj_p)) d;
+  DROP TABLE sj_p, sj_np;
+  RETURN format('%s rows, %s, %s', n, how, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+CREATE VIEW sj_probe_queries AS SELECT q FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3',
+  'SELECT a.id AS x, b.id AS y FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE b.id <= 3',
+  'SELECT a.id AS x FROM sjix a WHERE a.id <= 3 AND EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id <> b.id)',
+  'SELECT a.id AS x FROM sjix a WHERE a.id <= 3 AND NOT EXISTS (SELECT 1 FROM sjix b WHERE a.sig % b.sig AND a.id > b.id)',
+  'SELECT a.id AS x, b.id AS y FROM sjix a LEFT JOIN sjix b ON a.sig % b.sig AND a.id <> b.id WHERE a.id <= 3',
+  'SELECT a.id AS x, b.id AS y FROM sjix3 a JOIN sjix b ON a.sig % b.sig']) q;
+SELECT q, sj_probe(q) FROM sj_probe_queries;
+-- under 'auto' on the analyzed column: the content measure, the same plans and rows
+SELECT spotsigs_analyze('sjix', 'sig') IS NOT NULL AS analyzed;
+RESET spotsigs.similarity_threshold;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjix a JOIN sjix b ON a.sig % b.sig WHERE a.id <= 3;
+SELECT q, sj_probe(q) FROM sj_probe_queries;
+SET spotsigs.similarity_threshold = 0.7;
+DROP VIEW sj_probe_queries;
+DROP FUNCTION sj_probe(text);
+DROP TABLE sjix, sjix3;
 -- the setting
 SET spotsigs.enable_join = off;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id;
@@ -189,8 +253,36 @@ SELECT count(*), max(a.grp) FROM sj a JOIN sj b ON a.sig % b.sig AND a.id < b.id
 RESET ROLE;
 DROP POLICY sj_low ON sj;
 ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
-REVOKE SELECT ON sj FROM spotsigs_sj_user;
+-- Both sides' privileges and row security: without SELECT on one side, PostgreSQL's error
+-- (42501); with a policy on each table, the pairs of the rows both policies show.
+SET ROLE spotsigs_sj_user;
+SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SELECT count(*) FROM sj r WHERE NOT EXISTS (SELECT 1 FROM sj2 s WHERE r.sig % s.sig);
+RESET ROLE;
+GRANT SELECT ON sj2 TO spotsigs_sj_user;
+ALTER TABLE sj ENABLE ROW LEVEL SECURITY;
+ALTER TABLE sj2 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sj_mid ON sj FOR SELECT USING (grp <> 25 AND grp <> 30);
+CREATE POLICY sj2_odd ON sj2 FOR SELECT USING (id % 4 <> 1);
+SET ROLE spotsigs_sj_user;
+EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM sj r JOIN sj2 s ON r.sig % s.sig;
+SELECT q, sj_compare(q, 0.7)
+FROM unnest(ARRAY[
+  'SELECT r.id AS x, s.id AS y FROM sj r JOIN sj2 s ON r.sig % s.sig',
+  'SELECT r.id AS x FROM sj r WHERE EXISTS (SELECT 1 FROM sj2 s WHERE r.sig % s.sig)',
+  'SELECT s.id AS x FROM sj2 s WHERE NOT EXISTS (SELECT 1 FROM sj r WHERE similarity(r.sig, s.sig) >= 0.7)']) q;
+SET spotsigs.similarity_threshold = 0.7;
+SELECT count(*), bool_and(r.grp NOT IN (25, 30)) AS sj_policy, bool_and(s.id % 4 <> 1) AS sj2_policy FROM sj r JOIN sj2 s ON r.sig % s.sig;
+RESET ROLE;
+-- the owner, whom the policies do not apply to, gets more
+SELECT count(*), bool_and(r.grp NOT IN (25, 30)) AS sj_policy, bool_and(s.id % 4 <> 1) AS sj2_policy FROM sj r JOIN sj2 s ON r.sig % s.sig;
+DROP POLICY sj_mid ON sj;
+DROP POLICY sj2_odd ON sj2;
+ALTER TABLE sj DISABLE ROW LEVEL SECURITY;
+ALTER TABLE sj2 DISABLE ROW LEVEL SECURITY;
+REVOKE SELECT ON sj, sj2 FROM spotsigs_sj_user;
 DROP ROLE spotsigs_sj_user;
+SET spotsigs.similarity_threshold = 0.8;
 
 -- Signatures stored out of line (read after the rows, by one scan of the toast relation) and
 -- inline ones in one table: 60 groups of 4 long documents (300 signatures, 280 of their group's)
@@ -271,14 +363,58 @@ RESET spotsigs.join_memory_limit;
 -- the content measure in passes, by the lengths of the rows' contents (a template of every
 -- seventh value)
 CREATE FUNCTION sjlq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
-SELECT ROW(spotsig_remove(sig, t), 0.9, t)::spotsigs_content_query
+SELECT ROW(spotsig_remove(sig, t), 0.9, t, NULL, NULL, NULL)::spotsigs_content_query
 FROM (SELECT ('{' || (SELECT string_agg(to_hex(7 * k), ',') FROM generate_series(0, 900) k) || '}')::spotsig AS t) s $$;
 SELECT q, sj_passes(q, '16MB')
 FROM unnest(ARRAY[
   'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % sjlq(b.sig) AND a.id < b.id',
   'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON b.sig % sjlq(a.sig) WHERE a.grp < 4 AND b.grp >= 2',
   'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % sjlq(b.sig) AND a.id < b.id)']) q;
-DROP FUNCTION sjlq(spotsig);
+-- Under a limit that not even the smallest pass fits, the error (53200) names a limit every pass
+-- fits, in the words of the join functions; under that limit the join gives the rows of one pass.
+SET spotsigs.join_memory_limit = '4MB';
+SELECT count(*) FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id;
+SELECT count(*) FROM spotsigs_join('sjlen', 'id', 'sig', 0.9);
+RESET spotsigs.join_memory_limit;
+-- sj_small(q, lim): q under lim: its SQLSTATE, and whether under the limit its error names q
+-- gives the rows it gives without a limit.
+CREATE FUNCTION sj_small(q text, lim text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  state text;
+  msg text;
+  detail text;
+  named text;
+  diff bigint;
+BEGIN
+  PERFORM set_config('spotsigs.join_memory_limit', lim, true);
+  BEGIN
+    EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+    DROP TABLE sj_lim;
+    RETURN 'no error under ' || lim;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+  END;
+  named := substring(detail, 'Set spotsigs.join_memory_limit to (\d+MB) or more');
+  IF named IS NULL THEN RETURN state || ': ' || msg || ' ' || detail; END IF;
+  PERFORM set_config('spotsigs.join_memory_limit', named, true);
+  EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+  PERFORM set_config('spotsigs.join_memory_limit', '4GB', true);
+  EXECUTE 'CREATE TEMP TABLE sj_all AS ' || q;
+  SELECT count(*) INTO diff FROM ((TABLE sj_lim EXCEPT ALL TABLE sj_all) UNION ALL
+                                  (TABLE sj_all EXCEPT ALL TABLE sj_lim)) d;
+  DROP TABLE sj_lim, sj_all;
+  RETURN format('%s; under the limit it names: %s', state, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+END $$;
+SELECT q, lim, sj_small(q, lim)
+FROM unnest(ARRAY[
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % b.sig WHERE a.grp < 4 AND b.grp >= 2',
+  'SELECT a.id AS x FROM sjlen a WHERE EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id AND b.grp < 3) AND a.grp > 1',
+  'SELECT a.id AS x FROM sjlen a WHERE NOT EXISTS (SELECT 1 FROM sjlen b WHERE a.sig % b.sig AND a.id < b.id)',
+  'SELECT a.id AS x, b.id AS y FROM sjlen a JOIN sjlen b ON a.sig % sjlq(b.sig) AND a.id < b.id']) q,
+  unnest(ARRAY['4MB']) lim
+ORDER BY q, lim;
+DROP FUNCTION sjlq(spotsig), sj_small(text, text);
 SET spotsigs.similarity_threshold = 0.8;
 DROP TABLE sjlen;
 
@@ -302,15 +438,21 @@ INSERT INTO sjc VALUES (101, NULL), (102, '{}');
 CREATE TABLE sjc2 AS SELECT id + 1000 AS id, sig FROM sjc WHERE id % 2 = 0;
 SELECT spotsigs_analyze('sjc', 'sig') > 0 AS has_template;
 ANALYZE sjc, sjc2;
+-- in a new session: the content query, and a bare % under 'auto' on the analyzed column
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, 'sjc', 'sig') AND a.id < b.id;
+\c
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % b.sig AND a.id < b.id;
+SET spotsigs.similarity_threshold = 0.8;
 -- a content query of the sites' templates at 0.5 (a function of b.sig and constants)
 CREATE FUNCTION sjq(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS $$
-SELECT ROW(spotsig_remove(sig, t), 0.5, t)::spotsigs_content_query
+SELECT ROW(spotsig_remove(sig, t), 0.5, t, NULL, NULL, NULL)::spotsigs_content_query
 FROM (SELECT spotsigs(sjsite(0) || ' . ' || sjsite(1) || ' . ' || sjsite(2)) AS t) s $$;
 -- one whose template is the row's own signature, and one whose content is not the row's: refused
 CREATE FUNCTION sjq_own(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
-$$ SELECT ROW(spotsig_remove(sig, sig), 0.5, sig)::spotsigs_content_query $$;
+$$ SELECT ROW(spotsig_remove(sig, sig), 0.5, sig, NULL, NULL, NULL)::spotsigs_content_query $$;
 CREATE FUNCTION sjq_other(sig spotsig) RETURNS spotsigs_content_query LANGUAGE sql STABLE SET search_path = public AS
-$$ SELECT ROW('{1,2}'::spotsig, 0.5, '{}'::spotsig)::spotsigs_content_query $$;
+$$ SELECT ROW('{1,2}'::spotsig, 0.5, '{}'::spotsig, NULL, NULL, NULL)::spotsigs_content_query $$;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sjc a JOIN sjc b ON a.sig % spotsig_content_query(b.sig, 'sjc', 'sig') AND a.id < b.id;
 EXPLAIN (COSTS OFF) SELECT a.id FROM sjc2 a WHERE NOT EXISTS (SELECT 1 FROM sjc b WHERE b.sig % sjq(a.sig) AND a.id <> b.id + 1000);
 SELECT sj_analyze('SELECT count(*) FROM sjc a JOIN sjc b ON a.sig % sjq(b.sig) AND a.id < b.id');
@@ -343,7 +485,24 @@ FROM generate_series(1, 1000) i;
 ANALYZE sjbig;
 SET spotsigs.join_memory_limit = '1MB';
 SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
+SELECT count(*) FROM spotsigs_join('sjbig', 'id', 'sig', 0.8);
+-- the limit the SQL join's error names (it counts the rows the scan keeps beside the documents)
+SET spotsigs.join_memory_limit = '43MB';
+SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
 RESET spotsigs.join_memory_limit;
+-- A join of a few rows under a limit below its read pipelines' buffers: the SQL join fails as
+-- the function does, naming the same limit, under which both run.
+CREATE TABLE sjtiny AS SELECT id, sig FROM sj WHERE id <= 60;
+ANALYZE sjtiny;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM sjtiny a JOIN sjtiny b ON a.sig % spotsig_query(b.sig, 0.5) AND a.id < b.id;
+SET spotsigs.join_memory_limit = '1MB';
+SELECT count(*) FROM spotsigs_join('sjtiny', 'id', 'sig', 0.5);
+SELECT count(*) FROM sjtiny a JOIN sjtiny b ON a.sig % spotsig_query(b.sig, 0.5) AND a.id < b.id;
+SET spotsigs.join_memory_limit = '9MB';
+SELECT count(*) FROM spotsigs_join('sjtiny', 'id', 'sig', 0.5);
+SELECT count(*) FROM sjtiny a JOIN sjtiny b ON a.sig % spotsig_query(b.sig, 0.5) AND a.id < b.id;
+RESET spotsigs.join_memory_limit;
+DROP TABLE sjtiny;
 SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
 
 RESET spotsigs.similarity_threshold;

@@ -42,12 +42,15 @@ SELECT sqlerr($$SELECT spotsigs_analyze(NULL, 'sig')$$);
 SELECT spotsigs_analyze('tpages', 'sig');
 SELECT relation, sig_column, id_column, rows_analyzed, template_size FROM spotsigs_stats;
 
--- (a) No template: the trigger without a threshold compares plain similarities at 0.4.
+-- (a) No template: the trigger without a threshold compares plain similarities at 0.4
+-- (spotsigs.trigger_refresh off: the table never gains statistics; sql/trigger_refresh.sql).
 CREATE TABLE tempty (LIKE tpages INCLUDING ALL);
 CREATE TRIGGER tempty_flag BEFORE INSERT ON tempty FOR EACH ROW
   EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+SET spotsigs.trigger_refresh = off;
 INSERT INTO tempty (id, ord, sig)
 SELECT id, row_number() OVER (ORDER BY md5(id::text)), sig FROM tfix ORDER BY md5(id::text);
+RESET spotsigs.trigger_refresh;
 SELECT count(*) AS flagged FROM tempty WHERE dup IS NOT NULL;
 WITH ref AS (
   SELECT n.id, (SELECT o.id FROM tempty o WHERE o.ord < n.ord AND similarity(n.sig, o.sig) >= 0.4
@@ -201,20 +204,20 @@ SELECT (SELECT count(*) FROM tnew a, tnew b WHERE a.sig % spotsig_content_query(
 -- A hand-made query value whose content still holds template signatures means the same.
 SELECT count(*) AS hand_made_differences FROM tbatch a, tbatch b, spotsigs_stats s
 WHERE s.relation = 'tbatch'::regclass
-  AND (a.sig % ROW(b.sig, 0.4, s.template)::spotsigs_content_query) IS DISTINCT FROM
+  AND (a.sig % ROW(b.sig, 0.4, s.template, NULL, NULL, NULL)::spotsigs_content_query) IS DISTINCT FROM
       (a.sig % spotsig_content_query(b.sig, 'tbatch', 'sig'));
 
 -- The constructor reads the template through spotsigs_stats with the caller's privileges, also
 -- within one transaction whose statements see the same snapshot: a role that may not read tbatch
 -- gets the empty template (the plain measure) until it is granted SELECT.
 BEGIN;
-SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS owner_sees_template;
+SELECT (spotsig_content_query('{1}', 'tbatch', 'sig')).template_version IS NOT NULL AS owner_sees_template;
 SET LOCAL ROLE tstats_reader;
 SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) AS reader_template_length;
 RESET ROLE;
 GRANT SELECT ON tbatch TO tstats_reader;
 SET LOCAL ROLE tstats_reader;
-SELECT length((spotsig_content_query('{1}', 'tbatch', 'sig')).template) > 0 AS reader_with_select_sees_template;
+SELECT (spotsig_content_query('{1}', 'tbatch', 'sig')).template_version IS NOT NULL AS reader_with_select_sees_template;
 RESET ROLE;
 ROLLBACK;
 
@@ -222,9 +225,9 @@ ROLLBACK;
 -- executor). For every query, the 5 nearest through the index have the distances of a full sort
 -- of the brute force, and the same rows above the 5th distance (ties at it may differ); the whole
 -- order (no LIMIT) holds every row at its brute-force distance.
-SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query) AS distance_half,
-       '{1,2,3}'::spotsig <-> ROW('{1,2,5}', 0.4, '{5}')::spotsigs_content_query AS distance_one,
-       '{1,2,3}'::spotsig <-> ROW('{1}', 0.4, NULL)::spotsigs_content_query AS distance_null;
+SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query) AS distance_half,
+       '{1,2,3}'::spotsig <-> ROW('{1,2,5}', 0.4, '{5}', NULL, NULL, NULL)::spotsigs_content_query AS distance_one,
+       '{1,2,3}'::spotsig <-> ROW('{1}', 0.4, NULL, NULL, NULL, NULL)::spotsigs_content_query AS distance_null;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM tbatch ORDER BY sig <-> spotsig_content_query('{1}', 'tbatch', 'sig') LIMIT 5;
 CREATE TEMP TABLE tdist AS
@@ -273,13 +276,13 @@ CREATE TABLE tbound (id int PRIMARY KEY, sig spotsig);
 CREATE INDEX tbound_sig ON tbound USING spotsigs (sig);
 CREATE TEMP TABLE tbq (qid int, q spotsigs_content_query);
 INSERT INTO tbq VALUES
-  (1, ROW('{1,2,3,4,5}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (2, ROW('{1,2,3,4,5,6,7,8,9,10}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (3, ROW('{1:2,2,3,4:3,5}', 0.5, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (4, ROW('{1,2,3}', 1.0, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (5, ROW('{1,2,3,4,5,6,7}', 0.3, '{}')),
-  (6, ROW('{1,2,3,4,5,a0}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}')),
-  (7, ROW('{a0,a1}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}'));
+  (1, ROW('{1,2,3,4,5}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (2, ROW('{1,2,3,4,5,6,7,8,9,10}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (3, ROW('{1:2,2,3,4:3,5}', 0.5, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (4, ROW('{1,2,3}', 1.0, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (5, ROW('{1,2,3,4,5,6,7}', 0.3, '{}', NULL, NULL, NULL)),
+  (6, ROW('{1,2,3,4,5,a0}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL)),
+  (7, ROW('{a0,a1}', 0.4, '{a0,a1,a2,a3,a4,a5,a6,a7,a8,a9}', NULL, NULL, NULL));
 -- Rows: a subset of 1..10 (the content) plus template signatures a0..a9 at frequencies up to 400
 -- (rows far longer than any plain match), plus c1..c6 (content no query holds).
 INSERT INTO tbound
@@ -343,6 +346,47 @@ DROP TABLE tpages;
 SELECT count(*) FROM spotsigs_stats;
 SELECT spotsigs_analyze('tempty', 'sig');
 SELECT relation FROM spotsigs_stats;
+
+-- The planner's estimate prices a content search (strategies 4 and 5 with a template): on a table
+-- of 2,500 rows it still takes the index for %, the bare %, and the nearest 5 by content; on 40
+-- rows a sequential scan.
+CREATE TABLE tcbig (id int PRIMARY KEY, sig spotsig);
+INSERT INTO tcbig SELECT row_number() OVER (ORDER BY s, v)::int, spotsigs(tsite(s % 7) || ' . ' || tstory(s, v))
+FROM generate_series(1, 1000) s, generate_series(1, 1 + s % 4) v;
+CREATE INDEX tcbig_sig ON tcbig USING spotsigs (sig);
+CREATE TABLE tcsmall AS SELECT * FROM tcbig WHERE id <= 40;
+ALTER TABLE tcsmall ADD PRIMARY KEY (id);
+CREATE INDEX tcsmall_sig ON tcsmall USING spotsigs (sig);
+VACUUM ANALYZE tcbig, tcsmall;
+SELECT spotsigs_analyze('tcbig', 'sig') > 0 AS big_analyzed, spotsigs_analyze('tcsmall', 'sig') > 0 AS small_analyzed;
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig WHERE sig % spotsig_content_query((SELECT sig FROM tcbig WHERE id = 7), 'tcbig', 'sig');
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig WHERE sig % (SELECT sig FROM tcbig WHERE id = 7);
+EXPLAIN (COSTS OFF) SELECT id FROM tcbig ORDER BY sig <-> (SELECT sig FROM tcbig WHERE id = 7) LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM tcsmall WHERE sig % (SELECT sig FROM tcsmall WHERE id = 7);
+EXPLAIN (COSTS OFF) SELECT id FROM tcsmall ORDER BY sig <-> (SELECT sig FROM tcsmall WHERE id = 7) LIMIT 5;
+
+-- A content query names the statistics it was made with (table, column, analyzed_at): a value
+-- kept across a new analyze of the column no longer resolves (55000), nor does a value naming
+-- statistics its user may not see (42501); a value naming them in part is refused (22023).
+SELECT spotsig_content_query(sig, 'tcbig', 'sig')::text AS kept FROM tcbig WHERE id = 7 \gset
+SELECT (q).template_relation, (q).template_column, (q).template IS NULL AS carries_none,
+       (q).template_version = (SELECT analyzed_at FROM spotsigs_stats WHERE relation = 'tcbig'::regclass) AS names_stored
+FROM (SELECT :'kept'::spotsigs_content_query AS q) x;
+SELECT count(*) > 0 AS kept_value_resolves FROM tcbig WHERE sig % :'kept'::spotsigs_content_query;
+GRANT SELECT ON tcbig TO tstats_reader;
+ALTER TABLE tcbig ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tcbig_all ON tcbig FOR SELECT USING (true);
+SET ROLE tstats_reader;
+SELECT sqlerr(format('SELECT count(*) FROM tcbig WHERE sig %% %L::spotsigs_content_query', :'kept'));
+RESET ROLE;
+ALTER TABLE tcbig DISABLE ROW LEVEL SECURITY;
+DROP POLICY tcbig_all ON tcbig;
+REVOKE SELECT ON tcbig FROM tstats_reader;
+SELECT spotsigs_analyze('tcbig', 'sig') > 0 AS analyzed_again;
+SELECT sqlerr(format('SELECT count(*) FROM tcbig WHERE sig %% %L::spotsigs_content_query', :'kept'));
+SELECT sqlerr($$SELECT '{1}'::spotsig % ROW('{1}', 0.4, NULL, 'tcbig', 'sig', NULL)::spotsigs_content_query$$);
+SELECT sqlerr($$SELECT '{1}'::spotsig % ROW('{1}', 0.4, '{}', 'tcbig', 'sig', now())::spotsigs_content_query$$);
+DROP TABLE tcbig, tcsmall;
 
 DROP TABLE tempty, tplain, tfix, tfix_pk, tref;
 DROP FUNCTION tw, tstory, tsite;

@@ -16,11 +16,14 @@ cd "$(dirname "$0")/.."
 shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
 limit=${PENDING_LIST_LIMIT:-4096}
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+source test/exact_lib.sh
+now() { date +%s.%N; }
+since() { printf '%.1f s' "$(echo "$(now) - $1" | bc)"; }
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 status=0
 for set in newsframes-dev docversions-dev; do
   q <<SQL
-DROP TABLE IF EXISTS src, pages, ref;
+DROP TABLE IF EXISTS src, pages, ref, truth, newrows, archive, archive_t, archive_c, batch;
 CREATE TABLE src (id int PRIMARY KEY, cluster int, host text, kind text, html text);
 \copy src from program 'zcat $shared/data/$set/pages.tsv.gz'
 CREATE TABLE pages (id int PRIMARY KEY, ord int, sig spotsig, dup int, sim float8);
@@ -91,5 +94,86 @@ SQL
   read -r oqueries odiffs fdiffs <<<"$(echo $res)"
   echo "$set: ORDER BY <-> spotsig_content_query LIMIT 10, $oqueries queries through the index: $odiffs differences; whole order, every 25th page: $fdiffs differences"
   [ "$odiffs" = 0 ] && [ "$fdiffs" = 0 ] || status=1
+  # The other paths that use the stored template by default, against the brute force on it. The
+  # stored template is the first half's while the table holds both halves, so a path that
+  # computed a template from the rows it reads instead would use another one (printed: they differ).
+  # truth: every pair of rows of pages with content similarity >= 0.4 on the stored template.
+  t0=$(now)
+  q <<'SQL'
+DROP TABLE IF EXISTS truth, newrows, archive, archive_t, archive_c, batch;
+CREATE TABLE truth AS SELECT a.id::bigint AS id1, b.id::bigint AS id2, similarity(a.c, b.c) AS similarity
+FROM ref a JOIN ref b ON a.id < b.id WHERE similarity(a.c, b.c) >= 0.4;
+CREATE TABLE newrows AS SELECT id, sig FROM pages WHERE ord > (SELECT count(*) / 2 FROM pages);
+CREATE TABLE archive AS SELECT id, sig FROM pages WHERE ord <= (SELECT count(*) / 2 FROM pages);
+CREATE TABLE archive_t AS SELECT spotsigs_template('archive', 'id', 'sig') AS t;
+CREATE TABLE archive_c AS SELECT a.id, a.ord, spotsig_remove(a.sig, t.t) AS c FROM (SELECT p.id, p.ord, p.sig FROM pages p) a, archive_t t;
+SQL
+  # spotsigs_join and spotsigs_clusters with no threshold: pairs and similarities equal the truth's,
+  # clusters its connected components.
+  tdiff=$(q -At -c "SELECT spotsigs_template('pages', 'id', 'sig') IS DISTINCT FROM s.template FROM spotsigs_stats s
+                    WHERE s.relation = 'pages'::regclass AND s.sig_column = 'sig'")
+  c_truth=$(since "$t0") t0=$(now)
+  d_join=$(diff_count "TABLE truth" "SELECT * FROM spotsigs_join('pages', 'id', 'sig')")
+  d_clusters=$(cluster_diff "SELECT id1, id2 FROM truth" "SELECT * FROM spotsigs_clusters('pages', 'id', 'sig')")
+  c_joins=$(since "$t0") t0=$(now)
+  # spotsigs_join_rs with no threshold: the second half against the whole table (its stored
+  # template), and against the first half copied to a table with no statistics (the template
+  # computed from that table's rows, spotsigs_template).
+  d_rs=$(diff_count "SELECT n.id::bigint, o.id::bigint, similarity(n.c, o.c) FROM ref n, ref o
+                     WHERE n.ord > (SELECT count(*) / 2 FROM ref) AND similarity(n.c, o.c) >= 0.4" \
+                    "SELECT * FROM spotsigs_join_rs('newrows', 'id', 'sig', 'pages', 'id', 'sig')")
+  d_rs_none=$(diff_count "SELECT n.id::bigint, o.id::bigint, similarity(n.c, o.c) FROM archive_c n, archive_c o, archive
+                          WHERE n.ord > (SELECT count(*) / 2 FROM ref) AND o.id = archive.id AND similarity(n.c, o.c) >= 0.4" \
+                         "SELECT * FROM spotsigs_join_rs('newrows', 'id', 'sig', 'archive', 'id', 'sig')")
+  c_rs=$(since "$t0") t0=$(now)
+  # spotsigs_flag_batch with a NULL threshold: ids are the insertion order; the first half
+  # analyzed, the second half flagged in one call: as the trigger's reference, on the table's
+  # own stored template.
+  d_batch=$(psql_q <<'SQL'
+CREATE TABLE batch (id bigint PRIMARY KEY, sig spotsig, dup bigint, sim float8);
+INSERT INTO batch (id, sig) SELECT ord, sig FROM pages WHERE ord <= (SELECT count(*) / 2 FROM pages);
+SELECT spotsigs_analyze('batch', 'sig') IS NULL;
+INSERT INTO batch (id, sig) SELECT ord, sig FROM pages WHERE ord > (SELECT count(*) / 2 FROM pages);
+SELECT spotsigs_flag_batch('batch', 'id', 'sig', 'dup', 'sim', NULL, (SELECT count(*) / 2 + 1 FROM pages)) IS NULL;
+WITH c AS (SELECT b.id, spotsig_remove(b.sig, s.template) AS c FROM batch b, spotsigs_stats s
+           WHERE s.relation = 'batch'::regclass AND s.sig_column = 'sig'),
+     best AS (SELECT n.id, m.id AS dup, m.s FROM c n LEFT JOIN LATERAL (
+                SELECT o.id, similarity(n.c, o.c) AS s FROM c o
+                WHERE o.id < n.id AND similarity(n.c, o.c) >= 0.4 ORDER BY 2 DESC, o.id LIMIT 1) m ON true
+              WHERE n.id > (SELECT count(*) / 2 FROM pages))
+SELECT count(*) FILTER (WHERE b.dup IS DISTINCT FROM best.dup OR b.sim IS DISTINCT FROM best.s)
+FROM best JOIN batch b USING (id);
+SQL
+)
+  d_batch=$(tail -1 <<<"$d_batch")
+  c_batch=$(since "$t0") t0=$(now)
+  # The bare % under spotsigs.similarity_threshold = auto (the default) on the analyzed column,
+  # every 5th page's signature as the query, through the index and through a sequential scan:
+  # exactly the rows whose content similarity reaches 0.4.
+  bare() {
+    q -At -c "$1" -c "SELECT count(*) FILTER (WHERE got IS DISTINCT FROM want)
+      FROM (SELECT q.id,
+                   (SELECT array_agg(p.id ORDER BY p.id) FROM pages p WHERE p.sig % q.sig) AS got,
+                   (SELECT array_agg(o.id ORDER BY o.id) FROM ref o, ref rq
+                     WHERE rq.id = q.id AND similarity(rq.c, o.c) >= 0.4) AS want
+            FROM pages q WHERE q.id % 5 = 0) x"
+  }
+  d_bare_index=$(bare 'SET enable_seqscan = off')
+  d_bare_seq=$(bare 'SET enable_indexscan = off; SET enable_bitmapscan = off')
+  c_bare=$(since "$t0") t0=$(now)
+  # The SQL join on a bare %, planned as the join's custom scan: the truth's pairs. (Without the
+  # custom scan each row's bare % is the search checked above.)
+  sqljoin="SELECT a.id::bigint, b.id::bigint FROM pages a JOIN pages b ON a.sig % b.sig AND a.id < b.id"
+  plan=$(q -At -c "EXPLAIN (COSTS OFF) $sqljoin" | grep -c 'SpotsigsJoin' || true)
+  d_sql=$(diff_count "SELECT id1, id2 FROM truth" "$sqljoin")
+  c_sql=$(since "$t0")
+  echo "$set: stored template (differs from one computed now: $tdiff), $(q -At -c 'SELECT count(*) FROM truth') pairs ($c_truth):"
+  echo "  spotsigs_join $d_join differences, spotsigs_clusters $d_clusters ($c_joins); spotsigs_join_rs (stored) $d_rs,"
+  echo "  spotsigs_join_rs (none stored, computed from the archive) $d_rs_none ($c_rs); spotsigs_flag_batch NULL $d_batch ($c_batch);"
+  echo "  bare % under auto: index $d_bare_index, sequential scan $d_bare_seq ($c_bare); SQL join a.sig % b.sig (SpotsigsJoin in plan: $plan) $d_sql differences ($c_sql)"
+  for d in "$d_join" "$d_clusters" "$d_rs" "$d_rs_none" "$d_batch" "$d_bare_index" "$d_bare_seq" "$d_sql"; do
+    [ "$d" = 0 ] || status=1
+  done
+  [ "$plan" -ge 1 ] || { echo "$set: the SQL join was not planned as SpotsigsJoin"; status=1; }
 done
 exit $status

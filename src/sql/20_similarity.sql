@@ -3,6 +3,12 @@
 CREATE FUNCTION similarity(spotsig, spotsig) RETURNS double precision
     AS 'MODULE_PATHNAME', 'spotsig_similarity' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION similarity(spotsig, spotsig) IS 'multiset Jaccard similarity; 0 when either is empty';
+-- Its planner support function answers nothing; calling it while the planner simplifies a query
+-- loads the library, whose planner hook then offers the SpotsigsJoin scan for similarity(a, b) >=
+-- tau even in a session that has not used the library yet (src/pg/planner/).
+CREATE FUNCTION spotsig_similarity_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER FUNCTION similarity(spotsig, spotsig) SUPPORT spotsig_similarity_support;
 CREATE FUNCTION set_similarity(spotsig, spotsig) RETURNS double precision
     AS 'MODULE_PATHNAME', 'spotsig_set_similarity' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION set_similarity(spotsig, spotsig) IS 'Jaccard similarity of the distinct signatures; 0 when either is empty';

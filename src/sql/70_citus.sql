@@ -31,13 +31,18 @@ COMMENT ON FUNCTION spotsigs_join_candidates() IS
 -- One node's share of a distributed join, run on that node. local_shards: the shards here;
 -- remotes: [{"host": h, "port": p, "shards": [name, ...]}, ...], the shards to fetch and pair with
 -- the local rows (with "id" and "sig" when their columns are named otherwise than the local ones); batch: rows packed by spotsigs_citus_pack, sent along and paired with the local
--- rows like fetched ones; self_join: whether to pair the local rows with each other too. Returns
+-- rows like fetched ones; self_join: whether to pair the local rows with each other too;
+-- template: the content measure's template signatures (the coordinator's: stored, or computed
+-- from every row of the table), NULL for the plain measure: every row, local, fetched or sent, is
+-- then joined without them (spotsig_remove), which is the content measure's join exactly
+-- (docs/content-measure.md), at threshold. Returns
 -- {"rows", "fetched", "bytes", "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id,
 -- other id, sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0:
 -- similarities travel as shortest exact decimals, so the coordinator reads back the very doubles.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
-                                    remotes jsonb, self_join boolean, batch text DEFAULT NULL)
+                                    remotes jsonb, self_join boolean, batch text DEFAULT NULL,
+                                    template spotsig DEFAULT NULL)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
 DECLARE
@@ -62,9 +67,13 @@ DECLARE
     suffix text;
     local_rel regclass;
     remote_rel regclass;
+    local_sig text := format('%I', sig_column);
 BEGIN
+    IF template IS NOT NULL THEN
+        local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
+    END IF;
     -- the local rows, as one relation for the join (each name checked to be a local relation)
-    SELECT string_agg(format('SELECT %I::bigint AS id, %I AS sig FROM %s', id_column, sig_column,
+    SELECT string_agg(format('SELECT %I::bigint AS id, %s AS sig FROM %s', id_column, local_sig,
                              s::regclass), ' UNION ALL ')
       INTO local_q FROM unnest(local_shards) s;
     IF local_q IS NULL THEN
@@ -97,7 +106,8 @@ BEGIN
         EXECUTE format('TRUNCATE %s', remote_rel);
         fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
-            EXECUTE format('INSERT INTO %s SELECT * FROM @extschema@.spotsigs_citus_unpack($1)', remote_rel) USING batch;
+            EXECUTE format('INSERT INTO %s SELECT u.id, CASE WHEN $2 IS NULL THEN u.sig ELSE @extschema@.spotsig_remove(u.sig, $2) END
+                              FROM @extschema@.spotsigs_citus_unpack($1) u', remote_rel) USING batch, template;
             GET DIAGNOSTICS group_rows = ROW_COUNT;
             nbytes := nbytes + octet_length(batch);
         ELSE
@@ -114,7 +124,8 @@ BEGIN
                 END IF;
                 nbytes := nbytes + octet_length(res);
                 nshards := nshards + 1;
-                EXECUTE format('INSERT INTO %s SELECT * FROM @extschema@.spotsigs_citus_unpack($1)', remote_rel) USING res;
+                EXECUTE format('INSERT INTO %s SELECT u.id, CASE WHEN $2 IS NULL THEN u.sig ELSE @extschema@.spotsig_remove(u.sig, $2) END
+                                  FROM @extschema@.spotsigs_citus_unpack($1) u', remote_rel) USING res, template;
                 GET DIAGNOSTICS n = ROW_COUNT;
                 group_rows := group_rows + n;
             END LOOP;
@@ -141,7 +152,7 @@ BEGIN
     RETURN result;
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, text) IS
+COMMENT ON FUNCTION spotsigs_citus_task(text[], name, name, double precision, integer, text, jsonb, boolean, text, spotsig) IS
     'internal: one node''s share of a distributed spotsigs_join or spotsigs_join_rs (called by the coordinator)';
 
 -- Whether rel is a hash-distributed Citus table (false without Citus).
@@ -210,9 +221,11 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_run(text[], integer[], text[], boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
 
 -- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
--- the nodes holding its shards (the split is described at the top of this file).
+-- the nodes holding its shards (the split is described at the top of this file); with a template,
+-- by the content measure against it (spotsigs_citus_task).
 CREATE FUNCTION spotsigs_citus_join(rel regclass, id_column name, sig_column name,
-                                    threshold double precision, threads integer, method text)
+                                    threshold double precision, threads integer, method text,
+                                    template spotsig DEFAULT NULL)
     RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
@@ -238,14 +251,14 @@ BEGIN
          WHERE k <= (w - 1) / 2 OR v < w / 2;
         cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
                               '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-                              'true::pg_catalog.bool, NULL::pg_catalog.text)',
+                              'true::pg_catalog.bool, NULL::pg_catalog.text, %L::@extschema@.spotsig)',
                               ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
-                              threshold, threads, method, remotes);
+                              threshold, threads, method, remotes, template);
     END LOOP;
     RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, true);
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text) IS
+COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text, spotsig) IS
     'internal: spotsigs_join of a hash-distributed table, run on the nodes holding its shards';
 
 -- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
@@ -253,10 +266,12 @@ COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, 
 -- not distributed is read here once and sent to every such node; a distributed one is fetched by
 -- each node from the nodes holding its shards (its own included, through the same path), one
 -- node's at a time. When both are distributed, the smaller (citus_table_size) is the one that
--- travels. Returns (batch id, archive id, similarity).
+-- travels. With a template, the content measure against it (spotsigs_citus_task). Returns
+-- (batch id, archive id, similarity).
 CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
                                        archive regclass, archive_id name, archive_sig name,
-                                       threshold double precision, threads integer, method text)
+                                       threshold double precision, threads integer, method text,
+                                       template spotsig DEFAULT NULL)
     RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
@@ -273,7 +288,8 @@ BEGIN
             -- the roles swapped: the other side is the smaller (equal sizes do not swap again)
             RETURN QUERY SELECT j.s_id, j.r_id, j.similarity
               FROM @extschema@.spotsigs_citus_join_rs(archive, archive_id, archive_sig,
-                                                      batch, batch_id, batch_sig, threshold, threads, method) j;
+                                                      batch, batch_id, batch_sig, threshold, threads, method,
+                                                      template) j;
             RETURN;
         END IF;
         SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
@@ -287,9 +303,9 @@ BEGIN
     SELECT array_agg(n.host), array_agg(n.port),
            array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
                             '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-                            'false::pg_catalog.bool, %L::pg_catalog.text)',
+                            'false::pg_catalog.bool, %L::pg_catalog.text, %L::@extschema@.spotsig)',
                             ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
-                            threshold, threads, method, remotes, batch_rows))
+                            threshold, threads, method, remotes, batch_rows, template))
       INTO hosts, ports, cmds
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
     IF hosts IS NULL OR empty THEN
@@ -298,7 +314,7 @@ BEGIN
     RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text) IS
+COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, spotsig) IS
     'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
 
 -- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
@@ -310,7 +326,7 @@ COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name,
 -- table it runs on the workers. Calls on one table are serialized (a SHARE UPDATE EXCLUSIVE lock
 -- on it held until the transaction ends). similarity_column NULL: none. threshold NULL: the
 -- content measure at 0.4, as the trigger without a threshold (the stored template of target:
--- spotsigs_join_rs's default). Returns the number of rows flagged.
+-- spotsigs_join_rs's default; on a distributed table too). Returns the number of rows flagged.
 CREATE FUNCTION spotsigs_flag_batch(target regclass, id_column name, sig_column name,
                                     duplicate_column name, similarity_column name,
                                     threshold double precision, first_id bigint)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # content_query_eval.sh: % with the content query on the dev sets: every page as the query, the
 # rows returned (itself left out) as its pairs, scored with score-pairs; the table analyzed first,
-# searched through its spotsigs index. Also each query's time through the index, p50 and p95,
-# beside the plain % spotsig_query(q, 0.4), and ORDER BY <-> LIMIT 10 by content beside the plain
-# one (one run, alternating, in the backend: clock_timestamp around each statement).
+# searched through its spotsigs index; the same for a bare `p.sig % q.sig` with no setting
+# (spotsigs.similarity_threshold 'auto', rewritten to the content measure). Also each query's time
+# through the index, p50 and p95: % spotsig_content_query and the bare % beside the plain
+# % spotsig_query(q, 0.4), and ORDER BY <-> LIMIT 10 by content (spotsig_content_query, and a
+# bare <-> under 'auto') beside the plain one (a bare <-> under the setting 0.4); one run,
+# alternating, in the backend (clock_timestamp around each statement).
 # Usage: test/with-cluster test/eval/content_query_eval.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,6 +31,10 @@ SQL
       WHERE p.sig % spotsig_content_query(q.sig, 'pages', 'sig') AND p.id <> q.id" > "$tmp/pairs"
   echo "$set: % spotsig_content_query(q, 'pages', 'sig'), every page as the query:"
   "$shared/tools/score-pairs" "$shared/data/$set/pages.tsv.gz" "$tmp/pairs" | grep pairwise
+  q -At -F ' ' -c 'SET enable_seqscan = off' -c "SELECT q.id, p.id FROM pages q, pages p
+      WHERE p.sig % q.sig AND p.id <> q.id" > "$tmp/pairs"
+  echo "$set: bare p.sig % q.sig with no setting ('auto'), every page as the query:"
+  "$shared/tools/score-pairs" "$shared/data/$set/pages.tsv.gz" "$tmp/pairs" | grep pairwise
   q -At <<'SQL'
 SET enable_seqscan = off;
 CREATE TEMP TABLE t (kind text, ms float8);
@@ -39,6 +46,9 @@ BEGIN
     SELECT count(*) INTO n FROM pages p WHERE p.sig % spotsig_content_query(r.sig, 'pages', 'sig');
     INSERT INTO t VALUES ('content', extract(epoch FROM clock_timestamp() - t0) * 1000);
     t0 := clock_timestamp();
+    SELECT count(*) INTO n FROM pages p WHERE p.sig % r.sig;
+    INSERT INTO t VALUES ('bare % (auto)', extract(epoch FROM clock_timestamp() - t0) * 1000);
+    t0 := clock_timestamp();
     SELECT count(*) INTO n FROM pages p WHERE p.sig % spotsig_query(r.sig, 0.4);
     INSERT INTO t VALUES ('plain 0.4', extract(epoch FROM clock_timestamp() - t0) * 1000);
     IF to_regprocedure('spotsig_content_distance(spotsig, spotsigs_content_query)') IS NOT NULL THEN
@@ -48,7 +58,13 @@ BEGIN
       INSERT INTO t VALUES ('<-> content LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000);
       t0 := clock_timestamp();
       SELECT count(*) INTO n FROM (SELECT 1 FROM pages p ORDER BY p.sig <-> r.sig LIMIT 10) x;
+      INSERT INTO t VALUES ('<-> bare (auto) LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000);
+      -- A numeric setting makes the bare <-> the plain distance.
+      PERFORM set_config('spotsigs.similarity_threshold', '0.4', true);
+      t0 := clock_timestamp();
+      SELECT count(*) INTO n FROM (SELECT 1 FROM pages p ORDER BY p.sig <-> r.sig LIMIT 10) x;
       INSERT INTO t VALUES ('<-> plain LIMIT 10', extract(epoch FROM clock_timestamp() - t0) * 1000);
+      PERFORM set_config('spotsigs.similarity_threshold', 'auto', true);
     END IF;
   END LOOP;
 END $$;

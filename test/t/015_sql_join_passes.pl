@@ -1,11 +1,13 @@
 # The SQL join (SpotsigsJoin) past spotsigs.join_memory_limit: it runs in passes, says so at
 # DEBUG1, gives the rows of one pass and of the nested loop, and a statement_timeout stops it
-# promptly while it reads its tuplestores or matches a pass.
+# promptly while it reads its tuplestores or matches a pass. In one pass: its progress shows in
+# pg_stat_activity, and pg_cancel_backend and statement_timeout stop it promptly.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('sql_join_passes');
@@ -98,6 +100,37 @@ for my $threads (1, 2) {
 	like($err, qr/SpotsigsJoin: the rows do not fit/, "$threads threads: the join runs in passes");
 	like($err, qr/57014.*canceling statement due to statement timeout/, "$threads threads: the timeout cancels it");
 	ok($elapsed < 3.0 + 1.0, sprintf("$threads threads: within a second of the timeout (%.2f s)", $elapsed));
+}
+
+# In one pass: progress in pg_stat_activity.query while it matches, then pg_cancel_backend from
+# another session and statement_timeout, each within a second.
+my $slow = "SET spotsigs.join_method = 'bruteforce'; SELECT count(*) FROM docs a JOIN docs b ON a.sig % spotsig_query(b.sig, 0.3)";
+like($node->safe_psql('postgres', "SET spotsigs.join_method = 'bruteforce'; EXPLAIN (COSTS OFF) SELECT count(*) FROM docs a JOIN docs b ON a.sig % spotsig_query(b.sig, 0.3)"),
+	qr/Custom Scan \(SpotsigsJoin\)/, 'the slow join is a SpotsigsJoin');
+my ($in, $h) = ('');
+$h = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', $slow ],
+	'<', \$in, '>', \$out, '2>', \$err);
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching, % of 60000 documents%'"),
+	'progress shows in pg_stat_activity.query');
+my $activity = $node->safe_psql('postgres', "SELECT query FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching%'");
+note("pg_stat_activity.query: $activity");
+like($activity, qr/^SpotsigsJoin: matching, \d+ of 60000 documents \(\d+%\) \| SET spotsigs.join_method/,
+	'the progress text names the documents done and the query');
+my $t0 = time;
+$node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching%'");
+$h->finish;
+my $elapsed = time - $t0;
+like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join');
+ok($elapsed < 1.0, sprintf('within a second (%.2f s)', $elapsed));
+for my $threads (1, 2) {
+	$t0 = time;
+	($ret, $out, $err) = $node->psql('postgres',
+		"SET spotsigs.max_threads = $threads; SET statement_timeout = '2s'; $slow",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	$elapsed = time - $t0;
+	like($err, qr/57014.*canceling statement due to statement timeout/, "one pass, $threads threads: the timeout cancels it");
+	ok($elapsed < 2.0 + 1.0, sprintf("one pass, $threads threads: within a second of the timeout (%.2f s)", $elapsed));
 }
 is($node->safe_psql('postgres', "SET spotsigs.join_memory_limit = '16MB'; SELECT count(*) FROM ($join) j"),
 	$node->safe_psql('postgres', 'SELECT count(*) FROM want'), 'a join after the cancels gives the same rows');

@@ -20,6 +20,7 @@ INSERT INTO t SELECT n, mk(n) FROM generate_series(1, 2000) n;
 CREATE INDEX t_sig ON t USING spotsigs (sig) WITH (partition_growth = 25);
 INSERT INTO t SELECT n, mk(n) FROM generate_series(2001, 2500) n;
 SELECT spotsigs_analyze('t', 'sig');
+CREATE TABLE kept AS SELECT id, spotsig_content_query(sig, 't', 'sig') AS q FROM t WHERE id % 97 = 0;
 CREATE TABLE gone (id int PRIMARY KEY, sig spotsig);
 SELECT spotsigs_analyze('gone', 'sig');
 DROP TABLE gone;
@@ -50,6 +51,17 @@ isnt($node->safe_psql('dst', "SELECT 't'::regclass::oid"), $node->safe_psql('src
 is($node->safe_psql('dst', "SELECT count(*) FROM spotsigs_template_store WHERE relation = 't'::regclass"), '1',
 	'the statistics name the restored table');
 is($node->safe_psql('dst', "SELECT count(*) FROM spotsigs_template_store"), '1', 'a dropped table\'s statistics are not dumped');
+
+# A content query kept in a table names its template by the table's name and the statistics'
+# analyzed_at, both restored: it answers as before; a new analyze replaces the statistics it names.
+my $kept = "SET enable_seqscan = off; SELECT k.id, (k.q).template_relation,
+	(SELECT array_agg(b.id ORDER BY b.id) FROM t b WHERE b.sig % k.q) FROM kept k ORDER BY k.id";
+is($node->safe_psql('dst', $kept), $node->safe_psql('src', $kept), 'a kept content query answers as before after a restore');
+$node->safe_psql('dst', "SELECT spotsigs_analyze('t', 'sig')");
+my ($rc, $out, $err) = $node->psql('dst', "SELECT count(*) FROM t b, kept k WHERE b.sig % k.q",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/55000: the statistics this content query was made with are no longer stored/,
+	'after a new analyze it is refused with 55000');
 
 $node->stop;
 done_testing();

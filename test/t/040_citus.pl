@@ -1,7 +1,7 @@
 # spotsigs on Citus: a coordinator and three workers on localhost, newsframes-dev distributed by
 # id over six shards next to a plain local copy of the same rows on the coordinator. Every
 # distributed answer must equal the single-node answer over the local copy: % at three
-# thresholds (spotsig_query, and SET LOCAL propagated by Citus), the top 10 by <->, the join,
+# thresholds (spotsig_query, SET LOCAL propagated by Citus, and a session SET), the top 10 by <->, the join,
 # the clusters and the batch-against-archive join (a local batch, and a distributed one) at tau
 # 0.3, 0.5 and 0.9, each worker's share of the matching in its own log, the ingest path against
 # the single-node trigger, and privileges and row-level security as on one node.
@@ -119,11 +119,11 @@ for my $tau (qw(0.3 0.5 0.9)) {
 		. "SET LOCAL spotsigs.similarity_threshold = $tau; ");
 	is($d, $l, "SET LOCAL spotsigs.similarity_threshold = $tau propagated: distributed = single node");
 }
-# A plain SET stays on the coordinator: the workers use their own setting (the default 0.2),
-# which is why the threshold has to travel inside the query.
+# A plain SET stays on the coordinator, which folds the threshold into the query it sends
+# (test/t/042_citus_threshold.pl checks every way of setting it).
 my ($plain_d, $plain_l) = both('SELECT count(*) FROM TABLE WHERE sig % QUERY',
 	'SET spotsigs.similarity_threshold = 0.9; ');
-isnt($plain_d, $plain_l, 'a session SET does not reach the workers (documented; use spotsig_query)');
+is($plain_d, $plain_l, 'a session SET: distributed = single node');
 
 # ---- top 10 by <->: Citus pushes ORDER BY ... LIMIT to each shard and merges their top 10s
 {
@@ -217,13 +217,14 @@ for my $tau (qw(0.3 0.5 0.9)) {
 	}
 }
 
-# The content measure needs the whole table's statistics: refused on the distributed table
-# (the default call, and measure 'content' with a threshold), not answered by another measure.
-for my $call ("spotsigs_join('pages', 'id', 'sig')", "spotsigs_clusters('pages', 'id', 'sig')",
-	"spotsigs_join('pages', 'id', 'sig', 0.5, measure => 'content')") {
-	my ($ret, $out, $err) = $coord->psql('postgres', "SELECT count(*) FROM $call");
-	like($err, qr/ERROR:  the content measure is not available for the distributed table public\.pages/,
-		"$call is refused on the distributed table");
+# The content measure: the template of the whole table (computed from the rows the shards hold),
+# sent to the tasks; the default call and measure 'content' with a threshold answer as one node
+# (test/t/043_citus_content.pl checks both dev sets, stored statistics, clusters and batches).
+for my $call ("$pairs FROM spotsigs_join('TABLE', 'id', 'sig') j(a, b, s)",
+	"SELECT count(*) || ' ' || md5(string_agg(i || ',' || c, ';' ORDER BY i)) FROM spotsigs_clusters('TABLE', 'id', 'sig') k(i, c)",
+	"$pairs FROM spotsigs_join('TABLE', 'id', 'sig', 0.5, measure => 'content') j(a, b, s)") {
+	is($coord->safe_psql('postgres', $call =~ s/TABLE/pages/gr), $coord->safe_psql('postgres', $call =~ s/TABLE/pages_local/gr),
+		"the content measure on the distributed table: distributed = single node ($call)");
 }
 
 # ---- ingest: spotsigs_flag_batch on the distributed table flags what the trigger flags on one node

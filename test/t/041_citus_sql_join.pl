@@ -21,7 +21,7 @@ for my $name (qw(coordinator worker1 worker2)) {
 	my $n = PostgreSQL::Test::Cluster->new($name);
 	$n->init;
 	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'citus'
+shared_preload_libraries = 'citus,spotsigs'
 listen_addresses = 'localhost'
 max_connections = 60
 fsync = off
@@ -72,9 +72,9 @@ my @forms = (
 	[ 'both distributed', 'near', 'batch' ],
 );
 
-# Runs $sql on the coordinator (with a session threshold, which stays there: where Citus runs the
-# join on the workers, they use their own; spotsig_query carries it): its output, or 'ERROR: '
-# and the message.
+# Runs $sql on the coordinator with a session threshold (which the coordinator folds into the
+# queries Citus sends the workers; spotsigs is preloaded, as docs/scale-out.md advises, so that a
+# session's first query is folded too): its output, or 'ERROR: ' and the message.
 sub run {
 	my ($sql) = @_;
 	my ($ret, $out, $err) = $coord->psql('postgres', "SET spotsigs.similarity_threshold = 0.8; $sql");

@@ -367,19 +367,24 @@ my %new_object_checks = (
 	'function spotsig_content_query(spotsig,regclass,name)' =>
 	  [ q{SELECT (spotsig_content_query('{1,2}', 'docs', 'sig')).threshold}, '0.4' ],
 	'function spotsig_auto_query(spotsig,regclass,name)' =>
-	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{})' ],
+	  [ q{SELECT spotsig_auto_query('{1,2}', 'docs', 'sig')}, '("{0000000000000001,0000000000000002}",0.2,{},,,)' ],
 	# Takes internal arguments (the planner calls it): the check is that spotsig % spotsig has it.
 	'function spotsig_similar_support(internal)' =>
 	  [ q{SELECT prosupport FROM pg_proc WHERE proname = 'spotsig_similar'}, 'spotsig_similar_support' ],
+	# Answers no request; the check is that similarity(spotsig, spotsig) has it as support.
+	'function spotsig_similarity_support(internal)' => [
+		q{SELECT prosupport FROM pg_proc WHERE proname = 'similarity' AND proargtypes[0] = 'spotsig'::regtype},
+		'spotsig_similarity_support'
+	],
 	'function spotsig_content_similar(spotsig,spotsigs_content_query)' =>
-	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}')::spotsigs_content_query)}, 't' ],
+	  [ q{SELECT spotsig_content_similar('{1,2,3}', ROW('{1,2}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query)}, 't' ],
 	'operator %(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM docs
 		   WHERE similarity(sig, $q5) >= 0.4) FROM docs WHERE sig % spotsig_content_query($q5, 'docs', 'sig')", 't' ],
 	# Ordered by content distance through the index built at 0.1.0 (the family gained strategy 5):
 	# the nearest 5 distances equal a full sort's (no statistics: the plain distance).
 	'function spotsig_content_distance(spotsig,spotsigs_content_query)' =>
-	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}')::spotsigs_content_query)}, '0.33333333333333337' ],
+	  [ q{SELECT spotsig_content_distance('{1,2,3}', ROW('{1,2,5}', 0.4, '{3}', NULL, NULL, NULL)::spotsigs_content_query)}, '0.33333333333333337' ],
 	'operator <->(spotsig,spotsigs_content_query)' => [
 		"SET enable_seqscan = off; SELECT array_agg(d) = (SELECT array_agg(d) FROM (SELECT sig <-> $q5 AS d FROM docs
 		   ORDER BY 1 LIMIT 5) y) FROM (SELECT sig <-> spotsig_content_query($q5, 'docs', 'sig') AS d FROM docs
@@ -395,13 +400,13 @@ my %new_object_checks = (
 	  [ q{SELECT count(*) FROM spotsigs_clusters('docs', 'id', 'sig', 0.6, measure => 'jaccard')}, '160' ],
 	'function spotsigs_citus_distributed(regclass)' => [ q{SELECT spotsigs_citus_distributed('docs')}, 'f' ],
 	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
-	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text)' =>
+	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text)' =>
+	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_run(text[],integer[],text[],boolean)' =>
 	  [ q{SELECT * FROM spotsigs_citus_run('{}', '{}', '{}', true)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text)' =>
+	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, NULL)}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_pack(regclass,name,name)' => [
 		q{SELECT count(*) > 0 AND count(*) = (SELECT count(*) FROM docs WHERE sig IS NOT NULL)
@@ -447,5 +452,88 @@ is($node->safe_psql('at020', q{SELECT (SELECT count(*) FROM spotsigs_join('docs'
 	     AND similarity(spotsig_remove(a.sig, t.t), spotsig_remove(b.sig, t.t)) >= 0.4)}), 't',
 	'a 0.2.0 catalog with the new library: the default join computes its template');
 
+
+# Triggers and an index made under 0.2.0, then ALTER EXTENSION UPDATE. 0.2.0's trigger took a
+# threshold always (4 to 6 arguments: threshold, then 'best' or 'first', then 'locked' or
+# 'unlocked'; the similarity column may be ''), so every such trigger keeps the plain measure at
+# its threshold: rows inserted after the update, and after spotsigs_analyze, get exactly the
+# flags they got before it (the later rows inserted and rolled back under 0.2.0 first). Only
+# what had no explicit threshold may change: a bare % under the default setting (0.2.0's
+# default was the number 0.2, the new one 'auto') becomes the content measure once the table is
+# analyzed; % and <-> under a numeric setting answer as before, analyzed or not.
+$node->safe_psql('postgres', 'CREATE DATABASE u020');
+$node->safe_psql('u020', "CREATE EXTENSION spotsigs VERSION '0.2.0'; " . $setup . q{
+ALTER TABLE docs ADD COLUMN d1 int, ADD COLUMN s1 float8, ADD COLUMN d2 int, ADD COLUMN s2 float8,
+  ADD COLUMN d3 int, ADD COLUMN d4 int, ADD COLUMN s4 numeric(4, 3), ADD COLUMN d5 int, ADD COLUMN s5 float4;
+CREATE TRIGGER f1 BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'd1', 's1', '0.8', 'best');
+CREATE TRIGGER f2 BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'd2', 's2', '0.5');
+CREATE TRIGGER f3 BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'd3', '', '0.6', 'first');
+CREATE TRIGGER f4 BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'd4', 's4', '0.6', 'best', 'locked');
+CREATE TRIGGER f5 BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'd5', 's5', '0.4', 'first', 'unlocked');
+} . $first_rows);
+my $flags5_q = 'SELECT id, duplicate_of, similarity, d1, s1, d2, s2, d3, d4, s4, d5, s5 FROM docs ORDER BY id';
+# The best-mode triggers against the plain brute force at their thresholds (ties to the smallest
+# id, as the trigger breaks them); a first-mode flag is some earlier row at or above its threshold.
+my $brute5_q = q{SELECT count(*) FROM docs d, LATERAL (SELECT
+	  (SELECT e.id FROM docs e WHERE e.id < d.id AND similarity(d.sig, e.sig) >= 0.8 ORDER BY similarity(d.sig, e.sig) DESC, e.id LIMIT 1) AS b1,
+	  (SELECT e.id FROM docs e WHERE e.id < d.id AND similarity(d.sig, e.sig) >= 0.5 ORDER BY similarity(d.sig, e.sig) DESC, e.id LIMIT 1) AS b2,
+	  (SELECT e.id FROM docs e WHERE e.id < d.id AND similarity(d.sig, e.sig) >= 0.6 ORDER BY similarity(d.sig, e.sig) DESC, e.id LIMIT 1) AS b4,
+	  (SELECT count(*) FROM docs e WHERE e.id < d.id AND similarity(d.sig, e.sig) >= 0.6) AS n3,
+	  (SELECT count(*) FROM docs e WHERE e.id < d.id AND similarity(d.sig, e.sig) >= 0.4) AS n5) b
+	WHERE d.d1 IS DISTINCT FROM b.b1 OR d.d2 IS DISTINCT FROM b.b2 OR d.d4 IS DISTINCT FROM b.b4
+	   OR (d.d3 IS NULL) <> (b.n3 = 0) OR (d.d5 IS NULL) <> (b.n5 = 0)
+	   OR d.s5 <> (SELECT similarity(d.sig, e.sig)::float4 FROM docs e WHERE e.id = d.d5)
+	   OR d.d3 >= d.id OR d.d5 >= d.id
+	   OR (SELECT similarity(d.sig, e.sig) FROM docs e WHERE e.id = d.d3) < 0.6};
+# Rows in id order here: the later rows' ids interleave with the first ones', so the brute force
+# above (e.id < d.id) is only checked on the first rows; the later rows are checked by equality.
+my $later_ordered = 'INSERT INTO docs (id, body) SELECT n, body FROM src WHERE (n - 1) % 4 >= 2 ORDER BY n';
+is($node->safe_psql('u020', $brute5_q), '0', "0.2.0: the five triggers' flags on the first rows are the plain brute force's");
+my $index5_q = q{SET enable_seqscan = off; SET spotsigs.similarity_threshold = 0.5;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE b.sig % q.sig),
+	       (SELECT array_agg(b.id) FROM (SELECT b.id FROM docs b ORDER BY b.sig <-> q.sig, b.id LIMIT 4) b),
+	       (SELECT array_agg(round((b.sig <-> q.sig)::numeric, 12)) FROM (SELECT b.sig FROM docs b ORDER BY b.sig <-> q.sig, b.id LIMIT 4) b)
+	FROM docs q WHERE q.id % 3 = 0 ORDER BY q.id};
+my $bare5_q = q{SET enable_seqscan = off;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b WHERE b.sig % q.sig),
+	       (SELECT array_agg(b.id) FROM (SELECT b.id FROM docs b ORDER BY b.sig <-> q.sig, b.id LIMIT 4) b)
+	FROM docs q WHERE q.id % 3 = 0 ORDER BY q.id};
+# Each capture starts from the index as a VACUUM leaves it: a 'first' trigger takes the first row
+# at or above its threshold in the index's order of exact similarities and unverified bounds,
+# which depends on whether the rows sit in the pending list or in a segment (a VACUUM merges
+# them), not on the extension's version.
+my $later_flags_q = "BEGIN; $later_ordered; $flags5_q; ROLLBACK";
+$node->safe_psql('u020', 'VACUUM docs');
+my %at020 = (later => $node->safe_psql('u020', $later_flags_q), index => $node->safe_psql('u020', $index5_q),
+	bare => $node->safe_psql('u020', $bare5_q));
+like($node->safe_psql('u020', 'SELECT count(d1), count(d2), count(d3), count(d4), count(d5) FROM docs'),
+	qr/^[1-9]\d*\|[1-9]\d*\|[1-9]\d*\|[1-9]\d*\|[1-9]\d*$/, '0.2.0: each of the five triggers flagged rows');
+$node->safe_psql('u020', 'VACUUM docs');
+is($node->safe_psql('u020', $later_flags_q), $at020{later}, '0.2.0: the later rows get the same flags again from the same index state');
+$node->safe_psql('u020', 'VACUUM docs');
+$node->safe_psql('u020', 'ALTER EXTENSION spotsigs UPDATE');
+is($node->safe_psql('u020', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"), $current,
+	"0.2.0 database updated to $current");
+is($node->safe_psql('u020', $index5_q), $at020{index}, 'after the update, the 0.2.0 index answers % and <-> at 0.5 as before');
+is($node->safe_psql('u020', $bare5_q), $at020{bare}, 'after the update, before any analyze, a bare % and <-> answer as under 0.2.0');
+is($node->safe_psql('u020', $later_flags_q), $at020{later},
+	'after the update, the 0.2.0 triggers (0.8 best, 0.5, 0.6 first, 0.6 best locked, 0.4 first unlocked) flag new rows as before');
+$node->safe_psql('u020', "SELECT spotsigs_analyze('docs', 'sig')");
+is($node->safe_psql('u020', $later_flags_q), $at020{later},
+	'after spotsigs_analyze, the 0.2.0 triggers with their thresholds flag new rows as before (the plain measure)');
+is($node->safe_psql('u020', $index5_q), $at020{index}, 'after spotsigs_analyze, % and <-> at a numeric setting answer as before');
+my $bare_after = $node->safe_psql('u020', $bare5_q);
+my $bare_content5_q = q{SET enable_seqscan = off;
+	SELECT q.id, (SELECT array_agg(b.id ORDER BY b.id) FROM docs b, spotsigs_stats s
+	  WHERE s.relation = 'docs'::regclass AND s.sig_column = 'sig'
+	    AND similarity(spotsig_remove(b.sig, s.template), spotsig_remove(q.sig, s.template)) >= 0.4)
+	FROM docs q WHERE q.id % 3 = 0 ORDER BY q.id};
+is(join("\n", map { join('|', (split /\|/, $_, -1)[0, 1]) } split /\n/, $bare_after),
+	$node->safe_psql('u020', $bare_content5_q),
+	'after spotsigs_analyze, a bare % under the default setting is the content measure at 0.4 (the one answer that changes)');
+$node->safe_psql('u020', $later_ordered);
+is($node->safe_psql('u020', $flags5_q), $at020{later} =~ s/^BEGIN\n|\nROLLBACK$//gr,
+	'the later rows, committed after the update and the analyze: the flags 0.2.0 gave them');
+like($node->safe_psql('u020', $check_q), qr/^ok: /, 'the 0.2.0 index checks ok after the update');
 $node->stop;
 done_testing();

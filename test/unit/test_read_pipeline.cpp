@@ -11,6 +11,7 @@
 
 #include "core/common/error.hpp"
 #include "core/join/join.hpp"
+#include "core/join/join_prefix.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/signature/packed.hpp"
 
@@ -299,4 +300,53 @@ TEST(ReadPipeline, OneThreadCallsStartNoThread) {
         EXPECT_EQ(process_threads(), before + 1);
     }
     EXPECT_EQ(process_threads(), before);
+}
+
+// growth_for() is what add() then takes, exactly, with or without a growth limit: a first read
+// charges it before each document.
+TEST(ReadPipeline, CollectionGrowthIsKnownBeforeAdding) {
+    const std::vector<Multiset> sets = random_sets(21, 6000, 120, 20000);
+    for (size_t limit : {size_t(0), size_t(1) << 20, size_t(3) << 20}) {
+        SCOPED_TRACE(limit);
+        Collection c;
+        c.limit_growth(limit);
+        for (size_t i = 0; i < sets.size(); ++i) {
+            const size_t before = c.memory_bytes();
+            const size_t growth = c.growth_for(sets[i].view());
+            c.add(static_cast<int64_t>(i), sets[i].view());
+            ASSERT_EQ(c.memory_bytes() - before, growth) << i;
+        }
+    }
+}
+
+// Under a budget the pipeline never holds more than it charged and never charges past the cap:
+// a budget too small refuses a document and the read overflows (discard() gives everything
+// back); a large one files everything, as without a budget, and its batch buffers go back once
+// everything is filed.
+TEST(ReadPipeline, StaysWithinItsBudget) {
+    const std::vector<Multiset> sets = random_sets(5, 20000, 100, 50000);
+    for (bool background : {true, false}) {
+        SCOPED_TRACE(background ? "filing thread" : "filed by the caller");
+        {
+            ReadBudget budget(size_t(2) << 20);
+            ReadPipeline p(0.5, 0, 0, background);
+            p.charge_to(&budget);
+            feed(p, sets);
+            EXPECT_TRUE(p.overflowed());
+            EXPECT_LE(budget.peak(), size_t(2) << 20);
+            p.discard();
+            EXPECT_EQ(budget.used(), 0u);
+        }
+        {
+            ReadBudget budget(size_t(256) << 20);
+            ReadPipeline p(0.5, 0, 0, background);
+            p.charge_to(&budget);
+            feed(p, sets);
+            EXPECT_FALSE(p.overflowed());
+            expect_filed(p.docs(), sets);
+            EXPECT_LE(budget.peak(), size_t(256) << 20);
+            EXPECT_GE(budget.used(), p.docs().memory_bytes());
+            EXPECT_EQ(p.memory_bytes(), p.docs().memory_bytes() + p.prefixes()->lists.memory_bytes());
+        }
+    }
 }

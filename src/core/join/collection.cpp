@@ -14,6 +14,8 @@ namespace {
 // to 8M signatures (96 MB); a document larger than that gets a chunk of its own size.
 constexpr size_t kFirstChunk = 4096;
 constexpr size_t kMaxChunk = size_t(1) << 23;
+// The per-document arrays' bytes per document (ids, where, sizes, fpos, widths, lengths).
+constexpr size_t kDocBytes = 8 + 8 + 4 + 4 + 1 + 8;
 }  // namespace
 
 void Collection::new_chunk(size_t hashes, size_t freq_bytes) {
@@ -59,7 +61,7 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     if (ids_.size() == ids_.capacity()) {
         size_t want = std::max<size_t>(1024, 2 * ids_.capacity());
         // The per-document arrays take 33 bytes a document; they are copied when they grow.
-        want = std::min(want, std::max(ids_.size() + 1024, ids_.capacity() + growth_room() / 66));
+        want = std::min(want, std::max(ids_.size() + 1024, ids_.capacity() + growth_room() / (2 * kDocBytes)));
         reserve_huge(ids_, want);
         reserve_huge(where_, want);
         reserve_huge(sizes_, want);
@@ -74,6 +76,26 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     lengths_.push_back(length);
     ids_.push_back(id);
     return static_cast<uint32_t>(ids_.size() - 1);
+}
+
+size_t Collection::growth_for(const MultisetView& sig) const noexcept {
+    uint32_t fmax = 0;
+    for (uint32_t i = 0; i < sig.size; ++i) fmax = std::max(fmax, static_cast<uint32_t>(sig.freqs[i]));
+    const size_t width = freq_width_of_max(fmax);
+    size_t bytes = 0;
+    // As add() and new_chunk() decide (a vector's push_back doubles its capacity).
+    if (chunks_.empty() || chunks_.back().hashes.size() + sig.size > chunks_.back().hashes.capacity() ||
+        chunks_.back().freqs.size() + width * sig.size > chunks_.back().freqs.capacity()) {
+        size_t cap = std::min(std::max(next_chunk_, kFirstChunk), std::max<size_t>(growth_room() / 9, 1));
+        bytes += std::max<size_t>(sig.size, cap) * sizeof(uint64_t) + std::max(width * sig.size, cap);
+        if (chunks_.size() == chunks_.capacity()) bytes += std::max<size_t>(chunks_.size(), 1) * sizeof(Chunk);
+    }
+    if (ids_.size() == ids_.capacity()) {
+        size_t want = std::max<size_t>(1024, 2 * ids_.capacity());
+        want = std::min(want, std::max(ids_.size() + 1024, ids_.capacity() + growth_room() / (2 * kDocBytes)));
+        bytes += (want - ids_.capacity()) * kDocBytes;
+    }
+    return bytes;
 }
 
 size_t Collection::memory_bytes() const noexcept {

@@ -45,6 +45,10 @@ public:
     // past bytes (0: no bound): by what the next document needs, at least, so a reader that
     // stops adding once memory_bytes() passes its limit overshoots it by about one document.
     void limit_growth(size_t bytes) noexcept { growth_limit_ = bytes; }
+    // The bytes memory_bytes() grows by when add() takes a document of sig.size distinct
+    // signatures (the chunk and per-document arrays it would
+    // allocate, as add() sizes them now): a reader charges it before it adds.
+    size_t growth_for(const MultisetView& sig) const noexcept;
     // The allocated but unwritten part of the current chunk's hashes and frequency bytes: where
     // the next documents go (a ReadPipeline's reader faults it in ahead of the filing thread).
     struct Room {

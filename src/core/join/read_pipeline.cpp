@@ -1,6 +1,7 @@
 // The read pipeline: batch buffers handed from the reading thread to the filing thread.
 #include "core/join/read_pipeline.hpp"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -24,11 +25,49 @@ namespace {
 // memory only while it waits for a free buffer.
 constexpr size_t kBatchBytes = (size_t(2) << 20) - 64;
 constexpr size_t kBatches = 4;
+// Under a budget, the batch buffers take at most an eighth of its room (each at least this, and
+// growing for a larger value), so that a small limit is left for the documents.
+constexpr size_t kMinBatchBytes = size_t(64) << 10;
+// A batch's per-row arrays (id, offset, length) take this much a row.
+constexpr size_t kRowBytes = sizeof(int64_t) + sizeof(uint64_t) + sizeof(uint32_t);
 // Prefixes are listed once this many documents are filed: the frequent signatures come from an
 // evenly spaced sample of them (smaller inputs are listed when the pipeline closes).
 constexpr size_t kSampleWindow = 65536;
 // The reader faults in the filing thread's next memory this much at a time (one huge page).
 constexpr size_t kPrefaultWindow = size_t(2) << 20;
+
+// Blocks of at least this many bytes are mapped from the kernel when allocated and unmapped when
+// freed (see map_large_blocks).
+constexpr int kMapThreshold = 256 << 10;
+
+// Makes glibc map every block of kMapThreshold bytes or more (once per process). By default glibc
+// raises its threshold to the size of each mapped block freed (up to 32 MB), and from then on
+// serves blocks below it from its arenas, one per thread that allocates (the filing thread, the
+// matcher's workers): a freed block stays resident there and serves only that arena, so a join's
+// resident memory grew to about the sum of each arena's own peak, twice and more what the join
+// held at once. A fixed threshold also stops the raising: large blocks go back to the kernel when
+// freed, and what is resident follows what is held. The cost is a fresh mapping (and its page
+// faults) for each large block, which a join takes a few of per pass.
+void map_large_blocks() {
+#ifdef M_MMAP_THRESHOLD
+    static std::atomic<bool> done{false};
+    if (!done.exchange(true)) mallopt(M_MMAP_THRESHOLD, kMapThreshold);
+#endif
+}
+
+// An upper bound of the bytes FrequentSignatures(docs, sample, ...) takes while it counts and
+// keeps after (join_groups.cpp): its counters (at most 8 bytes a sampled signature), the hashes
+// on frequent counters (at most 16 bytes a sampled signature, with a vector's doubling), its
+// counting table and its kept table (each at most 4 slots of 16 bytes a sampled signature), its
+// filter.
+size_t frequent_bytes_bound(const Collection& docs, size_t sample) {
+    const size_t n = docs.size();
+    const size_t step = std::max<size_t>(1, n / std::max<size_t>(1, sample));
+    size_t occ = 0;
+    for (size_t d = 0; d < n; d += step) occ += docs.doc(d).size;
+    return std::max<size_t>(1024, 8 * occ) + 16 * occ + 2 * 16 * std::max<size_t>(64, 4 * occ) + (size_t(1) << 12);
+}
+
 }  // namespace
 
 struct ReadPipeline::Batch {
@@ -41,7 +80,12 @@ struct ReadPipeline::Batch {
 
 ReadPipeline::ReadPipeline(double list_tau, size_t reserve_docs, size_t reserve_sigs, bool background,
                            size_t defer_backlog)
-    : list_tau_(list_tau), background_(background), defer_backlog_(defer_backlog), expected_docs_(reserve_docs) {
+    : list_tau_(list_tau),
+      background_(background),
+      defer_backlog_(defer_backlog),
+      expected_docs_(reserve_docs),
+      batch_size_(kBatchBytes) {
+    map_large_blocks();
     if (reserve_docs > 0) docs_.reserve(reserve_docs, reserve_sigs);
     if (list_tau_ > 0) {
         listed_ = std::make_unique<join_detail::ListedPrefixes>();
@@ -129,8 +173,24 @@ bool ReadPipeline::add(int64_t id, const unsigned char* payload, size_t len, std
     Batch& b = *current_;
     const size_t at = place(b.used);
     if (at + len > b.bytes.size()) {  // a value larger than a batch: this batch grows for it
+        if (!charge(at + len - b.bytes.size())) {
+            overflow_.store(true, std::memory_order_release);  // the value is dropped
+            return true;
+        }
         batch_bytes_ += at + len - b.bytes.size();
         b.bytes.resize(at + len);
+    }
+    if (b.ids.size() == b.ids.capacity()) {
+        // The batch's per-row arrays grow (by doubling) as batch bytes too.
+        const size_t more = std::max<size_t>(b.ids.capacity(), 256);
+        if (!charge(more * kRowBytes)) {
+            overflow_.store(true, std::memory_order_release);
+            return true;
+        }
+        b.ids.reserve(b.ids.capacity() + more);
+        b.offsets.reserve(b.ids.capacity());
+        b.lengths.reserve(b.ids.capacity());
+        batch_bytes_ += more * kRowBytes;
     }
     std::memcpy(b.bytes.data() + at, payload, len);
     pending_bytes_.fetch_add(len, std::memory_order_relaxed);
@@ -228,6 +288,79 @@ void ReadPipeline::file_loop() {
     cv_.notify_all();
 }
 
+void ReadPipeline::charge_to(ReadBudget* budget) noexcept {
+    budget_ = budget;
+    limit_ = 0;  // the budget decides what is listed
+    // Smaller batches under a small budget (they are still empty).
+    const size_t each =
+        std::clamp(budget->room() / (8 * pool_.size()), kMinBatchBytes, static_cast<size_t>(kBatchBytes));
+    if (each < batch_size_) {
+        batch_size_ = each;
+        for (auto& b : pool_) HugeVector<unsigned char>(each).swap(b->bytes);
+        batch_bytes_.store(each * pool_.size(), std::memory_order_relaxed);
+    }
+    // What the pipeline holds already: its batches and what it was presized with.
+    const size_t held = batch_bytes_.load(std::memory_order_relaxed) + docs_.memory_bytes();
+    if (!charge(held)) {
+        // No room even for these: the read overflows before its first row, holding nothing.
+        overflow_.store(true, std::memory_order_release);
+        docs_ = Collection();
+        free_batches();
+    }
+}
+
+bool ReadPipeline::charge(size_t n) noexcept {
+    if (budget_ == nullptr || n == 0) return true;
+    if (!budget_->charge(n)) return false;
+    charged_.fetch_add(n, std::memory_order_relaxed);
+    return true;
+}
+
+void ReadPipeline::discard() noexcept {
+    overflow_.store(true, std::memory_order_release);  // the filing thread drops what it holds
+    stop();
+    docs_ = Collection();
+    listed_.reset();
+    lister_.reset();
+    free_batches();
+    publish_bytes();
+    pending_bytes_.store(0, std::memory_order_relaxed);
+    if (budget_ != nullptr) budget_->release(charged_.exchange(0));
+}
+
+void ReadPipeline::free_batches() noexcept {
+    for (auto& b : pool_) {
+        HugeVector<unsigned char>().swap(b->bytes);
+        std::vector<int64_t>().swap(b->ids);
+        std::vector<uint64_t>().swap(b->offsets);
+        std::vector<uint32_t>().swap(b->lengths);
+    }
+    batch_bytes_.store(0, std::memory_order_relaxed);
+}
+
+void ReadPipeline::list_or_defer(uint32_t d, const MultisetView& v, bool& over) {
+    over = over || (limit_ != 0 && over_limit());
+    if (!over && budget_ != nullptr) {
+        // The slabs listing it may open, charged first; what they did not take goes back.
+        const size_t before = listed_->lists.memory_bytes();
+        const size_t bound = listed_->lists.memory_bytes_after(2 * join_detail::PrefixLists::kCoarse) - before;
+        if (charge(bound)) {
+            lister_->list(d, v, listed_->lists);
+            const size_t took = listed_->lists.memory_bytes() - before;
+            budget_->release(bound - took);
+            charged_.fetch_sub(bound - took, std::memory_order_relaxed);
+            return;
+        }
+        over = true;  // the budget is nearly spent: the rest are listed by the matcher
+    }
+    if (over) {
+        listed_->defer(d);
+        ++deferred_;
+    } else {
+        lister_->list(d, v, listed_->lists);
+    }
+}
+
 void ReadPipeline::file(Batch& b) {
     // Behind the reader, or past the limit: this batch's prefixes (from the document that would
     // pass the limit on) are left to the matcher's workers.
@@ -236,25 +369,53 @@ void ReadPipeline::file(Batch& b) {
     size_t raw = 0;
     for (size_t k = 0; k < b.ids.size(); ++k) {
         raw += b.lengths[k];
+        // Past the budget, the rest of the read is dropped (the caller discards it).
+        if (overflow_.load(std::memory_order_relaxed)) continue;
         const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
-        const uint32_t d = docs_.add(b.ids[k], v);
+        uint32_t d;
+        if (budget_ != nullptr) {
+            // The collection grows into what the budget has left, and the document's growth is
+            // charged before it is added (growth_for is exact or above: the rest goes back).
+            docs_.limit_growth(docs_.memory_bytes() + budget_->room());
+            const size_t before = docs_.memory_bytes();
+            const size_t growth = docs_.growth_for(v);
+            if (!charge(growth)) {
+                overflow_.store(true, std::memory_order_release);
+                continue;
+            }
+            d = docs_.add(b.ids[k], v);
+            const size_t took = docs_.memory_bytes() - before;
+            if (took <= growth) {
+                budget_->release(growth - took);
+                charged_.fetch_sub(growth - took, std::memory_order_relaxed);
+            } else {
+                budget_->force(took - growth);
+                charged_.fetch_add(took - growth, std::memory_order_relaxed);
+            }
+        } else {
+            d = docs_.add(b.ids[k], v);
+        }
         if (!listed_) continue;
         if (lister_) {
-            over = over || (limit_ != 0 && over_limit());
-            if (behind || over) {
+            if (behind) {
                 listed_->defer(d);
                 ++deferred_;
             } else {
-                lister_->list(d, v, listed_->lists);
+                list_or_defer(d, v, over);
             }
         } else if (docs_.size() == kSampleWindow) {
             start_listing();
         }
     }
     // A batch that grew for a large value goes back to the usual size.
-    if (b.bytes.size() > kBatchBytes) {
-        batch_bytes_.fetch_sub(b.bytes.size() - kBatchBytes);
-        HugeVector<unsigned char>(kBatchBytes).swap(b.bytes);
+    if (b.bytes.size() > batch_size_) {
+        const size_t grew = b.bytes.size() - batch_size_;
+        batch_bytes_.fetch_sub(grew);
+        HugeVector<unsigned char>(batch_size_).swap(b.bytes);
+        if (budget_ != nullptr) {
+            budget_->release(grew);
+            charged_.fetch_sub(grew, std::memory_order_relaxed);
+        }
     }
     b.used = 0;
     b.ids.clear();
@@ -265,8 +426,35 @@ void ReadPipeline::file(Batch& b) {
 }
 
 void ReadPipeline::finish_filing() {
-    if (listed_ && !lister_) start_listing();  // fewer documents than the sample window
-    if (listed_) listed_->lists.seal();        // on the thread that listed (block_lists.hpp)
+    if (overflow_.load(std::memory_order_relaxed)) return;  // to be discarded
+    if (listed_ && !lister_) start_listing();               // fewer documents than the sample window
+    if (listed_) {
+        // Sealing moves the staged entries (at most a block a bucket) into blocks: the slabs it
+        // may open are charged first, and what they did not take goes back. Without room for
+        // them the read does not fit with its listing (the matcher would not either): it
+        // overflows.
+        const size_t before = listed_->lists.memory_bytes();
+        const size_t bound = listed_->lists.memory_bytes_after(join_detail::PrefixLists::kCoarse) - before;
+        if (!charge(bound)) {
+            overflow_.store(true, std::memory_order_release);
+            return;
+        }
+        listed_->lists.seal();  // on the thread that listed (block_lists.hpp)
+        if (budget_ != nullptr) {
+            const size_t unused = bound - std::min(bound, listed_->lists.memory_bytes() - before);
+            budget_->release(unused);
+            charged_.fetch_sub(unused, std::memory_order_relaxed);
+        }
+    }
+    // Nothing is added after close(): the batch buffers are not needed while the join matches.
+    if (closed_) {
+        if (budget_ != nullptr) {
+            const size_t held = batch_bytes_.load(std::memory_order_relaxed);
+            budget_->release(held);
+            charged_.fetch_sub(held, std::memory_order_relaxed);
+        }
+        free_batches();
+    }
     publish_bytes();
 }
 
@@ -280,19 +468,27 @@ void ReadPipeline::start_listing() {
     const size_t n = docs_.size() < kSampleWindow ? docs_.size()
                      : expected_docs_ > 0         ? std::max(docs_.size(), expected_docs_)
                                                   : SIZE_MAX;
-    listed_->frequent = std::make_unique<join_detail::FrequentSignatures>(docs_, join_detail::frequent_sample_for(n),
-                                                                          join_detail::kFrequentMinCount);
+    const size_t sample = join_detail::frequent_sample_for(n);
+    // Counting the sample takes at most frequent_bytes_bound(); the table it leaves is held
+    // while the join runs (the matcher orders by it). Without room for the count, the read
+    // does not fit with its listing: it overflows.
+    const size_t bound = budget_ != nullptr ? frequent_bytes_bound(docs_, sample) : 0;
+    if (!charge(bound)) {
+        overflow_.store(true, std::memory_order_release);
+        return;
+    }
+    listed_->frequent =
+        std::make_unique<join_detail::FrequentSignatures>(docs_, sample, join_detail::kFrequentMinCount);
     lister_ = std::make_unique<join_detail::PrefixLister>(list_tau_, *listed_->frequent);
-    bool over = over_limit();
+    if (budget_ != nullptr) {
+        const size_t unused = bound - std::min(bound, listed_->frequent->memory_bytes());
+        budget_->release(unused);
+        charged_.fetch_sub(unused, std::memory_order_relaxed);
+    }
+    bool over = false;
     for (size_t d = 0; d < docs_.size(); ++d) {
         if (stop_.load(std::memory_order_relaxed)) return;
-        over = over || over_limit();
-        if (over) {
-            listed_->defer(static_cast<uint32_t>(d));
-            ++deferred_;
-        } else {
-            lister_->list(static_cast<uint32_t>(d), docs_.doc(d), listed_->lists);
-        }
+        list_or_defer(static_cast<uint32_t>(d), docs_.doc(d), over);
     }
 }
 

@@ -34,6 +34,47 @@ struct ListedPrefixes;
 class PrefixLister;
 }  // namespace join_detail
 
+// Bytes charged against a cap by the threads of a first read (the reader, the filing threads of
+// one or two pipelines): a charge that would take them past the cap is refused, so what is
+// charged never exceeds it. Whoever allocates charges first, so the memory held stays within
+// what is charged. force() is for what must be held whatever the cap (it may pass it; peak()
+// then shows it).
+class ReadBudget {
+public:
+    explicit ReadBudget(size_t cap) noexcept : cap_(cap) {}
+    // Charges n bytes unless that would pass the cap; false (nothing charged) when it would.
+    bool charge(size_t n) noexcept {
+        size_t used = used_.load(std::memory_order_relaxed);
+        do {
+            if (n > cap_ || used > cap_ - n) return false;
+        } while (!used_.compare_exchange_weak(used, used + n, std::memory_order_relaxed));
+        note_peak(used + n);
+        return true;
+    }
+    // Charges n bytes whatever the cap.
+    void force(size_t n) noexcept { note_peak(used_.fetch_add(n, std::memory_order_relaxed) + n); }
+    // Gives back n bytes charged before.
+    void release(size_t n) noexcept { used_.fetch_sub(n, std::memory_order_relaxed); }
+    // Bytes charged now, the most charged at once, and what is left below the cap.
+    size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
+    size_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
+    size_t room() const noexcept {
+        const size_t used = used_.load(std::memory_order_relaxed);
+        return used < cap_ ? cap_ - used : 0;
+    }
+
+private:
+    // Raises peak_ to bytes.
+    void note_peak(size_t bytes) noexcept {
+        size_t p = peak_.load(std::memory_order_relaxed);
+        while (bytes > p && !peak_.compare_exchange_weak(p, bytes, std::memory_order_relaxed)) {
+        }
+    }
+    const size_t cap_;
+    std::atomic<size_t> used_{0};
+    std::atomic<size_t> peak_{0};
+};
+
 class ReadPipeline {
 public:
     // Starts the filing thread, or with background false files each full batch on the caller's
@@ -73,6 +114,19 @@ public:
         docs_.limit_growth(bytes > fixed ? bytes - fixed : 1);
         limit_ = defer_listing ? bytes : 0;
     }
+    // From now on (before the first add()), everything this pipeline allocates is charged to
+    // budget first: its batch buffers and presized arrays at once, then each document's growth
+    // of the collection before it is filed, each listed prefix's slabs before it is listed (or
+    // it is left unlisted) and a batch's growth for a large value. The first document whose
+    // filing the budget refuses, and every one after it, is dropped and overflowed() turns
+    // true: the caller stops reading and discard()s what was read (the join runs in passes).
+    // budget outlives the pipeline.
+    void charge_to(ReadBudget* budget) noexcept;
+    // True once the budget refused a document (any thread).
+    bool overflowed() const noexcept { return overflow_.load(std::memory_order_acquire); }
+    // Stops the filing thread and frees the documents, the prefix entries and the batch buffers,
+    // giving their charge back to the budget (the caller's thread; add() must not follow).
+    void discard() noexcept;
     // Rows taken by add().
     size_t rows() const noexcept { return rows_; }
     // Bytes of the filing thread's next memory that add() faulted in while it waited (the
@@ -110,6 +164,13 @@ private:
     // Under mu_, on the caller's thread: the next window of the filing thread's unwritten memory
     // not faulted in yet (an empty span when there is none).
     Collection::Room next_window() noexcept;
+    // Lists document d's prefixes (view v) or leaves them to the matcher: unlisted past limit_,
+    // or when the budget refuses the slabs listing it may open.
+    void list_or_defer(uint32_t d, const MultisetView& v, bool& over);
+    // Charges n bytes to the budget (when there is one) for this pipeline; false when refused.
+    bool charge(size_t n) noexcept;
+    // Frees the batch buffers (everything is filed; add() is not called again).
+    void free_batches() noexcept;
     // Builds the frequent signatures from the documents filed so far and lists all of them.
     void start_listing();
     // What the filing thread does once everything is filed: lists a small input, publishes.
@@ -120,6 +181,7 @@ private:
     size_t defer_backlog_;
     size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
     size_t limit_ = 0;      // past it, filing leaves prefixes unlisted (limit_growth; 0: none)
+    size_t batch_size_;     // the bytes of a batch buffer that has not grown for a large value
     size_t deferred_ = 0;   // written by the filing thread
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
@@ -134,7 +196,10 @@ private:
     unsigned char* faulted_[2] = {nullptr, nullptr};
     size_t prefaulted_ = 0;
     double waited_ = 0;
-    bool populate_ok_ = true;  // false once the kernel refused MADV_POPULATE_WRITE
+    bool populate_ok_ = true;            // false once the kernel refused MADV_POPULATE_WRITE
+    ReadBudget* budget_ = nullptr;       // see charge_to
+    std::atomic<size_t> charged_{0};     // what this pipeline charged to budget_ and holds
+    std::atomic<bool> overflow_{false};  // budget_ refused a document
     std::atomic<size_t> batch_bytes_{0};
     std::atomic<size_t> filed_bytes_{0};
     std::atomic<size_t> pending_bytes_{0};  // payload bytes added and not filed yet

@@ -59,7 +59,21 @@ uint32_t content_of(const MultisetView& doc, const SignatureSet& t, uint64_t* ha
 }
 
 double content_similarity(const MultisetView& qc, const MultisetView& b, const uint64_t* t, size_t n) noexcept {
-    return content_similarity_with(qc, b, [&](uint64_t h) { return template_contains(t, n, h); });
+    // b's hashes ascend, so each one is looked up from where the previous lookup ended: a search
+    // over doubling steps, then a binary search in the last step (fewer probes than a binary
+    // search of the whole template per signature, and each near the last).
+    const uint64_t* from = t;
+    const uint64_t* const end = t + n;
+    return content_similarity_with(qc, b, [&](uint64_t h) {
+        size_t step = 1;
+        const uint64_t* lo = from;
+        while (lo + step < end && lo[step] < h) {
+            lo += step;
+            step *= 2;
+        }
+        from = std::lower_bound(lo, lo + step < end ? lo + step + 1 : end, h);
+        return from != end && *from == h;
+    });
 }
 
 double content_similarity(const MultisetView& qc, const MultisetView& b, const SignatureSet& t) noexcept {

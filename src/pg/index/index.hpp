@@ -286,6 +286,9 @@ Results threshold_matches(Relation index, const MultisetView& q, double tau, int
 // reaches tau (core/index/index_search.hpp proves that it keeps every content match), each once,
 // with an upper bound of its content similarity in sims. Dead and invisible rows included.
 Results content_candidates(Relation index, const MultisetView& qc, double tau);
+// The number of rows the metapage counts (segments and pending list): every row ever indexed,
+// dead or invisible ones included, less those VACUUM removed.
+uint64 indexed_rows(Relation index);
 
 // ---- the backend's cache of pending lists (pending_cache.cpp) ----
 // Every pending entry of index (as of meta, or later) with similarity >= tau to q (with measure

@@ -615,24 +615,24 @@ bool key_query(ScanKey key, MultisetView* out) {
 // for a NULL field.
 bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_template) {
     if (key->sk_flags & SK_ISNULL) return false;
-    struct varlena *qc, *t;
+    struct varlena* qc;
     double threshold;
-    if (!read_content_query(key->sk_argument, &qc, &threshold, &t)) return false;
-    MultisetView q, tv;
+    TemplateRef tmpl;
+    if (!read_content_query(key->sk_argument, &qc, &threshold, &tmpl)) return false;
+    MultisetView q;
     pg_entry([&] {
         q = view_of(qc);
-        tv = view_of(t);
         return Datum(0);
     });
-    std::shared_ptr<const SignatureSet> set = content_query_set(key->sk_argument, t);
     uint64* hashes = (uint64*)palloc(sizeof(uint64) * (q.size > 0 ? q.size : 1));
     uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
     pg_entry([&] {
         uint64_t length = 0;
-        out->size = content_of(q, *set, hashes, freqs, &length);
+        out->size = content_of(q, tmpl->set, hashes, freqs, &length);
         out->length = length;
         *tau = threshold;
-        *no_template = tv.size == 0;
+        *no_template = tmpl->hashes.empty();
+        tmpl.reset();
         return Datum(0);
     });
     out->hashes = hashes;
@@ -802,10 +802,12 @@ static void prepare(IndexScanDesc scan, ScanState* st) {
         ScanKey ok = &scan->orderByData[0];
         bool have_query;
         if (ok->sk_strategy == kStrategyContentDistance) {
-            st->order_content = true;
             double tau;
-            bool no_template;
+            bool no_template = false;
             have_query = content_key_search(ok, &st->oq, &tau, &no_template);
+            // Without a template the content distance is the plain one (as for % above): the
+            // plain tiers are exact, and their values need no recheck.
+            st->order_content = !no_template;
         } else {
             have_query = key_query(ok, &st->oq);
         }
@@ -887,6 +889,14 @@ Results content_candidates(Relation index, const MultisetView& qc, double tau) {
     // bound, and the caller verifies every row anyway.
     int64 nexact = 0;
     return threshold_matches(index, qc, tau, &nexact, SearchMeasure::kContentBound);
+}
+
+uint64 indexed_rows(Relation index) {
+    MetaData meta;
+    read_meta(index, &meta);
+    uint64 n = 0;
+    for (int p = 0; p < kMaxPartitions; ++p) n += meta.part_docs[p];
+    return n;
 }
 
 }  // namespace spotsigs::pg::index

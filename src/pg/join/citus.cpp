@@ -152,7 +152,7 @@ void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id
     // Components: each pair links two rows; a root is the smallest index, so the smallest id.
     uint32* parent = (uint32*)MemoryContextAllocHuge(CurrentMemoryContext, (n ? n : 1) * sizeof(uint32));
     for (Size i = 0; i < n; ++i) parent[i] = (uint32)i;
-    each_row(call_query(fcinfo, "spotsigs_citus_join", 6), 6, types, args, nulls, [&](Datum* v, bool*) {
+    each_row(call_query(fcinfo, "spotsigs_citus_join", 7), 7, types, args, nulls, [&](Datum* v, bool*) {
         uint32 a = root_of(parent, index_of(ids, (uint32)n, DatumGetInt64(v[0])));
         uint32 b = root_of(parent, index_of(ids, (uint32)n, DatumGetInt64(v[1])));
         if (a != b) parent[a < b ? b : a] = a < b ? a : b;

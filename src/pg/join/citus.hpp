@@ -21,7 +21,7 @@ void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, 
 // spotsigs_clusters over the distributed relation relname (qualified and quoted): the ids of
 // its rows with an id and a signature, each with the smallest id of its connected component in
 // the graph of the pairs of spotsigs_citus_join(args), appended to the call's result. args: the
-// six arguments of spotsigs_citus_join. Raises 22023 for a repeated id. Call outside pg_entry.
+// seven arguments of spotsigs_citus_join. Raises 22023 for a repeated id. Call outside pg_entry.
 void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
                     Oid* types, Datum* args, const char* nulls);
 

@@ -16,6 +16,9 @@ extern "C" {
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -171,6 +174,33 @@ void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double
     pg_guard([&] {
         elog(DEBUG1, "%s: read %zu documents (%zu MB) in %.3f s, filed %.3f s later, matched in %.3f s, %zu pairs", fn,
              docs, bytes >> 20, read_s, filed_s, match_s, pairs);
+    });
+}
+
+// Logs at DEBUG2 the backend's own memory at a step of a join, to set beside what the join
+// accounts: its resident anonymous memory (heap and private mappings), file pages (the server's
+// and the libraries' code) and shared memory (the shared buffers it touched) now, the process's
+// resident high-water mark (VmHWM, the sum of all three), and what glibc's arenas hold (all
+// threads' arenas) and have in use, and its mapped blocks.
+void log_process_memory(const char* fn, const char* step) {
+    pg_guard([&] {
+        if (!message_level_is_interesting(DEBUG2)) return;
+        long anon = -1, file = -1, shmem = -1, hwm = -1;
+        if (FILE* f = fopen("/proc/self/status", "r")) {
+            char line[256];
+            while (fgets(line, sizeof line, f) != nullptr) {
+                if (strncmp(line, "RssAnon:", 8) == 0) anon = atol(line + 8);
+                if (strncmp(line, "RssFile:", 8) == 0) file = atol(line + 8);
+                if (strncmp(line, "RssShmem:", 9) == 0) shmem = atol(line + 9);
+                if (strncmp(line, "VmHWM:", 6) == 0) hwm = atol(line + 6);
+            }
+            fclose(f);
+        }
+        const struct mallinfo2 mi = mallinfo2();
+        elog(DEBUG2,
+             "%s: %s: resident anonymous %ld kB, files %ld kB, shared memory %ld kB (process high-water %ld "
+             "kB); malloc arenas %zu kB, %zu kB in use, mappings %zu kB",
+             fn, step, anon, file, shmem, hwm, mi.arena >> 10, mi.uordblks >> 10, mi.hblkhd >> 10);
     });
 }
 
@@ -393,6 +423,7 @@ size_t run_passes(const JoinCall& call, const std::vector<LengthCount>& hist, si
         hist, call.tau, limit, limit / kPassRowShare, kPassMargin,
         [&](const JoinPass& p) {
             const PassOutcome out = run(p);
+            log_process_memory("spotsigs join", "a pass ended");
             // The pass's memory goes back to the system before the next one: glibc keeps freed
             // blocks below its (raised) mmap threshold in its arenas, and without this the
             // resident memory grew pass after pass beyond what any one pass held.
@@ -554,8 +585,13 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         filter.ids = &ids;
         filter.note_external = &external;
     }
+    // What the first read holds is charged to this before it is allocated: the read stops at
+    // the first row it would take past the limit (the rows read are then discarded, and the rest
+    // only tallied).
+    ReadBudget budget(call_limit(call));
+    filter.budget = &budget;
     SelfRun run;
-    size_t first_read = 0;  // what the first read held (up to the limit when it overflowed)
+    size_t first_read = 0;  // the most the first read held (the budget's peak)
     {
         std::unique_ptr<ReadPipeline> pipe = self_pipeline(call);
         const Collection& docs = pipe->docs();
@@ -571,7 +607,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
             JoinPairs pairs = self_pairs(call, *pipe, progress, fn, emit, &filter, 0, &single);
             if (filter.overflowed && call.content) throw_content_too_large(tally.sorted());
             run.in_passes = filter.overflowed;
-            first_read = pipe->memory_bytes();
+            first_read = budget.peak();
             run.peak = single.peak();
             if (!run.in_passes) {
                 if (all_ids != nullptr) {
@@ -585,11 +621,12 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
                     all_ids->swap(ids);
                 }
                 sink(docs, pairs, streamed ? 0 : pairs.size());
+                log_process_memory(fn, "the join ended in one pass");
                 return run;
             }
         } catch (const JoinMemoryError&) {
             run.in_passes = true;
-            first_read = pipe->memory_bytes();
+            first_read = budget.peak();
         }
     }
     sort_unique_ids(ids, call.src[0].relname);
@@ -604,7 +641,9 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
                                    std::to_string(call.held >> 10) + " kB beside the passes");
     }
     std::vector<int64_t>().swap(ids);
-    malloc_trim(0);          // the first read's memory (see run_passes)
+    log_process_memory(fn, "the first read ended");
+    malloc_trim(0);  // the first read's memory (see run_passes)
+    log_process_memory(fn, "the first read's memory given back");
     if (restart) restart();  // rows some runs wrote before the matcher ran out
     Accounted worst;
     const std::vector<LengthCount> hist = tally.sorted();
@@ -614,6 +653,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         [&](const JoinPass& p) { return self_pass(call, p, hist, external, filter.seen, fn, progress, sink); }, worst,
         continuing);
     log_passes(fn, passes, continuing, first_read, worst, call.held);
+    log_process_memory(fn, "the passes ended");
     run.peak = std::max(first_read, worst.peak() + call.held);
     return run;
 }
@@ -647,10 +687,14 @@ JoinPairs rs_pairs(const JoinCall& call, RsPipes& pipes, Progress& progress, Row
             read_source(call.src[k], *pipes.side[k], left, progress);
         } else {
             if (k == 1 && filters[0].overflowed) filters[1].overflowed = true;
+            // Under a first read's budget, S past it discards R's rows too.
+            if (k == 1 && filters[1].budget != nullptr && !filters[0].overflowed)
+                filters[1].discard_too = pipes.side[0].get();
             read_source_filtered(call.src[k], *pipes.side[k], left, progress, filters[k]);
         }
-        // Both count against one limit.
-        const size_t used = pipes.side[0]->memory_bytes();
+        // Both count against one limit (a first read's budget is one already).
+        const size_t used = filters != nullptr && filters[0].budget != nullptr ? filters[0].budget->used()
+                                                                               : pipes.side[0]->memory_bytes();
         left = limit > used ? limit - used : 1;
     }
     ReadPipeline& rp = *pipes.side[0];
@@ -745,13 +789,31 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
 }
 
 // The arguments of a spotsigs_citus_* call for this call's sources (in the order given) with
-// the resolved threshold and the caller's threads and method (NULL: each node's own settings).
+// the resolved threshold, the caller's threads and method (NULL: each node's own settings), and
+// the content measure's template (NULL: the plain measure).
 struct CitusArgs {
-    Oid types[9];
-    Datum values[9];
-    char nulls[9];
+    Oid types[10];
+    Datum values[10];
+    char nulls[10];
     int n = 0;
 };
+
+// The content measure of a distributed join uses the template one node would use: the stored one
+// (read_call), else the one computed from every row of the relation side (the rows come through
+// Citus from the shards: the template is a function of the (id, signature) rows, wherever they
+// are stored). The tasks on the workers then join the rows without it (spotsigs_citus_task).
+void citus_template(JoinCall& call, int side, const char* fn) {
+    if (!call.content || call.has_template) return;
+    int64 rows = 0;
+    struct varlena* t = fetch_spotsig(table_template(call.src[side], &rows, fn));
+    pg_entry([&] {
+        MultisetView v = view_of(t);
+        call.tmpl = v.hashes;
+        call.ntmpl = v.size;
+        return Datum(0);
+    });
+    call.has_template = true;
+}
 
 CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* order) {
     CitusArgs a;
@@ -768,18 +830,17 @@ CitusArgs citus_args(FunctionCallInfo fcinfo, const JoinCall& call, const int* o
         a.values[a.n] = j == 0 ? Float8GetDatum(call.tau) : (PG_ARGISNULL(p + j) ? Datum(0) : PG_GETARG_DATUM(p + j));
         a.nulls[a.n++] = j > 0 && PG_ARGISNULL(p + j) ? 'n' : ' ';
     }
+    a.types[a.n] = spotsig_type_oid(fcinfo);
+    a.values[a.n] = call.content ? pg_entry([&] {
+        Multiset m;
+        m.hashes.assign(call.tmpl, call.tmpl + call.ntmpl);
+        m.freqs.assign(call.ntmpl, 1u);
+        m.length = call.ntmpl;
+        return make_spotsig(m.view());
+    })
+                                 : Datum(0);
+    a.nulls[a.n++] = call.content ? ' ' : 'n';
     return a;
-}
-
-// The content measure needs the statistics of the whole table, which the per-worker tasks of a
-// distributed join do not have: such a call is refused rather than answered by another measure.
-void reject_content_on_citus(const JoinCall& call) {
-    if (call.content)
-        ereport(ERROR,
-                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                 errmsg("the content measure is not available for the distributed table %s", call.src[0].relname),
-                 errhint("Pass a threshold (the plain measure), or join a column of spotsig_remove(sig, t) "
-                         "with t from spotsigs_template().")));
 }
 
 const int kInOrder[2] = {0, 1};
@@ -792,7 +853,7 @@ const int kSwapped[2] = {1, 0};
 SPOTSIGS_FUNCTION(spotsigs_join) {
     JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
-        reject_content_on_citus(call);
+        citus_template(call, 0, "spotsigs_join");
         // On the nodes holding the shards (src/sql/70_citus.sql).
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
@@ -837,7 +898,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
     bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
     if (r_dist || s_dist) {
-        reject_content_on_citus(call);
+        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
         CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
         citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
         return Datum(0);
@@ -863,10 +924,13 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         std::vector<int64_t> ids[2];
         std::vector<ExternalLength> external[2];
         RowFilter filters[2];
+        // Both sides' first reads charge one budget: the limit.
+        ReadBudget budget(call_limit(call));
         for (int k = 0; k < 2; ++k) {
             filters[k].tally = &tallies[k];
             filters[k].ids = &ids[k];
             filters[k].note_external = &external[k];
+            filters[k].budget = &budget;
         }
         bool in_passes = false;
         size_t first_read = 0;
@@ -879,7 +943,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
             } catch (const JoinMemoryError&) {
                 in_passes = true;
             }
-            first_read = pipes.memory_bytes();
+            first_read = budget.peak();
         }
         // Passes plan on the rows' plain lengths, which bound nothing under the content measure.
         if (in_passes && call.content)
@@ -891,7 +955,9 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
                 sort_by_id(external[k]);
                 call.held += external[k].capacity() * sizeof(ExternalLength);
             }
+            log_process_memory("spotsigs_join_rs", "the first read ended");
             malloc_trim(0);  // the first read's memory (see run_passes)
+            log_process_memory("spotsigs_join_rs", "the first read's memory given back");
             const std::vector<LengthCount> hist = merge_histograms(tallies[0].sorted(), tallies[1].sorted());
             Accounted worst;
             size_t continuing = 0;
@@ -915,7 +981,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 SPOTSIGS_FUNCTION(spotsigs_clusters) {
     JoinCall call = read_call(fcinfo, 1, "spotsigs_clusters");
     if (citus_distributed(fcinfo, call.src[0].relid)) {
-        reject_content_on_citus(call);
+        citus_template(call, 0, "spotsigs_clusters");
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
         citus_clusters(fcinfo, call.src[0].relname, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)), a.types,
                        a.values, a.nulls);

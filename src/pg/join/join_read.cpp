@@ -140,10 +140,41 @@ struct CollectReceiver {
     size_t stride_bytes;     // bytes of the rows kept since the last stride
 };
 
+// A first read past its budget: the rows kept so far (and the other side's, for an R-S join)
+// are discarded, giving their charge back, and from now on rows are only tallied.
+void overflow(CollectReceiver* r) {
+    RowFilter* f = r->filter;
+    if (f->overflowed) return;
+    f->overflowed = true;
+    r->out->discard();
+    if (f->discard_too != nullptr) f->discard_too->discard();
+}
+
+// Charges what one more element of v would allocate (a doubling when it is full) and makes that
+// room, under a first read's budget: a refusal overflows the read (its documents go) and the
+// charge is made again, past the budget if need be (the ids and lengths every pass needs).
+template <class V>
+void reserve_charged(CollectReceiver* r, V& v) {
+    if (v.size() < v.capacity()) return;
+    const size_t more = std::max<size_t>(v.capacity(), 1024);
+    const size_t bytes = more * sizeof(typename V::value_type);
+    ReadBudget* b = r->filter->budget;
+    if (!b->charge(bytes)) {
+        overflow(r);
+        if (!b->charge(bytes)) b->force(bytes);
+    }
+    v.reserve(v.capacity() + more);
+}
+
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
-// come later, hold more than the limit.
-void check_read_memory(const CollectReceiver* r) {
-    const RowFilter* f = r->filter;
+// come later, hold more than the limit; under a first read's budget, overflows the read once its
+// pipeline was refused a row.
+void check_read_memory(CollectReceiver* r) {
+    RowFilter* f = r->filter;
+    if (f != nullptr && f->budget != nullptr) {
+        if (r->out->overflowed()) overflow(r);
+        return;
+    }
     const size_t ids =
         (f != nullptr && f->ids != nullptr ? f->ids->capacity() * sizeof(int64_t) : 0) +
         (f != nullptr && f->note_external != nullptr ? f->note_external->capacity() * sizeof(ExternalLength) : 0);
@@ -175,8 +206,14 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len) {
     if (f->tally != nullptr) {
         const unsigned char w = static_cast<unsigned char>(data[1]);
         f->tally->add(length, distinct, w <= 4 ? w : 4);
-        if (f->ids != nullptr) f->ids->push_back(id);
-        if (f->note_external != nullptr && r->external) f->note_external->push_back(ExternalLength{id, length});
+        if (f->ids != nullptr) {
+            if (f->budget != nullptr) reserve_charged(r, *f->ids);
+            f->ids->push_back(id);
+        }
+        if (f->note_external != nullptr && r->external) {
+            if (f->budget != nullptr) reserve_charged(r, *f->note_external);
+            f->note_external->push_back(ExternalLength{id, length});
+        }
     }
     return !f->overflowed && f->holds(length);
 }
@@ -263,6 +300,17 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(sig))) {
         bool noted = false;
         pg_entry([&] {
+            // Under a budget the notes grow by a charged step (refused: the read overflows, and
+            // the value is read as it comes, with its row).
+            ReadBudget* b = r->filter != nullptr ? r->filter->budget : nullptr;
+            const size_t grow = b != nullptr ? r->deferred->next_growth() : 0;
+            if (grow > 0) {
+                if (!b->charge(grow)) {
+                    overflow(r);
+                    return Datum(0);
+                }
+                r->deferred->grow();
+            }
             noted = r->deferred->defer(DatumGetInt64(id), sig);
             return Datum(0);
         });
@@ -338,6 +386,11 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->progress = &progress;
         recv->relname = src.relname;
         recv->filter = filter;
+        if (filter != nullptr && filter->budget != nullptr) {
+            out.charge_to(filter->budget);
+            deferred.charge_to(filter->budget);
+            if (out.overflowed()) overflow(recv);  // no room for its buffers: rows are only tallied
+        }
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
         SPIExecuteOptions opts;
@@ -365,11 +418,17 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
     check_read_memory(recv);
     if (filter != nullptr && filter->expected != nullptr && !(filter->seen == *filter->expected))
         throw_rows_changed(src.relname);
+    out.close();
+    if (filter != nullptr && filter->budget != nullptr && !filter->overflowed) {
+        // Whether the budget took the last rows too: a first read is known to fit, or not,
+        // before anything is matched.
+        while (!out.wait_filed(kBatchWait)) check_interrupts();
+        check_read_memory(recv);
+    }
     pg_guard([&] {
         MemoryContextDelete(recv->scratch);
         pfree(recv);
     });
-    out.close();
 }
 
 }  // namespace

@@ -82,6 +82,14 @@ struct RowFilter {
     // raises the error of a relation whose rows changed between reads (SQLSTATE 55000).
     RowsDigest seen;
     const RowsDigest* expected = nullptr;
+    // A first read's budget (with a tally): what the read keeps is charged to it before it is
+    // allocated (the pipeline's documents, prefix entries and batches, the ids and notes above,
+    // the values read after the rows), and at the first row it refuses the read overflows (the
+    // rows kept are discarded, the tally goes on). Without one, the read overflows once its
+    // pipeline and notes hold more than the memory limit (a pass, planned to fit).
+    ReadBudget* budget = nullptr;
+    // An R-S join's other side, discarded too when this read overflows under the budget.
+    ReadPipeline* discard_too = nullptr;
 };
 // read_source with a RowFilter (join passes, join_passes.hpp).
 void read_source_filtered(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress,

@@ -77,6 +77,8 @@ size_t DeferredToast::fetch(AddValueFn add, void* ctx) {
         });
         v.state = State::Done;
     }
+    // The notes were charged as they grew (the reader grows them before each defer()).
+    if (budget_ != nullptr) budget_->release(values_.capacity() * sizeof(Value) + slots_.size() * sizeof(int64));
     std::vector<Value>().swap(values_);
     std::vector<int64>().swap(slots_);
     return scanned;
@@ -85,6 +87,8 @@ size_t DeferredToast::fetch(AddValueFn add, void* ctx) {
 size_t DeferredToast::scan(AddValueFn add, void* ctx) {
     size_t cap = 16;
     while (cap < 2 * values_.size()) cap *= 2;
+    // Without room for the table, every value is detoasted on its own.
+    if (budget_ != nullptr && !budget_->charge(cap * sizeof(int64))) return 0;
     slots_.assign(cap, -1);
     for (size_t k = 0; k < values_.size(); ++k) {
         const uint64 mask = cap - 1;
@@ -132,7 +136,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
             // value's small last chunk often fills a gap on an earlier page).
             const uint64 room = uint64(size) + (chunks_total + 7) / 8;
             if (ok && v.buf == nullptr) {
-                ok = open_bytes + room <= kOpenBytesCap;
+                ok = open_bytes + room <= kOpenBytesCap && (budget_ == nullptr || budget_->charge(room));
                 if (ok) {
                     v.buf = static_cast<char*>(MemoryContextAllocZero(chunks, room));
                     open_bytes += room;
@@ -144,6 +148,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
             if (!ok) {
                 if (v.buf != nullptr) {
                     pfree(v.buf);
+                    if (budget_ != nullptr) budget_->release(room);
                     open_bytes -= room;
                     v.buf = nullptr;
                 }
@@ -155,6 +160,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
             if (++v.received < static_cast<uint32>(chunks_total)) continue;
             add(ctx, v.id, v.buf, size);
             pfree(v.buf);
+            if (budget_ != nullptr) budget_->release(room);
             open_bytes -= room;
             v.buf = nullptr;
             v.state = State::Done;
@@ -163,6 +169,7 @@ size_t DeferredToast::scan(AddValueFn add, void* ctx) {
         table_endscan(sd);
         table_close(rel, AccessShareLock);
         MemoryContextDelete(chunks);  // values whose last chunk never came
+        if (budget_ != nullptr) budget_->release(open_bytes);
     });
     for (Value& v : values_) v.buf = nullptr;
     return done;

@@ -18,9 +18,12 @@ extern "C" {
 #include "access/detoast.h"
 }
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "core/join/read_pipeline.hpp"
 
 namespace spotsigs::pg {
 
@@ -34,6 +37,16 @@ public:
     // out-of-line value of the same toast relation as those noted before; false leaves it to the
     // caller. Inside pg_entry (it may throw std::bad_alloc).
     bool defer(int64 id, Datum raw);
+    // From now on, the notes' growth is charged to budget before it is allocated, and so is each
+    // value the scan holds while its chunks come (one the budget refuses is detoasted afterwards,
+    // on its own); budget outlives this.
+    void charge_to(ReadBudget* budget) noexcept { budget_ = budget; }
+    // The bytes the next defer() may allocate (0 when the notes have room), and that growth,
+    // made in advance so that defer() itself allocates nothing.
+    size_t next_growth() const noexcept {
+        return values_.size() < values_.capacity() ? 0 : std::max<size_t>(values_.capacity(), 64) * sizeof(Value);
+    }
+    void grow() { values_.reserve(values_.capacity() + std::max<size_t>(values_.capacity(), 64)); }
     // Values noted.
     size_t size() const noexcept { return values_.size(); }
     // Bytes held by the notes (about 40 per value noted, 16 more per value during the scan).
@@ -60,6 +73,7 @@ private:
     // Reads the toast relation once, putting together every value whose chunks are as expected.
     size_t scan(AddValueFn add, void* ctx);
 
+    ReadBudget* budget_ = nullptr;
     Oid toastrel_ = InvalidOid;
     uint64 bytes_ = 0;  // of the values noted
     uint64 peak_open_ = 0;

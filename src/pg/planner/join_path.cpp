@@ -288,9 +288,82 @@ CustomPath* make_join_path(RelOptInfo* joinrel, List* children, List* others, Va
     return cp;
 }
 
+// The commuted index probe. A bare `x % y` is rewritten (auto_query.cpp) into `x % q(y)`, q(y) =
+// spotsig_auto_query(y, rel, column), and the operator of a spotsig and a spotsigs_content_query
+// has no commutator: PostgreSQL can probe an index on x's column with q(y) but not one on y's.
+// Yet `y % q(x)` with the same rel and column is the same condition: both measures q can stand
+// for are symmetric (the plain similarity, and the similarity of the two signatures without one
+// template, the same for both). So when the outer side holds x and the inner side has a spotsigs
+// index on y's column, this adds a nested loop whose inner side probes that index with `y %
+// q(x)` per outer row, the rewritten clause staying as the probe's filter (so the rows are those
+// of the clause as written whatever the index returns). The planner keeps it where it is cheaper,
+// as it would the probe of an index on x. An inner, left, semi or anti join; any other content
+// query (a function of the user's) is not known to be symmetric and is left as it is.
+void add_commuted_index_probe(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* outerrel, RelOptInfo* innerrel,
+                              JoinType jointype, JoinPathExtraData* extra) {
+    if (jointype != JOIN_INNER && jointype != JOIN_LEFT && jointype != JOIN_SEMI && jointype != JOIN_ANTI) return;
+    if (innerrel->reloptkind != RELOPT_BASEREL || innerrel->indexlist == NIL) return;
+    Path* outer = outerrel->cheapest_total_path;
+    if (outer == nullptr || PATH_REQ_OUTER(outer) != nullptr) return;
+    ListCell* lc;
+    foreach (lc, extra->restrictlist) {
+        RestrictInfo* ri = lfirst_node(RestrictInfo, lc);
+        if (ri->pseudoconstant || !IsA(ri->clause, OpExpr)) continue;
+        OpExpr* op = (OpExpr*)ri->clause;
+        if (list_length(op->args) != 2 || function_address(get_opcode(op->opno)) != spotsig_content_similar) continue;
+        Var* x = plain_column((Node*)linitial(op->args));
+        Node* b = (Node*)lsecond(op->args);
+        if (x == nullptr || !bms_is_member(x->varno, outerrel->relids) || !IsA(b, FuncExpr)) continue;
+        FuncExpr* q = (FuncExpr*)b;
+        if (list_length(q->args) != 3 || function_address(q->funcid) != spotsig_auto_query) continue;
+        Var* y = plain_column((Node*)linitial(q->args));
+        if (y == nullptr || y->varno != (int)innerrel->relid || y->varattno <= 0) continue;
+        if (!IsA(lsecond(q->args), Const) || !IsA(lthird(q->args), Const)) continue;
+        // y % q(x), q with the same rel and column.
+        FuncExpr* qx = (FuncExpr*)copyObjectImpl(q);
+        linitial(qx->args) = copyObjectImpl(x);
+        OpExpr* commuted = (OpExpr*)copyObjectImpl(op);
+        commuted->args = list_make2(copyObjectImpl(y), qx);
+#if PG_VERSION_NUM < 160000
+        RestrictInfo* probe = make_restrictinfo(root, (Expr*)commuted, ri->is_pushed_down, false, false,
+                                                ri->security_level, ri->required_relids, ri->outer_relids, nullptr);
+#else
+        RestrictInfo* probe = make_restrictinfo(root, (Expr*)commuted, ri->is_pushed_down, false, false, false,
+                                                ri->security_level, ri->required_relids, nullptr, ri->outer_relids);
+#endif
+        Relids required_outer = bms_make_singleton(x->varno);
+        ListCell* li;
+        foreach (li, innerrel->indexlist) {
+            IndexOptInfo* index = (IndexOptInfo*)lfirst(li);
+            if (index->indpred != NIL && !index->predOK) continue;
+            if (!index->amhasgettuple && !index->amhasgetbitmap) continue;
+            for (int k = 0; k < index->nkeycolumns; ++k) {
+                if (index->indexkeys[k] != y->varattno || !op_in_opfamily(op->opno, index->opfamily[k])) continue;
+                IndexClause* ic = makeNode(IndexClause);
+                ic->rinfo = probe;
+                ic->indexquals = list_make1(probe);
+                ic->lossy = false;
+                ic->indexcol = k;
+                ic->indexcols = NIL;
+                IndexPath* ip = create_index_path(root, index, list_make1(ic), NIL, NIL, NIL, ForwardScanDirection,
+                                                  false, required_outer, outer->rows, false);
+                Path* inner = &ip->path;
+                if (!index->amhasgettuple)
+                    inner = &create_bitmap_heap_path(root, innerrel, inner, required_outer, outer->rows, 0)->path;
+                JoinCostWorkspace workspace;
+                initial_cost_nestloop(root, &workspace, jointype, outer, inner, extra);
+                add_path(joinrel, (Path*)create_nestloop_path(root, joinrel, jointype, &workspace, extra, outer, inner,
+                                                              extra->restrictlist, NIL, nullptr));
+                break;
+            }
+        }
+    }
+}
+
 void spotsigs_join_pathlist(PlannerInfo* root, RelOptInfo* joinrel, RelOptInfo* outerrel, RelOptInfo* innerrel,
                             JoinType jointype, JoinPathExtraData* extra) {
     if (prev_join_pathlist_hook != nullptr) prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+    add_commuted_index_probe(root, joinrel, outerrel, innerrel, jointype, extra);
     if (!enable_join || root->rowMarks != NIL) return;
     if (jointype != JOIN_INNER && jointype != JOIN_SEMI && jointype != JOIN_ANTI) return;
     if (!usable_side(outerrel) || !usable_side(innerrel) || !bms_is_empty(joinrel->lateral_relids)) return;
@@ -423,4 +496,14 @@ void register_join_planner() {
 // hook above) is loaded in time in a session that has not used it yet.
 SPOTSIGS_FUNCTION(spotsig_joinsel) {
     return contjoinsel(fcinfo);
+}
+
+// spotsig_similarity_support(internal) -> internal: the planner support function of
+// similarity(spotsig, spotsig). It answers no request (NULL: the call stays as written, costed
+// and estimated as before); being in this library is its point: the planner calls it while it
+// simplifies the query's expressions, before any join is planned, so `similarity(a.sig, b.sig) >=
+// tau` loads the library, and with it the hook above, in a session that has not used it yet (a
+// float8 >= has no selectivity function of ours to do it, as spotsig_joinsel does for %).
+SPOTSIGS_FUNCTION(spotsig_similarity_support) {
+    PG_RETURN_POINTER(nullptr);
 }

@@ -81,6 +81,7 @@ extern "C" {
 #include "core/common/error.hpp"
 #include "core/join/join.hpp"
 #include "core/join/join_passes.hpp"
+#include "core/join/pair_sink.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/memory/huge_alloc.hpp"
 #include "core/signature/packed.hpp"
@@ -149,6 +150,9 @@ struct JoinScanState {
     JoinRows* rows;
     bool matched;
     uint64 read[2];  // rows read from each child
+    // In passes: an upper bound of the bytes the rows with a signature of each side take when a
+    // pass keeps them (the tuple's memory chunk and its entries in the kept rows' vectors).
+    double spill_tuple_bytes[2];
     double read_s;
     double match_s;
     MemoryContextCallback cleanup;
@@ -208,6 +212,7 @@ void delete_passes(JoinScanState* st) {
     st->result = nullptr;
     st->in_passes = false;
     st->passes = st->pass_kept = st->pass_pairs = st->pass_candidates = 0;
+    st->spill_tuple_bytes[0] = st->spill_tuple_bytes[1] = 0;
 }
 
 // The cleanup callback of the query's memory context (after an error: the tuplestores are gone
@@ -444,9 +449,10 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
     MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
     bool isnull;
     Datum q = ExecEvalExpr(st->content_expr, econtext, &isnull);
-    struct varlena *content = nullptr, *tm = nullptr;
+    struct varlena* content = nullptr;
+    TemplateRef tmref;
     double tau = 0;
-    const bool ok = !isnull && read_content_query(q, &content, &tau, &tm);
+    const bool ok = !isnull && read_content_query(q, &content, &tau, &tmref);
     struct varlena* row = fetch_spotsig(sig);
     MemoryContextSwitchTo(old);
     const bool first = st->content_samples++ == 0;
@@ -456,7 +462,10 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
         bool same = true, is_content = true;
         MemoryContext qcxt = MemoryContextGetParent(st->rows_cxt);
         pg_entry([&] {
-            const MultisetView t = view_of(tm), c = view_of(content), r = view_of(row);
+            MultisetView t;
+            t.hashes = tmref->hashes.data();
+            t.size = static_cast<uint32_t>(tmref->hashes.size());
+            const MultisetView c = view_of(content), r = view_of(row);
             if (first) {
                 st->tau = tau;
                 st->ntmpl = t.size;
@@ -470,6 +479,7 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
             is_content = want.hashes.size() == c.size && want.length == c.length &&
                          std::equal(want.hashes.begin(), want.hashes.end(), c.hashes);
             for (uint32_t i = 0; is_content && i < c.size; ++i) is_content = want.freqs[i] == c.freqs[i];
+            tmref.reset();
             return Datum(0);
         });
         if (!same) content_query_varies("gives another template or threshold for another row");
@@ -800,6 +810,14 @@ void spill_side(JoinScanState* st, int k, size_t limit) {
                 width = static_cast<unsigned char>(head[1]) <= 4 ? static_cast<unsigned char>(head[1]) : 4;
             }
         }
+        if (len != 0) {
+            // The kept copy: a MinimalTuple in a chunk of at most twice its size, and its pointer
+            // and tuplestore position in the kept rows' vectors (grown by doubling).
+            slot_getallattrs(slot);
+            const Size data = heap_compute_data_size(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+            const Size header = MAXALIGN(SizeofMinimalTupleHeader + BITMAPLEN(slot->tts_tupleDescriptor->natts));
+            st->spill_tuple_bytes[k] += 2.0 * static_cast<double>(header + data) + 2.0 * (sizeof(MinimalTuple) + 4);
+        }
         tuplestore_puttupleslot(st->spill[k], slot);
         ResetExprContext(econtext);
         pg_entry([&] {
@@ -885,6 +903,45 @@ PassResult run_pass(JoinScanState* st, const JoinPass& p, size_t limit, const st
     return out;
 }
 
+// Throws the error of a join whose smallest pass, p, does not fit the limit, as the join functions
+// word it (join_fn.cpp): at_least is a lower bound of the bytes the pass needs beside the held
+// bytes of row lengths, hist the lengths of both sides. The limit it names is one every pass
+// fits: the held bytes, the larger of at_least and the estimate of the smallest passes the plan
+// can come down to (smallest_passes_estimate, for the documents) with the rows such a pass keeps
+// beside them (its documents' bytes times the most the rows' bytes are of their documents' on a
+// side, spill_tuple_bytes), and the pairs in flight that the functions count. C++ code.
+[[noreturn]] void throw_pass_too_large(const JoinScanState* st, const JoinPass& p, const std::vector<LengthCount>& hist,
+                                       uint64_t at_least, size_t held) {
+    uint64_t rows = 0, shortest = 0, longest = 0;
+    for (const LengthCount& c : hist)
+        if (p.reads(c.length)) {
+            rows += c.docs;
+            if (shortest == 0) shortest = c.length;
+            longest = c.length;
+        }
+    double ratio = 0;
+    for (int k = 0; k < (st->self ? 1 : 2); ++k) {
+        uint64_t docs = 0;
+        for (const LengthCount& c : st->pass_rows->tally[k].sorted()) docs += c.bytes;
+        if (docs > 0) ratio = std::max(ratio, st->spill_tuple_bytes[k] / static_cast<double>(docs));
+    }
+    // A smallest pass reads one probe length and one partner length: at most twice the most
+    // bytes of one length.
+    uint64_t most = 0;
+    for (const LengthCount& c : hist) most = std::max<uint64_t>(most, c.bytes);
+    const uint64_t docs_est = smallest_passes_estimate(hist, st->tau, st->threads, st->self ? 1 : 2);
+    const uint64_t pass = std::max<uint64_t>(at_least, docs_est + static_cast<uint64_t>(ratio * 2.0 * most));
+    const uint64_t mb = ((at_least + held) >> 20) + 1;
+    const uint64_t need = (held + pass + PairSink::in_flight_bytes(4096)) / 31 * 32 + 32;
+    const uint64_t need_mb = (need + (uint64_t(1) << 20) - 1) >> 20;
+    throw Error(ErrorKind::OutOfMemory,
+                "spotsigs join exceeds spotsigs.join_memory_limit (" + join_memory_limit_text() + ") even in passes",
+                "Its smallest pass, the " + std::to_string(rows) + " documents of length " + std::to_string(shortest) +
+                    (longest > shortest ? " to " + std::to_string(longest) : "") + ", needs more than " +
+                    std::to_string(mb) + " MB. Set spotsigs.join_memory_limit to " + std::to_string(need_mb) +
+                    "MB or more (every pass of this join fits that).");
+}
+
 // Runs the join in passes (see the head of this file), once the rows read at once did not fit.
 void run_in_passes(JoinScanState* st) {
     const size_t limit = join_memory_limit_bytes();
@@ -931,13 +988,7 @@ void run_in_passes(JoinScanState* st) {
         st->passes = run_planned_passes(
             hist, st->tau, left, std::max<uint64_t>(left / kPassRowShare, 1), kPassMargin,
             [&](const JoinPass& p) { return run_pass(st, p, left, hist); },
-            [&](const JoinPass& p, uint64_t at_least) {
-                throw_memory_limit("matching in passes", "its smallest pass, the rows of signature lengths " +
-                                                             std::to_string(p.probe_lo) + " to " +
-                                                             std::to_string(p.read_hi) + ", needs at least " +
-                                                             std::to_string((at_least + held) >> 10) + " kB");
-            },
-            worst);
+            [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(st, p, hist, at_least, held); }, worst);
         return Datum(0);
     });
     elog(DEBUG1,

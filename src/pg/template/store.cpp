@@ -32,6 +32,7 @@ extern "C" {
 #include "pg/boundary.hpp"
 
 #include "pg/join/join_read.hpp"
+#include "pg/template/named.hpp"
 #include "pg/template/table_template.hpp"
 #include "pg/type/datum.hpp"
 
@@ -228,6 +229,7 @@ SPOTSIGS_FUNCTION(spotsigs_analyze) {
     if (rc != SPI_OK_DELETE) elog(ERROR, "spotsigs_analyze: cleaning the store failed: %s", SPI_result_code_string(rc));
     restore_user(saved);
     SPI_finish();
+    note_store_written();
     // Plans that name the table are made again: the SQL join on a bare % is planned only while
     // the column has no statistics (auto_query.hpp).
     CacheInvalidateRelcacheByRelid(relid);

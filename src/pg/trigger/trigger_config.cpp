@@ -225,6 +225,8 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     c->ntmpl = 0;
     c->tmpl_lxid = InvalidLocalTransactionId;
     c->tmpl_cxt = nullptr;
+    c->tmpl_rows = 0;
+    c->refresh_check = 0;
     c->threshold = c->content ? spotsigs::kContentThreshold : parse_threshold(td, args[3]);
     std::snprintf(c->threshold_text, sizeof c->threshold_text, "%.17g", c->threshold);
 

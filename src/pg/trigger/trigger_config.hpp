@@ -58,6 +58,8 @@ struct TriggerConfig {
     uint64* tmpl;                  // their template signatures, ascending (in tmpl_cxt)
     size_t ntmpl;                  // how many
     TimestampTz tmpl_at;           // when they were computed
+    int64 tmpl_rows;               // on how many rows (0 without statistics)
+    uint64 refresh_check;          // the index's entry count at which rows are next counted
     LocalTransactionId tmpl_lxid;  // the statement they were looked up for: transaction and start
     TimestampTz tmpl_stmt;
     MemoryContext tmpl_cxt;  // child of cxt, replaced when the template changes

@@ -18,6 +18,7 @@ extern "C" {
 #include "pg/boundary.hpp"
 #include "pg/trigger/trigger_config.hpp"
 #include "pg/trigger/trigger_locks.hpp"
+#include "pg/trigger/trigger_reanalyze.hpp"
 #include "pg/trigger/trigger_search.hpp"
 #include "pg/trigger/trigger_template.hpp"
 #include "pg/trigger/trigger_visibility.hpp"
@@ -97,6 +98,10 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
     Relation rel = td->tg_relation;
     HeapTuple tuple = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
 
+    // spotsigs_flag_batch re-flagging this table for the trigger (trigger_reanalyze.hpp): its
+    // values stand.
+    if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) && reflagging(RelationGetRelid(rel))) return PointerGetDatum(tuple);
+
     TriggerConfig* c = trigger_config(fcinfo, td);
     if (c->locked && XactIsoLevel != XACT_READ_COMMITTED)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -121,6 +126,7 @@ SPOTSIGS_FUNCTION(spotsigs_flag_duplicates) {
         // The content measure compares the rows' contents: q becomes the new row's.
         if (c->content) {
             refresh_trigger_template(c, rel);
+            if (TRIGGER_FIRED_BY_INSERT(td->tg_event)) maybe_refresh(c, rel);
             q = trigger_content(c, q);
         }
         // An empty spotsig has similarity 0 with everything: it never matches (nor does an empty

@@ -33,6 +33,8 @@ void refresh_trigger_template(TriggerConfig* c, Relation rel) {
         c->tmpl = t.found ? t.hashes : nullptr;
         c->ntmpl = t.found ? t.n : 0;
         c->tmpl_at = t.found ? t.at : 0;
+        c->tmpl_rows = t.found ? t.rows : 0;
+        c->refresh_check = 0;
     }
     c->tmpl_lxid = lxid;
     c->tmpl_stmt = stmt;

@@ -15,6 +15,7 @@ extern "C" {
 
 #include "core/common/threshold.hpp"
 #include "pg/boundary.hpp"
+#include "pg/citus/fold.hpp"
 #include "pg/gucs.hpp"
 #include "pg/type/auto_query.hpp"
 #include "pg/type/datum.hpp"
@@ -111,6 +112,7 @@ void assign_similarity_threshold(const char*, void* extra) {
     const double tau = *static_cast<double*>(extra);
     similarity_threshold_auto = tau == 0.0;
     similarity_threshold = similarity_threshold_auto ? kAutoPlainThreshold : tau;
+    citus_fold_setting_changed();  // plans that carry the previous value as a constant
 }
 
 }  // namespace

@@ -1,0 +1,221 @@
+// The content trigger's statistics refresh (trigger_reanalyze.hpp).
+#include "pg/trigger/trigger_reanalyze.hpp"
+
+extern "C" {
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+}
+
+#include "pg/compat.hpp"
+#include "pg/index/index.hpp"
+#include "pg/trigger/trigger_template.hpp"
+
+namespace spotsigs::pg {
+
+namespace {
+
+bool refresh_enabled = true;
+
+// The relation this backend is refreshing, InvalidOid when none.
+Oid reflag_relid = InvalidOid;
+
+// The number of rows at which the next refresh is due: twice the rows of the stored statistics,
+// and at least kRefreshMinRows (the only target without statistics).
+uint64 refresh_target(const TriggerConfig* c) {
+    const uint64 rows = c->tmpl_found && c->tmpl_rows > 0 ? uint64(c->tmpl_rows) : 0;
+    return rows * 2 > kRefreshMinRows ? rows * 2 : kRefreshMinRows;
+}
+
+// Reads c's template again from the store under a new snapshot: the statement's own snapshot
+// sees neither this transaction's later writes (a refresh's analysis) nor a concurrent session's
+// commit since the statement began.
+void reload_template(TriggerConfig* c, Relation rel) {
+    CommandCounterIncrement();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    UpdateActiveSnapshotCommandId();
+    c->tmpl_lxid = InvalidLocalTransactionId;
+    refresh_trigger_template(c, rel);
+    PopActiveSnapshot();
+}
+
+// True when row-level security is enabled on relid.
+bool rls_enabled(Oid relid) {
+    HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for relation %u", relid);
+    const bool on = ((Form_pg_class)GETSTRUCT(tup))->relrowsecurity;
+    ReleaseSysCache(tup);
+    return on;
+}
+
+// True when row-level security is enabled on rel or on a partitioned table above it. The re-flag
+// writes into other writers' rows the ids of matches the refreshing role sees; with policies,
+// those writers may not see them.
+bool any_row_security(Relation rel) {
+    if (rel->rd_rel->relrowsecurity) return true;
+    if (!rel->rd_rel->relispartition) return false;
+    List* ancestors = get_partition_ancestors(RelationGetRelid(rel));
+    ListCell* lc;
+    foreach (lc, ancestors)
+        if (rls_enabled(lfirst_oid(lc))) return true;
+    return false;
+}
+
+Datum name_datum(const char* s) {
+    return DirectFunctionCall1(namein, CStringGetDatum(s));
+}
+
+const char* column_name(Relation rel, AttrNumber att) {
+    return NameStr(TupleDescAttr(RelationGetDescr(rel), att - 1)->attname);
+}
+
+// The table's rows with a signature, as a new snapshot of the current user shows them (row-level
+// security applies): the rows spotsigs_analyze would analyze.
+uint64 visible_rows(const TriggerConfig* c, Relation rel) {
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+    char* sql = psprintf(
+        "SELECT pg_catalog.count(%s) FROM %s", quote_identifier(column_name(rel, c->sig_att)),
+        quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), RelationGetRelationName(rel)));
+    int rc = SPI_execute(sql, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "spotsigs_flag_duplicates: counting rows failed: %s", SPI_result_code_string(rc));
+    bool isnull = false;
+    const int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    SPI_finish();
+    return n > 0 ? uint64(n) : 0;
+}
+
+// The column's type as SQL names it (typmod included, a domain by its name).
+const char* column_type_sql(Relation rel, AttrNumber att) {
+    Form_pg_attribute a = TupleDescAttr(RelationGetDescr(rel), att - 1);
+    return format_type_with_typemod(a->atttypid, a->atttypmod);
+}
+
+// spotsigs_analyze(rel, sig, id), then every row's flag set to what spotsigs_flag_batch(rel, id,
+// sig, dup, sim, NULL, min) computes with the new template (the best match among the rows of
+// smaller id, ties to the smallest id), in one UPDATE that writes only the rows whose values
+// change. Through SPI as the current user.
+void analyze_and_reflag(const TriggerConfig* c, Relation rel) {
+    const char* sig = column_name(rel, c->sig_att);
+    const char* id = column_name(rel, c->id_att);
+    const char* schema = quote_identifier(get_namespace_name(c->ext_schema));
+    const char* table =
+        quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), RelationGetRelationName(rel));
+    const char* qid = quote_identifier(id);
+    const char* qdup = quote_identifier(column_name(rel, c->dup_att));
+
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+    char* sql = psprintf("SELECT %s.spotsigs_analyze($1, $2, $3)", schema);
+    Oid types[3] = {REGCLASSOID, NAMEOID, NAMEOID};
+    Datum values[3] = {ObjectIdGetDatum(c->relid), name_datum(sig), name_datum(id)};
+    int rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs_flag_duplicates: analyzing failed: %s", SPI_result_code_string(rc));
+
+    StringInfoData set, differs;
+    initStringInfo(&set);
+    initStringInfo(&differs);
+    appendStringInfo(&set, "%s = m.s_id", qdup);
+    appendStringInfo(&differs, "t.%s IS DISTINCT FROM m.s_id", qdup);
+    if (c->sim_att != 0) {
+        const char* qsim = quote_identifier(column_name(rel, c->sim_att));
+        const char* type = column_type_sql(rel, c->sim_att);
+        appendStringInfo(&set, ", %s = m.similarity", qsim);
+        appendStringInfo(&differs, " OR t.%s IS DISTINCT FROM CAST(m.similarity AS %s)", qsim, type);
+    }
+    sql = psprintf(
+        "UPDATE %s t SET %s FROM ("
+        "SELECT a.%s AS id, b.s_id, b.similarity FROM %s a LEFT JOIN ("
+        "SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity "
+        "FROM %s.spotsigs_join_rs($1, $3, $2, $1, $3, $2, NULL::pg_catalog.float8, NULL::pg_catalog.int4, "
+        "NULL::pg_catalog.text, NULL::pg_catalog.text) j "
+        "WHERE j.s_id OPERATOR(pg_catalog.<) j.r_id ORDER BY j.r_id, j.similarity DESC, j.s_id) b "
+        "ON b.r_id OPERATOR(pg_catalog.=) a.%s) m "
+        "WHERE t.%s OPERATOR(pg_catalog.=) m.id AND (%s)",
+        table, set.data, qid, table, schema, qid, qid, differs.data);
+    rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
+    if (rc != SPI_OK_UPDATE)
+        elog(ERROR, "spotsigs_flag_duplicates: re-flagging failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+}
+
+}  // namespace
+
+bool reflagging(Oid relid) {
+    return OidIsValid(reflag_relid) && reflag_relid == relid;
+}
+
+void maybe_refresh(TriggerConfig* c, Relation rel) {
+    // Mode 'first' keeps any match it finds: no batch re-flag reproduces it. Under a transaction
+    // snapshot the re-flag could meet rows updated by a refresh committed since, and fail (40001).
+    if (!refresh_enabled || !c->content || !c->best || OidIsValid(reflag_relid) || IsolationUsesXactSnapshot()) return;
+    // The index's entry count bounds the rows from above (every row with a signature has an
+    // entry; dead rows keep theirs until VACUUM): below the target, nothing to count.
+    Relation index = index_open(c->index_oid, AccessShareLock);
+    const uint64 entries = index::indexed_rows(index);
+    index_close(index, AccessShareLock);
+    if (entries < refresh_target(c) || entries < c->refresh_check) return;
+    // Analyzing needs the table's ownership (as ANALYZE), the re-flag SELECT and UPDATE on it.
+    // Not under a security-restricted operation, nor where row-level security is enabled.
+    const Oid user = GetUserId();
+    if (InSecurityRestrictedOperation() || !SPOTSIGS_REL_OWNERCHECK(c->relid, user) ||
+        pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK || any_row_security(rel))
+        return;
+    // The lock spotsigs_flag_batch takes, held to the end of the transaction: one refresh of a
+    // table at a time. Taken without waiting: while another transaction holds it (a refresh, a
+    // VACUUM), this row keeps the stored template and the next row tries again.
+    const bool held = CheckRelationLockedByMe(rel, ShareUpdateExclusiveLock, true);
+    if (!held && !ConditionalLockRelationOid(c->relid, ShareUpdateExclusiveLock)) return;
+    reload_template(c, rel);  // another session may have refreshed since this statement began
+    const uint64 target = refresh_target(c);
+    const int nest = NewGUCNestLevel();
+    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                            false);
+    const uint64 rows = visible_rows(c, rel);
+    AtEOXact_GUC(true, nest);
+    if (rows < target) {
+        // Not due: dead entries made up the count. Rows are counted again once the index has
+        // gained as many entries as rows are missing (each new row adds an entry).
+        c->refresh_check = entries + (target - rows);
+        if (!held) UnlockRelationOid(c->relid, ShareUpdateExclusiveLock);
+        return;
+    }
+    reflag_relid = c->relid;
+    PG_TRY();
+    {
+        // The statements name every object by schema or run under pg_catalog first: the
+        // caller's search_path cannot redirect an operator or a cast.
+        const int nest = NewGUCNestLevel();
+        (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+                                0, false);
+        analyze_and_reflag(c, rel);
+        AtEOXact_GUC(true, nest);
+    }
+    PG_FINALLY();
+    { reflag_relid = InvalidOid; }
+    PG_END_TRY();
+    reload_template(c, rel);
+}
+
+void register_trigger_gucs() {
+    DefineCustomBoolVariable("spotsigs.trigger_refresh",
+                             "Lets a spotsigs_flag_duplicates trigger without a threshold refresh its table's "
+                             "statistics as the table grows.",
+                             "When the table holds twice the rows of its stored statistics (and at least 16), "
+                             "an insert by the table's owner runs spotsigs_analyze and re-flags every row with "
+                             "spotsigs_flag_batch before its own row is flagged.",
+                             &refresh_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+}
+
+}  // namespace spotsigs::pg

@@ -1,0 +1,34 @@
+// The content trigger's statistics refresh: when the table holds twice the rows its stored
+// statistics were computed on, the insert that finds it so runs spotsigs_analyze and then
+// recomputes every flag of the table with the new template (spotsigs_flag_batch) before flagging
+// its own row. A table that starts empty so gains its template as rows arrive, at a constant
+// number of analyses and re-flags per row amortized (the doubling of a growing array).
+//
+// C-style PostgreSQL code: no C++ object with a destructor, so errors may longjmp through it.
+#pragma once
+
+#include "pg/trigger/trigger_config.hpp"
+
+namespace spotsigs::pg {
+
+// The rows a table needs before its first refresh (the sample size of the template's
+// definition: with fewer rows no signature can fill a sample).
+constexpr uint64 kRefreshMinRows = 16;
+
+// Refreshes c's table when due: c a content trigger in mode 'best', firing for an INSERT in a
+// READ COMMITTED transaction; spotsigs.trigger_refresh on; the current user owns the table and
+// may SELECT and UPDATE it; no row-level security enabled on it or on a partitioned table above
+// it; no security-restricted operation; the table's SHARE UPDATE EXCLUSIVE lock free or held by
+// this transaction; and the rows with a signature that a new snapshot shows number at least twice
+// the stored statistics' rows (at least kRefreshMinRows). c's template is then the new one.
+// Raises PostgreSQL errors (those of spotsigs_analyze and the re-flag's UPDATE).
+void maybe_refresh(TriggerConfig* c, Relation rel);
+
+// True while this backend re-flags relid: the UPDATEs of spotsigs_flag_batch must not be
+// re-judged by a BEFORE UPDATE firing of the trigger itself.
+bool reflagging(Oid relid);
+
+// Registers spotsigs.trigger_refresh (from _PG_init).
+void register_trigger_gucs();
+
+}  // namespace spotsigs::pg
