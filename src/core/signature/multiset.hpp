@@ -84,6 +84,27 @@ struct Multiset {
 // Sum over common signatures of min(freqA, freqB).
 uint64_t overlap(const MultisetView& a, const MultisetView& b) noexcept;
 
+// The overlap of two multisets given as sorted distinct keys [x, xe) and [y, ye) with their
+// multiplicities fx and fy: the sum over common keys of the smaller multiplicity.
+template <class K>
+uint64_t sorted_overlap(const K* x, const K* xe, const uint32_t* fx, const K* y, const K* ye,
+                        const uint32_t* fy) noexcept {
+    uint64_t o = 0;
+    while (x < xe && y < ye) {
+        if (*x < *y) {
+            ++x;
+            ++fx;
+        } else if (*y < *x) {
+            ++y;
+            ++fy;
+        } else {
+            o += *fx < *fy ? *fx : *fy;
+            ++x, ++y, ++fx, ++fy;
+        }
+    }
+    return o;
+}
+
 // Multiset Jaccard (paper eq. 4): overlap / (|a| + |b| - overlap); 0 when either side is empty.
 double similarity(const MultisetView& a, const MultisetView& b) noexcept;
 

@@ -122,20 +122,7 @@ double similarity(const Rows& rows, uint32_t a, uint32_t b) noexcept {
     const uint32_t* ye = rows.sig.data() + rows.start[b + 1];
     const uint32_t* fx = rows.freq.data() + rows.start[a];
     const uint32_t* fy = rows.freq.data() + rows.start[b];
-    uint64_t o = 0;
-    while (x < xe && y < ye) {
-        if (*x < *y) {
-            ++x;
-            ++fx;
-        } else if (*y < *x) {
-            ++y;
-            ++fy;
-        } else {
-            o += std::min(*fx++, *fy++);
-            ++x;
-            ++y;
-        }
-    }
+    const uint64_t o = sorted_overlap(x, xe, fx, y, ye, fy);
     return static_cast<double>(o) / static_cast<double>(la + lb - o);
 }
 

@@ -434,20 +434,7 @@ private:
                 const uint64_t* ye = y + count[b];
                 const uint32_t* fx = freqs.data() + at[a];
                 const uint32_t* fy = freqs.data() + at[b];
-                uint64_t o = 0;
-                while (x < xe && y < ye) {
-                    if (*x < *y) {
-                        ++x;
-                        ++fx;
-                    } else if (*y < *x) {
-                        ++y;
-                        ++fy;
-                    } else {
-                        o += std::min(*fx++, *fy++);
-                        ++x;
-                        ++y;
-                    }
-                }
+                const uint64_t o = sorted_overlap(x, xe, fx, y, ye, fy);
                 overlap[i] += static_cast<uint32_t>(o);
                 work_.add(count[a] + count[b] + 1);
             }

@@ -358,6 +358,18 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
     return true;
 }
 
+// Runs query (read only) with its rows sent to dest as the executor makes them.
+void run_into(const char* query, DestReceiver* dest) {
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+    SPIExecuteOptions opts;
+    memset(&opts, 0, sizeof opts);
+    opts.read_only = true;
+    opts.dest = dest;
+    int rc = SPI_execute_extended(query, &opts);
+    if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+}
+
 // Receiver start-up and shut-down: nothing to do.
 void collect_startup(DestReceiver*, int, TupleDesc) {}
 void collect_shutdown(DestReceiver*) {}
@@ -420,14 +432,7 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->content = &content;
         recv->packed = &packed;
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
-        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-        SPIExecuteOptions opts;
-        memset(&opts, 0, sizeof opts);
-        opts.read_only = true;
-        opts.dest = &recv->pub;
-        int rc = SPI_execute_extended(src.query, &opts);
-        if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
-        SPI_finish();
+        run_into(src.query, &recv->pub);
     });
     const size_t noted = deferred.size();
     recv->external = true;  // every value handed over from here on was stored out of line
@@ -509,14 +514,7 @@ void visit_source(const JoinSource& src, Progress& progress, const RowVisit& vis
         recv->seen = &seen;
         recv->progress = &progress;
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs statistics read", ALLOCSET_DEFAULT_SIZES);
-        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-        SPIExecuteOptions opts;
-        memset(&opts, 0, sizeof opts);
-        opts.read_only = true;
-        opts.dest = &recv->pub;
-        int rc = SPI_execute_extended(src.query, &opts);
-        if (rc < 0) elog(ERROR, "SPI_execute_extended failed: %s", SPI_result_code_string(rc));
-        SPI_finish();
+        run_into(src.query, &recv->pub);
         MemoryContextDelete(recv->scratch);
         pfree(recv);
     });
