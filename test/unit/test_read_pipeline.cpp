@@ -350,3 +350,41 @@ TEST(ReadPipeline, StaysWithinItsBudget) {
         }
     }
 }
+
+// Under a small memory limit (a pass's, without a budget) the batch buffers take at most an
+// eighth of it, each at least 64 kB: a limit that holds the documents is not spent on buffers.
+// A value larger than a batch still grows its batch for itself and is filed.
+TEST(ReadPipeline, BatchBuffersFollowASmallLimit) {
+    std::vector<Multiset> sets = random_sets(7, 3000, 40, 5000);
+    Multiset big;
+    for (uint64_t h = 0; h < 200000; ++h) {
+        big.hashes.push_back(h * 7 + 1);
+        big.freqs.push_back(1);
+        big.length += 1;
+    }
+    sets.insert(sets.begin() + 1500, big);
+    for (bool background : {true, false}) {
+        SCOPED_TRACE(background ? "filing thread" : "filed by the caller");
+        const size_t batches = background ? 4 : 1;
+        {
+            ReadPipeline p(0.0, 0, 0, background);
+            p.limit_growth(size_t(4) << 20, false);
+            EXPECT_EQ(p.memory_bytes(), batches * ((size_t(4) << 20) / (8 * batches)));
+            feed(p, sets);
+            expect_filed(p.docs(), sets);
+        }
+        {
+            ReadPipeline p(0.0, 0, 0, background);
+            p.limit_growth(size_t(100) << 10, false);
+            EXPECT_EQ(p.memory_bytes(), batches * (size_t(64) << 10));
+            feed(p, sets);
+            expect_filed(p.docs(), sets);
+        }
+        {
+            // A large limit keeps the usual buffers (2 MB each, less the allocator's header).
+            ReadPipeline p(0.0, 0, 0, background);
+            p.limit_growth(size_t(1) << 30, false);
+            EXPECT_EQ(p.memory_bytes(), batches * ((size_t(2) << 20) - 64));
+        }
+    }
+}

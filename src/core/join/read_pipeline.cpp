@@ -25,8 +25,8 @@ namespace {
 // memory only while it waits for a free buffer.
 constexpr size_t kBatchBytes = (size_t(2) << 20) - 64;
 constexpr size_t kBatches = 4;
-// Under a budget, the batch buffers take at most an eighth of its room (each at least this, and
-// growing for a larger value), so that a small limit is left for the documents.
+// Under a memory limit or a budget, the batch buffers take at most an eighth of it (each at least
+// this, and growing for a larger value), so that a small limit is left for the documents.
 constexpr size_t kMinBatchBytes = size_t(64) << 10;
 // A batch's per-row arrays (id, offset, length) take this much a row.
 constexpr size_t kRowBytes = sizeof(int64_t) + sizeof(uint64_t) + sizeof(uint32_t);
@@ -290,15 +290,8 @@ void ReadPipeline::file_loop() {
 
 void ReadPipeline::charge_to(ReadBudget* budget) noexcept {
     budget_ = budget;
-    limit_ = 0;  // the budget decides what is listed
-    // Smaller batches under a small budget (they are still empty).
-    const size_t each =
-        std::clamp(budget->room() / (8 * pool_.size()), kMinBatchBytes, static_cast<size_t>(kBatchBytes));
-    if (each < batch_size_) {
-        batch_size_ = each;
-        for (auto& b : pool_) HugeVector<unsigned char>(each).swap(b->bytes);
-        batch_bytes_.store(each * pool_.size(), std::memory_order_relaxed);
-    }
+    limit_ = 0;                   // the budget decides what is listed
+    fit_batches(budget->room());  // smaller batches under a small budget
     // What the pipeline holds already: its batches and what it was presized with.
     const size_t held = batch_bytes_.load(std::memory_order_relaxed) + docs_.memory_bytes();
     if (!charge(held)) {
@@ -326,6 +319,15 @@ void ReadPipeline::discard() noexcept {
     publish_bytes();
     pending_bytes_.store(0, std::memory_order_relaxed);
     if (budget_ != nullptr) budget_->release(charged_.exchange(0));
+}
+
+void ReadPipeline::fit_batches(size_t bytes) noexcept {
+    if (batch_bytes_.load(std::memory_order_relaxed) == 0) return;  // freed: nothing to fit
+    const size_t each = std::clamp(bytes / (8 * pool_.size()), kMinBatchBytes, static_cast<size_t>(kBatchBytes));
+    if (each >= batch_size_) return;
+    batch_size_ = each;
+    for (auto& b : pool_) HugeVector<unsigned char>(each).swap(b->bytes);
+    batch_bytes_.store(each * pool_.size(), std::memory_order_relaxed);
 }
 
 void ReadPipeline::free_batches() noexcept {

@@ -104,12 +104,13 @@ public:
     // Stops the filing thread (it drops what it has not filed) and joins it. Idempotent.
     void stop() noexcept;
 
-    // Keeps memory_bytes() within bytes where the documents allow: the collection grows by less
-    // than doubling near it (Collection::limit_growth), and with defer_listing, documents filed
-    // while the collection and the prefix entries hold more are left unlisted (the matcher lists
-    // them, against its own budget: a read that may not fit, not a pass planned to). Call before
-    // the first add().
+    // Keeps memory_bytes() within bytes where the documents allow: the batch buffers take at
+    // most an eighth of it (fit_batches), the collection grows by less than doubling near it
+    // (Collection::limit_growth), and with defer_listing, documents filed while the collection
+    // and the prefix entries hold more are left unlisted (the matcher lists them, against its own
+    // budget: a read that may not fit, not a pass planned to). Call before the first add().
     void limit_growth(size_t bytes, bool defer_listing) noexcept {
+        fit_batches(bytes);
         const size_t fixed = batch_bytes_.load(std::memory_order_relaxed);
         docs_.limit_growth(bytes > fixed ? bytes - fixed : 1);
         limit_ = defer_listing ? bytes : 0;
@@ -169,6 +170,10 @@ private:
     void list_or_defer(uint32_t d, const MultisetView& v, bool& over);
     // Charges n bytes to the budget (when there is one) for this pipeline; false when refused.
     bool charge(size_t n) noexcept;
+    // Makes the (still empty) batch buffers smaller where bytes is small: together they take at
+    // most an eighth of it, each at least 64 kB (a larger value grows its batch for
+    // itself while it is in it). Never makes them larger.
+    void fit_batches(size_t bytes) noexcept;
     // Frees the batch buffers (everything is filed; add() is not called again).
     void free_batches() noexcept;
     // Builds the frequent signatures from the documents filed so far and lists all of them.
