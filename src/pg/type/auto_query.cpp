@@ -166,18 +166,7 @@ SPOTSIGS_FUNCTION(spotsig_similar_support) {
 // rows calls it for every row) returns the same value.
 SPOTSIGS_FUNCTION(spotsig_auto_query) {
     MemoryContext fcxt = fcinfo->flinfo->fn_mcxt;
-    ResultMemo* c = (ResultMemo*)fcinfo->flinfo->fn_extra;
-    if (c == nullptr) {
-        TupleDesc desc;
-        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                            errmsg("spotsig_auto_query must return the composite type spotsigs_content_query")));
-        c = (ResultMemo*)MemoryContextAllocZero(fcxt, sizeof(ResultMemo));
-        MemoryContext old = MemoryContextSwitchTo(fcxt);
-        c->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
-        MemoryContextSwitchTo(old);
-        fcinfo->flinfo->fn_extra = c;
-    }
+    ResultMemo* c = result_memo(fcinfo, "spotsig_auto_query");
     struct varlena* q = fetch_spotsig(PG_GETARG_DATUM(0));
     const Oid relid = PG_GETARG_OID(1);
     const char* column = NameStr(*PG_GETARG_NAME(2));

@@ -56,6 +56,10 @@ struct ResultMemo {
     HeapTuple last;            // the result (its t_data is the composite datum)
 };
 
+// The memo of a content-query constructor's call site (fn_extra), made on its first call with the
+// blessed row type of its result; fn names the function in the error for another result type.
+ResultMemo* result_memo(FunctionCallInfo fcinfo, const char* fn);
+
 // The kept result for these arguments now, or null.
 HeapTupleHeader memo_result(const ResultMemo* m, Oid rel, const char* column, const struct varlena* sig,
                             double setting);

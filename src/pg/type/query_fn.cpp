@@ -322,6 +322,21 @@ HeapTuple form_content_query(TupleDesc desc, struct varlena* sig, double tau, bo
 
 namespace spotsigs::pg {
 
+ResultMemo* result_memo(FunctionCallInfo fcinfo, const char* fn) {
+    ResultMemo* c = (ResultMemo*)fcinfo->flinfo->fn_extra;
+    if (c != nullptr) return c;
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("%s must return the composite type spotsigs_content_query", fn)));
+    c = (ResultMemo*)MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ResultMemo));
+    MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+    c->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+    MemoryContextSwitchTo(old);
+    fcinfo->flinfo->fn_extra = c;
+    return c;
+}
+
 HeapTupleHeader memo_result(const ResultMemo* m, Oid rel, const char* column, const struct varlena* sig,
                             double setting) {
     if (!m->valid || m->user != GetUserId() || m->rel != rel || m->setting != setting ||
@@ -372,18 +387,7 @@ HeapTupleHeader memo_keep(ResultMemo* m, MemoryContext cxt, HeapTuple tup, Oid r
 // and user (the recheck of one query's rows calls it for every row) returns the same value.
 SPOTSIGS_FUNCTION(spotsig_content_query) {
     MemoryContext fcxt = fcinfo->flinfo->fn_mcxt;
-    ResultMemo* c = (ResultMemo*)fcinfo->flinfo->fn_extra;
-    if (c == nullptr) {
-        TupleDesc desc;
-        if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                            errmsg("spotsig_content_query must return the composite type spotsigs_content_query")));
-        c = (ResultMemo*)MemoryContextAllocZero(fcxt, sizeof(ResultMemo));
-        MemoryContext old = MemoryContextSwitchTo(fcxt);
-        c->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
-        MemoryContextSwitchTo(old);
-        fcinfo->flinfo->fn_extra = c;
-    }
+    ResultMemo* c = result_memo(fcinfo, "spotsig_content_query");
     const bool no_table = PG_ARGISNULL(1) || PG_ARGISNULL(2);
     const Oid rel = no_table ? InvalidOid : PG_GETARG_OID(1);
     const char* column = no_table ? "" : NameStr(*PG_GETARG_NAME(2));
