@@ -12,6 +12,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/t';
+use CitusNodes;
 
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
@@ -25,26 +27,8 @@ plan skip_all => "newsframes-dev not found (set SPOTSIGS_NEWSFRAMES to its pages
   unless $data ne '' && -r $data;
 
 # ---- the cluster
-my @nodes;
-for my $name (qw(coordinator worker1 worker2 worker3)) {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'citus'
-listen_addresses = 'localhost'
-max_connections = 80
-fsync = off
-synchronous_commit = off
-citus.enable_statistics_collection = off
-});
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $n;
-}
-my ($coord, @workers) = @nodes;
-$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('localhost', " . $coord->port . ')');
-$coord->safe_psql('postgres', "SELECT citus_add_node('localhost', " . $_->port . ')') for @workers;
-$coord->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+my ($coord, @workers) = citus_nodes();
+my @nodes = ($coord, @workers);
 is($workers[$_]->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
 	$coord->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'spotsigs'"),
 	"spotsigs propagated to worker " . ($_ + 1)) for 0 .. 2;

@@ -7,6 +7,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/t';
+use CitusNodes;
 
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
@@ -16,26 +18,8 @@ plan skip_all => "Citus 13, the version these tests use, supports PostgreSQL 15 
 plan skip_all => "Citus is not installed in $libdir (test/citus/build-citus builds it from ../shared/vendor)"
   unless -f "$libdir/citus.so";
 
-my @nodes;
-for my $name (qw(coordinator worker1 worker2)) {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'citus,spotsigs'
-listen_addresses = 'localhost'
-max_connections = 60
-fsync = off
-synchronous_commit = off
-citus.enable_statistics_collection = off
-});
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $n;
-}
-my ($coord, @workers) = @nodes;
-$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('localhost', " . $coord->port . ')');
-$coord->safe_psql('postgres', "SELECT citus_add_node('localhost', " . $_->port . ')') for @workers;
-$coord->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+my ($coord, @workers) = citus_nodes(workers => 2, preload => 'citus,spotsigs', max_connections => 60);
+my @nodes = ($coord, @workers);
 
 # 3,000 documents of 3 to 42 consecutive values (near duplicates of their neighbours), a local
 # copy, a table distributed by id over 4 shards, a local batch and a distributed one.

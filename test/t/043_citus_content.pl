@@ -11,6 +11,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/t';
+use CitusNodes;
 
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
@@ -27,26 +29,8 @@ $docversions = $ENV{SPOTSIGS_DOCVERSIONS} if $ENV{SPOTSIGS_DOCVERSIONS};
 plan skip_all => "docversions-dev not found (set SPOTSIGS_DOCVERSIONS to its pages.tsv.gz)"
   unless -r $docversions;
 
-my @nodes;
-for my $name (qw(coordinator worker1 worker2 worker3)) {
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'citus,spotsigs'
-listen_addresses = 'localhost'
-max_connections = 80
-fsync = off
-synchronous_commit = off
-citus.enable_statistics_collection = off
-});
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $n;
-}
-my ($coord, @workers) = @nodes;
-$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('localhost', " . $coord->port . ')');
-$coord->safe_psql('postgres', "SELECT citus_add_node('localhost', " . $_->port . ')') for @workers;
-$coord->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
+my ($coord, @workers) = citus_nodes(preload => 'citus,spotsigs');
+my @nodes = ($coord, @workers);
 
 my $task_re = qr/spotsigs_citus_task: \d+ local rows in \d+ shards, \d+ rows \(\d+ bytes\) fetched from \d+ remote shards, \d+ candidates, \d+ pairs/;
 my $pairs = q{SELECT count(*) || ' ' || md5(coalesce(string_agg(a || ',' || b || ',' || s, ';' ORDER BY a, b), ''))};
