@@ -145,17 +145,44 @@ TEST(ReadPipeline, ReaderFaultsInTheFilingThreadsMemoryWhileWaiting) {
     std::vector<Multiset> sets = random_sets(11, 30000, 300, 1000000);
     size_t sigs = 0;
     for (const Multiset& m : sets) sigs += m.hashes.size();
-    size_t prefaulted = 0;
-    for (int run = 0; run < 40 && prefaulted == 0; ++run) {
-        ReadPipeline p(0.0, sets.size(), sigs, true);
-        feed(p, sets);
-        expect_filed(p.docs(), sets);
-        prefaulted = p.prefaulted_bytes();
-        if (prefaulted > 0) {
-            EXPECT_GT(p.waited_seconds(), 0.0);
+    ReadPipeline p(0.0, sets.size(), sigs, true);
+    size_t i = 0;
+    std::vector<unsigned char> bytes;
+    // Adds rows until one is given back (no free batch within the wait), or all are taken.
+    auto fill = [&] {
+        for (; i < sets.size(); ++i) {
+            bytes = packed(sets[i]);
+            if (!p.add(static_cast<int64_t>(1000 + i), bytes.data(), bytes.size(), std::chrono::milliseconds(20)))
+                return;
+        }
+    };
+    // Every batch full while the filing thread is held; released, it files one (its memory then
+    // has room to fault in), and the row given back is taken.
+    p.hold_filing(true);
+    fill();
+    ASSERT_LT(i, sets.size());
+    p.hold_filing(false);
+    while (!p.add(static_cast<int64_t>(1000 + i), bytes.data(), bytes.size(), kWait)) {
+    }
+    ++i;
+    // Held again: once the batches are full, add() faults in the memory the filing thread writes
+    // next while it waits, then gives the row back.
+    p.hold_filing(true);
+    const size_t before = p.prefaulted_bytes();
+    fill();
+    ASSERT_LT(i, sets.size());
+    EXPECT_GT(p.prefaulted_bytes(), before);
+    EXPECT_GT(p.waited_seconds(), 0.0);
+    p.hold_filing(false);
+    for (; i < sets.size(); ++i) {
+        bytes = packed(sets[i]);
+        while (!p.add(static_cast<int64_t>(1000 + i), bytes.data(), bytes.size(), kWait)) {
         }
     }
-    EXPECT_GT(prefaulted, 0u);
+    p.close();
+    while (!p.wait_filed(kWait)) {
+    }
+    expect_filed(p.docs(), sets);
 }
 
 TEST(ReadPipeline, SmallInputsJoinLikeBruteForce) {

@@ -254,13 +254,21 @@ bool ReadPipeline::wait_filed(std::chrono::milliseconds wait) {
     return done_;
 }
 
+void ReadPipeline::hold_filing(bool held) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        held_ = held;
+    }
+    cv_.notify_all();
+}
+
 void ReadPipeline::file_loop() {
     try {
         for (;;) {
             Batch* b = nullptr;
             {
                 std::unique_lock<std::mutex> lock(mu_);
-                cv_.wait(lock, [&] { return stop_.load() || !full_.empty() || closed_; });
+                cv_.wait(lock, [&] { return stop_.load() || (!held_ && (!full_.empty() || closed_)); });
                 if (stop_.load()) return;
                 if (full_.empty()) break;  // closed and everything filed
                 b = full_.front();

@@ -101,6 +101,9 @@ public:
     // Waits up to wait for the filing of everything closed; true once done. Rethrows the filing
     // thread's error.
     bool wait_filed(std::chrono::milliseconds wait);
+    // While held, the filing thread takes no full batch (for tests: add() then finds no free
+    // batch, as when the filing thread is behind the reader).
+    void hold_filing(bool held);
     // Stops the filing thread (it drops what it has not filed) and joins it. Idempotent.
     void stop() noexcept;
 
@@ -215,6 +218,7 @@ private:
     std::atomic<size_t> backlog_{0};  // full_.size(), for the filing thread's look without the lock
     std::vector<Batch*> free_;
     bool closed_ = false;
+    bool held_ = false;  // hold_filing
     bool done_ = false;
     std::atomic<bool> stop_{false};
     std::exception_ptr error_;
