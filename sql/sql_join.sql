@@ -505,6 +505,19 @@ RESET spotsigs.join_memory_limit;
 DROP TABLE sjtiny;
 SELECT count(*) FROM sjbig a JOIN sjbig b ON a.sig % b.sig AND a.id < b.id;
 
+-- One statement holds every join's inputs open until the executor ends: three R-S joins (two
+-- inputs each) and a function call beside them.
+SET spotsigs.similarity_threshold = 0.7;
+SELECT (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig) AS at_07,
+       (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.6)) AS at_06,
+       (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.8)) AS at_08,
+       (SELECT count(*) FROM spotsigs_join('sj', 'id', 'sig', 0.7)) AS self_07;
+SET spotsigs.enable_join = off;
+SELECT (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % s.sig) AS at_07,
+       (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.6)) AS at_06,
+       (SELECT count(*) FROM sj r JOIN sj2 s ON r.sig % spotsig_query(s.sig, 0.8)) AS at_08;
+RESET spotsigs.enable_join;
+
 RESET spotsigs.similarity_threshold;
 DROP FUNCTION sj_compare(text, float8);
 DROP TABLE sj, sj2, sjt, sjbig, sjlong, sjlong2;

@@ -33,7 +33,13 @@ extern "C" {
 
 namespace spotsigs::pg {
 
+// Stops the pipelines of every live ExitStop (process exit, main thread).
+void stop_pipes_for_exit() noexcept;
+
 namespace {
+
+// The live ExitStops, most recent first.
+ExitStop* live_exit_stops = nullptr;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 constexpr int64_t kReportIntervalUs = 1000000;
@@ -57,8 +63,6 @@ private:
 class StoppingThread;
 // The running matcher thread, if any, and the pipelines being read, for the process-exit callback.
 StoppingThread* active_thread = nullptr;
-constexpr int kMaxPipes = 4;
-ReadPipeline* active_pipes[kMaxPipes] = {};
 bool exit_callback_registered = false;
 
 // How long a backend that is exiting waits for its matcher thread to stop.
@@ -122,11 +126,7 @@ private:
 // matcher thread before the process's memory goes away.
 void stop_on_exit(int, Datum) {
     if (active_thread != nullptr) active_thread->stop_for_exit();
-    for (ReadPipeline*& p : active_pipes)
-        if (p != nullptr) {
-            p->stop();
-            p = nullptr;
-        }
+    stop_pipes_for_exit();
 }
 
 // Registers stop_on_exit once per backend.
@@ -260,17 +260,20 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
 
 ExitStop::ExitStop(ReadPipeline& pipe) : pipe_(&pipe) {
     register_exit_callback();
-    for (ReadPipeline*& p : active_pipes)
-        if (p == nullptr) {
-            p = pipe_;
-            return;
-        }
-    throw Error(ErrorKind::ProgramLimit, "too many join inputs are being read at once");
+    next_ = live_exit_stops;
+    if (next_ != nullptr) next_->prev_ = this;
+    live_exit_stops = this;
 }
 
 ExitStop::~ExitStop() {
-    for (ReadPipeline*& p : active_pipes)
-        if (p == pipe_) p = nullptr;
+    if (prev_ != nullptr) prev_->next_ = next_;
+    else if (live_exit_stops == this) live_exit_stops = next_;
+    if (next_ != nullptr) next_->prev_ = prev_;
+}
+
+void stop_pipes_for_exit() noexcept {
+    for (ExitStop* s = live_exit_stops; s != nullptr; s = s->next_) s->pipe_->stop();
+    live_exit_stops = nullptr;
 }
 
 void throw_memory_limit(const char* what, const std::string& detail) {

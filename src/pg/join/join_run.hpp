@@ -56,7 +56,9 @@ JoinPairs run_on_thread(const std::function<JoinPairs(const JoinOptions&)>& work
                         uint64_t total, const EmitFn& emit = nullptr);
 
 // While alive, a backend exit that skips unwinding (pg_terminate_backend) first stops the
-// pipeline's filing thread, as it stops the matcher thread. Main thread only.
+// pipeline's filing thread, as it stops the matcher thread. Main thread only. Any number may be
+// alive at once (one statement can hold many joins' inputs open until the executor ends): the
+// live ones form a list through themselves, so registering never allocates and never fails.
 class ExitStop {
 public:
     explicit ExitStop(ReadPipeline& pipe);
@@ -65,7 +67,10 @@ public:
     ExitStop& operator=(const ExitStop&) = delete;
 
 private:
+    friend void stop_pipes_for_exit() noexcept;
     ReadPipeline* pipe_;
+    ExitStop* prev_ = nullptr;
+    ExitStop* next_ = nullptr;
 };
 
 // Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out,
