@@ -12,10 +12,13 @@ definition spotsigs_analyze stores) and every pair of the whole set whose conten
 it reaches 0.4 (spotsigs_join of the rows without it), then follows the refresh rule row by row.
 With the rule as built (factor 2, at least 16 rows, the rows present before the new one) it gives
 the figures test/eval/trigger_eval.sh measures through the trigger; other rules can be tried
-without building them (--factor, --count-new, --half).
+without building them (--factor, --count-new, --half), and the incremental statistics designed in
+docs/content-measure.md (--step N: each row flagged with the template of the rows present, rounded
+down to a multiple of N rows and never below the last analysis; the re-flags at the doublings
+kept).
 
 Usage: test/with-cluster python3 test/eval/trigger_refresh_sim.py [--sets newsframes-dev,docversions-dev]
-           [--seeds 1,2,3] [--modes empty,half] [--factor 2] [--count-new] [--half N]
+           [--seeds 1,2,3] [--modes empty,half] [--factor 2] [--count-new] [--half N] [--step N]
 """
 import argparse
 import collections
@@ -127,7 +130,7 @@ def best(nb, r, allowed):
     return m
 
 
-def replay(st, seed, mode, factor, count_new, half):
+def replay(st, seed, mode, factor, count_new, half, step=0):
     """mode 'empty': every row through the trigger; 'half': the first half through the trigger, then
     spotsigs_analyze by hand (re-flags nothing, moves the target), then the rest."""
     order = st.order(seed)
@@ -143,7 +146,8 @@ def replay(st, seed, mode, factor, count_new, half):
             nb = st.pairs(seed, analyzed)
             for x in present:
                 flags[x] = best(nb, x, {y for y in present if y < x})
-        flags[r] = best(st.pairs(seed, analyzed), r, seen)
+        k = max(analyzed, len(present) // step * step) if step else analyzed
+        flags[r] = best(st.pairs(seed, k), r, seen)
         present.append(r)
         seen.add(r)
     return flags, analyzed
@@ -157,16 +161,17 @@ def main():
     ap.add_argument('--factor', type=float, default=2.0)
     ap.add_argument('--count-new', action='store_true', help='count the arriving row toward the target')
     ap.add_argument('--half', type=int, default=None, help='rows loaded before the analysis (default half)')
+    ap.add_argument('--step', type=int, default=0, help='incremental statistics, the template every N rows')
     a = ap.parse_args()
     psql(SETUP)
     for name in a.sets.split(','):
         st = Set(name)
         for seed in [int(s) for s in a.seeds.split(',')]:
             for mode in a.modes.split(','):
-                flags, analyzed = replay(st, seed, mode, a.factor, a.count_new, a.half)
+                flags, analyzed = replay(st, seed, mode, a.factor, a.count_new, a.half, a.step)
                 p, r, f1, tp, fp, fn = st.score(flags)
                 print(f"{name} seed {seed} {mode:5s} factor {a.factor:g}{' count-new' if a.count_new else ''}"
-                      f"{'' if a.half is None else f' half {a.half}'} last analyzed {analyzed:5d}  "
+                      f"{'' if a.half is None else f' half {a.half}'}{f' step {a.step}' if a.step else ''} last analyzed {analyzed:5d}  "
                       f"P {p:.4f} R {r:.4f} F1 {f1:.4f} (TP {tp}, FP {fp}, FN {fn})", flush=True)
 
 
