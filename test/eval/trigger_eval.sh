@@ -9,6 +9,8 @@
 # spotsigs_flag_batch(..., NULL, 0), rows taken in id order), content_known (no threshold, with the template of all the rows stored before the
 # first row arrives: the rows loaded, analyzed and deleted; the ceiling of a stored template).
 # Usage: test/with-cluster test/eval/trigger_eval.sh [SEED]   (needs ../shared next to the repo)
+# SETS (default both dev sets) and SCENARIOS (default all) select; HALF sets the rows loaded before
+# the analysis in the half scenarios (default half the set, rounded down).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seed=${1:-1}
@@ -17,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
-for set in newsframes-dev docversions-dev; do
+for set in ${SETS:-newsframes-dev docversions-dev}; do
   q <<SQL
 DROP TABLE IF EXISTS src;
 CREATE TABLE src (id int PRIMARY KEY, cluster int, host text, kind text, html text);
@@ -28,8 +30,8 @@ UPDATE src s SET ord = o.n FROM (SELECT id, row_number() OVER (ORDER BY md5(id::
 WHERE o.id = s.id;
 SQL
   n=$(q -At -c 'SELECT count(*) FROM src')
-  half=$((n / 2))
-  for scenario in plain08 content_empty content_half content_half_batch content_known; do
+  half=${HALF:-$((n / 2))}
+  for scenario in ${SCENARIOS:-plain08 content_empty content_half content_half_batch content_known}; do
     args="'sig', 'dup', 'sim'"
     [ "$scenario" = plain08 ] && args="$args, '0.8'"
     q <<SQL
