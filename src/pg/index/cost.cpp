@@ -84,7 +84,7 @@ void shape_of_value(Datum d, const TemplateRef& t, QueryShape* shape) {
             std::vector<uint64_t> h(m.size);
             std::vector<uint32_t> f(m.size);
             uint64_t len = 0;
-            shape->distinct = (double)content_of(m, t->set, h.data(), f.data(), &len);
+            shape->distinct = (double)t->content_of(m, h.data(), f.data(), &len);
             shape->len = (double)len;
         } else {
             shape->len = (double)m.length;

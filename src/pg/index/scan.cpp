@@ -628,7 +628,7 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_te
     uint32* freqs = (uint32*)palloc(sizeof(uint32) * (q.size > 0 ? q.size : 1));
     pg_entry([&] {
         uint64_t length = 0;
-        out->size = content_of(q, tmpl->set, hashes, freqs, &length);
+        out->size = tmpl->content_of(q, hashes, freqs, &length);
         out->length = length;
         *tau = threshold;
         *no_template = tmpl->hashes.empty();

@@ -28,6 +28,7 @@ extern "C" {
 #include <algorithm>
 #include <cstring>
 
+#include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/compat.hpp"
 #include "pg/type/datum.hpp"
@@ -40,6 +41,26 @@ namespace {
 LocalTransactionId store_written = InvalidLocalTransactionId;
 
 }  // namespace
+
+const SignatureSet* PreparedTemplate::set_for(size_t lookups) const {
+    if (set_ == nullptr) {
+        looked_up_ += lookups;
+        if (looked_up_ >= hashes.size() / 4 && !hashes.empty())
+            set_ = std::make_unique<SignatureSet>(hashes.data(), hashes.size());
+    }
+    return set_.get();
+}
+
+uint32_t PreparedTemplate::content_of(const MultisetView& doc, uint64_t* out_hashes, uint32_t* out_freqs,
+                                      uint64_t* length) const {
+    if (const SignatureSet* s = set_for(doc.size)) return spotsigs::content_of(doc, *s, out_hashes, out_freqs, length);
+    return spotsigs::content_of(doc, hashes.data(), hashes.size(), out_hashes, out_freqs, length);
+}
+
+double PreparedTemplate::content_similarity(const MultisetView& qc, const MultisetView& b) const {
+    if (const SignatureSet* s = set_for(b.size)) return spotsigs::content_similarity(qc, b, *s);
+    return spotsigs::content_similarity(qc, b, hashes.data(), hashes.size());
+}
 
 bool snapshot_key(SnapKey* k) {
     *k = SnapKey{};

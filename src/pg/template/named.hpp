@@ -23,11 +23,30 @@ extern "C" {
 
 namespace spotsigs::pg {
 
-// A template prepared for the content measure: its hashes (ascending) and the same as a set.
-struct PreparedTemplate {
+// A template prepared for the content measure: its hashes (ascending), searched in place (a
+// galloping search from the previous signature's place, core/template/stored.hpp) until the
+// signatures looked up in it add up to a quarter of its size, then through a hash set of it
+// (content.hpp), built once. A backend's first searches (one query's signatures, a few
+// candidates) thus cost a few searches instead of building a set of every template signature (a
+// table of twice its size, written at random), and a backend that looks many rows up pays for
+// the set once, when its searches have cost about as much. Both ways give the same values bit
+// for bit (test_stored_template.cpp).
+// Used on the backend's thread only (the lazy set is not synchronised).
+class PreparedTemplate {
+public:
     std::vector<uint64_t> hashes;
-    SignatureSet set;
-    PreparedTemplate(const uint64_t* h, size_t n) : hashes(h, h + n), set(h, n) {}
+    PreparedTemplate(const uint64_t* h, size_t n) : hashes(h, h + n) {}
+    // content_of (core/template/stored.hpp) against this template.
+    uint32_t content_of(const MultisetView& doc, uint64_t* out_hashes, uint32_t* out_freqs, uint64_t* length) const;
+    // content_similarity (core/template/stored.hpp) against this template.
+    double content_similarity(const MultisetView& qc, const MultisetView& b) const;
+
+private:
+    // The set, once lookups more signatures (counted with the earlier ones) make it worth
+    // building; null before. May throw (allocation).
+    const SignatureSet* set_for(size_t lookups) const;
+    mutable std::unique_ptr<SignatureSet> set_;
+    mutable size_t looked_up_ = 0;
 };
 using TemplateRef = std::shared_ptr<const PreparedTemplate>;
 

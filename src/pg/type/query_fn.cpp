@@ -208,7 +208,7 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau, b
             uint64_t qlen = 0;
             uint32 n = 0;
             pg_entry([&] {
-                n = spotsigs::content_of(qv, tmpl->set, h, f, &qlen);
+                n = tmpl->content_of(qv, h, f, &qlen);
                 c->tmpl = new TemplateRef(std::move(tmpl));
                 return Datum(0);
             });
@@ -247,7 +247,7 @@ bool content_similarity_arg(FunctionCallInfo fcinfo, double* sim, double* tau, b
                 return Datum(0);
             }
         }
-        *sim = spotsigs::content_similarity(c->qc, b, (*c->tmpl)->set);
+        *sim = (*c->tmpl)->content_similarity(c->qc, b);
         return Datum(0);
     });
     *tau = c->tau;
@@ -306,7 +306,7 @@ HeapTuple form_content_query(TupleDesc desc, struct varlena* sig, double tau, bo
             values[0] = pg_entry([&] {
                 uint64_t len = 0;
                 MultisetView m;
-                m.size = spotsigs::content_of(q, tmpl->set, h, f, &len);
+                m.size = tmpl->content_of(q, h, f, &len);
                 m.length = len;
                 m.hashes = h;
                 m.freqs.data = reinterpret_cast<const unsigned char*>(f);
