@@ -10,6 +10,9 @@
 # over all its rounds, and content/plain, elapsed and per second of the backend's processor time
 # (the steadier figure on a shared machine); the plain trigger at the content measure's 0.4 too
 # (processor time), which tells the lower threshold's share of the difference from the rest.
+# SETS (default all three) picks the sets. ONE_ROW=1: the second half as one INSERT ... VALUES per
+# row (in the same transaction), timed from the first to the last: a trigger's per-statement costs
+# are paid per row there.
 # Usage: test/with-cluster test/bench/content_trigger_bench.sh > test/bench/results/content_trigger.txt
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,28 +22,29 @@ q() { PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 "
 plain="'sig', 'dup', 'sim', '0.8', 'best'"
 plain04="'sig', 'dup', 'sim', '0.4', 'best'"
 content="'sig', 'dup', 'sim'"
-echo "# test/bench/content_trigger_bench.sh (SLICE=$SLICE ROUNDS=$ROUNDS), $(date -u +%FT%TZ), $(nproc) cores"
+ONE_ROW=${ONE_ROW:-0}
+rows=$(mktemp /tmp/content_trigger_bench.XXXXXX)
+trap 'rm -f "$rows"' EXIT
+echo "# test/bench/content_trigger_bench.sh (SLICE=$SLICE ROUNDS=$ROUNDS SETS=${SETS:-all} ONE_ROW=$ONE_ROW), $(date -u +%FT%TZ), $(nproc) cores"
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 # timed_insert ARGS: the second half through a trigger made with ARGS, rolled back; prints
 # "milliseconds flagged backend-processor-seconds" (user + system time of the session's backend).
 timed_insert() {
   q -c "CREATE TRIGGER flag BEFORE INSERT ON pages FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates($1)"
-  q -At <<'SQL' | awk -v hz="$(getconf CLK_TCK)" '/^Time:/ { ms = $2 } /^cpu0 / { c0 = $2 } /^cpu1 / { c1 = $2 }
+  q -v rows="$rows" -At <<'SQL' | awk -v hz="$(getconf CLK_TCK)" '/^Time:/ { ms = $2 } /^cpu0 / { c0 = $2 } /^cpu1 / { c1 = $2 }
                                                   /^[0-9]+$/ { n = $1 } END { printf "%s %s %.2f\n", ms, n, (c1 - c0) / hz }'
 SELECT pg_backend_pid() AS pid \gset
 \setenv PID :pid
 BEGIN;
 \! awk '{ print "cpu0", $14 + $15 }' /proc/$PID/stat
-\timing on
-INSERT INTO pages (id, ord, sig) SELECT id, ord, sig FROM shuffled WHERE ord > (SELECT count(*) / 2 FROM shuffled) ORDER BY ord;
-\timing off
+\i :rows
 \! awk '{ print "cpu1", $14 + $15 }' /proc/$PID/stat
 SELECT count(dup) FROM pages;
 ROLLBACK;
 SQL
   q -c 'DROP TRIGGER flag ON pages' -c 'VACUUM pages'
 }
-for set in newsframes-dev docversions-dev textcorpus; do
+for set in ${SETS:-newsframes-dev docversions-dev textcorpus}; do
   if [ "$set" = textcorpus ]; then
     q -c 'DROP TABLE IF EXISTS src, shuffled, pages' \
       -c 'CREATE TABLE src (id bigint PRIMARY KEY, source text, title text, body text)' \
@@ -60,6 +64,18 @@ INSERT INTO pages (id, ord, sig) SELECT id, ord, sig FROM shuffled WHERE ord <= 
 SELECT spotsigs_analyze('pages', 'sig') AS template_size \gset
 VACUUM ANALYZE pages;
 SQL
+  # The timed statements: one INSERT ... SELECT, or (ONE_ROW) one INSERT per row.
+  if [ "$ONE_ROW" = 1 ]; then
+    { echo "SELECT clock_timestamp() AS t0 \\gset"
+      q -At -c "SELECT format('INSERT INTO pages (id, ord, sig) VALUES (%s, %s, %L);', id, ord, sig::text)
+                FROM shuffled WHERE ord > (SELECT count(*) / 2 FROM shuffled) ORDER BY ord"
+      echo "SELECT round(1000 * extract(epoch FROM clock_timestamp() - :'t0'), 3) AS ms \\gset"
+      echo '\echo Time: :ms ms'; } > "$rows"
+  else
+    printf '%s\n' '\timing on' \
+      'INSERT INTO pages (id, ord, sig) SELECT id, ord, sig FROM shuffled WHERE ord > (SELECT count(*) / 2 FROM shuffled) ORDER BY ord;' \
+      '\timing off' > "$rows"
+  fi
   read -r base new <<<"$(q -At -F ' ' -c 'SELECT count(*), (SELECT count(*) FROM shuffled) - count(*) FROM pages')"
   timed_insert "$content" >/dev/null
   pt=0 ct=0 pc=0 cc=0 p4c=0

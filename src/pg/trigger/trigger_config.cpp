@@ -223,6 +223,7 @@ void build_config(FunctionCallInfo fcinfo, TriggerData* td, TriggerConfig* c) {
     c->tmpl_found = false;
     c->tmpl = nullptr;
     c->ntmpl = 0;
+    c->tmpl_set = nullptr;
     c->tmpl_lxid = InvalidLocalTransactionId;
     c->tmpl_cxt = nullptr;
     c->tmpl_rows = 0;

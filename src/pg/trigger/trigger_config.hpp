@@ -57,6 +57,8 @@ struct TriggerConfig {
     bool tmpl_found;               // statistics are stored for the column
     uint64* tmpl;                  // their template signatures, ascending (in tmpl_cxt)
     size_t ntmpl;                  // how many
+    const void* tmpl_set;          // the same as a SignatureSet (core/template/content.hpp), built once
+                                   // per template; deleted by tmpl_cxt's reset callback; NULL when empty
     TimestampTz tmpl_at;           // when they were computed
     int64 tmpl_rows;               // on how many rows (0 without statistics)
     uint64 refresh_check;          // the index's entry count at which rows are next counted

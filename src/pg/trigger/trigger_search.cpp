@@ -22,6 +22,7 @@ extern "C" {
 #include <numeric>
 #include <vector>
 
+#include "core/template/content.hpp"
 #include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
 #include "pg/index/index.hpp"
@@ -74,7 +75,8 @@ double row_similarity(const TriggerConfig* c, TupleTableSlot* slot, const Multis
     struct varlena* v = fetch_spotsig(d);
     double s = 0.0;
     pg_entry([&] {
-        s = c->ntmpl > 0 ? content_similarity(q, view_of(v), c->tmpl, c->ntmpl) : similarity(q, view_of(v));
+        s = c->tmpl_set != nullptr ? content_similarity(q, view_of(v), *static_cast<const SignatureSet*>(c->tmpl_set))
+                                   : similarity(q, view_of(v));
         return Datum(0);
     });
     if ((Pointer)v != DatumGetPointer(d)) pfree(v);
@@ -102,8 +104,10 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
     // With a template, the index (which holds whole rows) is searched for the rows whose content
     // bound (core/index/index_search.hpp) reaches the threshold, as every row whose content
     // similarity to q (the new row's content) does (index::content_candidates); every row it
-    // returns is then verified on its content similarity, computed from the row. In mode best
-    // all of them are verified.
+    // returns is then verified on its content similarity, computed from the row. The value the
+    // search gives a candidate, its content bound fl(o / |q|) (or a bound of that), is never below
+    // its content similarity (core/index/index_search.hpp), so it orders and prunes the candidates
+    // in mode best as a plain candidate's bound does.
     const bool verify_all = c->ntmpl > 0;
     Relation index = index_open(c->index_oid, AccessShareLock);
     int64 nexact = 0;
@@ -119,7 +123,7 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
         // Best first (candidates by their bound): in mode best, once a match is found, only
         // entries that can equal its similarity (a tie with a smaller key) remain to be seen.
         for (int64 k = 0; k < r.n; ++k) {
-            if (m.found && (!c->best || (!verify_all && r.sims[k] < m.similarity))) break;
+            if (m.found && (!c->best || r.sims[k] < m.similarity)) break;
             ItemPointerData tid;
             index::id_to_tid(r.ids[k], &tid);
             bool call_again = false, all_dead = false;
@@ -132,7 +136,7 @@ TriggerMatch trigger_find_match(TriggerConfig* c, Relation rel, const MultisetVi
             // In mode best, an entry whose value (exact, or a bound of the exact one) does not
             // exceed the match's similarity can only tie with it, which takes a smaller key: a
             // larger key needs no similarity (nor the detoasting of its signature).
-            if (!verify_all && m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
+            if (m.found && r.sims[k] <= m.similarity && id >= m.id) continue;
             double s = exact[k] && !verify_all ? r.sims[k] : row_similarity(c, slot, q);
             if (s < c->threshold) continue;
             if (m.found && (s < m.similarity || (s == m.similarity && id >= m.id))) continue;
