@@ -30,6 +30,31 @@ CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
     AS 'MODULE_PATHNAME', 'spotsigs_join_candidates' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
+-- The rows a task joins, as relations the joins read: the task names them in two settings of
+-- its transaction (spotsigs_task.local, spotsigs_task.other: a query of (id bigint, sig spotsig)
+-- rows it built) and passes these views to spotsigs_join and spotsigs_join_rs. A task so creates
+-- no temporary object: Citus cannot PREPARE a worker's transaction that touched one, and the
+-- coordinator's transaction may go on to write to the table over the same connections. Outside a
+-- task (the settings unset) they have no rows. The views run as the caller (security_invoker).
+CREATE FUNCTION spotsigs_citus_task_rows(side text) RETURNS TABLE(id bigint, sig spotsig)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    q text := current_setting('spotsigs_task.' || side, true);
+BEGIN
+    IF q IS NULL OR q = '' THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE q;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_task_rows(text) IS 'internal: the rows a distributed join task joins (spotsigs_citus_task)';
+CREATE VIEW spotsigs_citus_task_local WITH (security_invoker = true) AS
+    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('local') r;
+CREATE VIEW spotsigs_citus_task_other WITH (security_invoker = true) AS
+    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('other') r;
+GRANT SELECT ON spotsigs_citus_task_local, spotsigs_citus_task_other TO PUBLIC;
+
 -- One node's share of a distributed join, run on that node inside the coordinator's distributed
 -- transaction (spotsigs_citus_on_nodes). local_shards: the shards here; remotes: [{"host": h,
 -- "port": p, "results": [id, ...]}, ...], intermediate results of this transaction on other nodes
@@ -65,49 +90,28 @@ DECLARE
     started timestamptz := clock_timestamp();
     fetch_started timestamptz;
     fetch_s float8 := 0;
-    suffix text;
-    local_rel regclass;
-    remote_rel regclass;
     local_sig text := format('%I', sig_column);
-    -- the rows of intermediate results as the export wrote them, without the template if any
-    read_q text := 'INSERT INTO %s SELECT u.id, CASE WHEN $2 IS NULL THEN u.sig ELSE @extschema@.spotsig_remove(u.sig, $2) END
-                      FROM pg_catalog.read_intermediate_results($1, ''binary'') AS u(id pg_catalog.int8, sig @extschema@.spotsig)';
+    other_sig text := 'u.sig';
 BEGIN
     IF template IS NOT NULL THEN
         local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
+        other_sig := format('@extschema@.spotsig_remove(u.sig, %L::@extschema@.spotsig)', template);
     END IF;
     -- the local rows, as one relation for the join (each name checked to be a local relation)
-    SELECT string_agg(format('SELECT %I::bigint AS id, %s AS sig FROM %s', id_column, local_sig,
+    SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %s AS sig FROM %s', id_column, local_sig,
                              s::regclass), ' UNION ALL ')
       INTO local_q FROM unnest(local_shards) s;
-    IF local_q IS NULL THEN
-        local_q := format('SELECT NULL::bigint AS id, NULL::@extschema@.spotsig AS sig WHERE false');
-    END IF;
-    -- The temporary view and table below are this session's own: Citus must not treat them as
-    -- DDL to propagate (it refuses that on a worker). Their names carry a random suffix that no
-    -- relation of the session has (checked), so that the task creates and drops these two only,
-    -- never an object of the session's user.
-    PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
-    LOOP
-        suffix := md5(random()::text || clock_timestamp()::text);
-        EXIT WHEN to_regclass(format('pg_temp.%I', 'spotsigs_task_local_' || suffix)) IS NULL
-              AND to_regclass(format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)) IS NULL;
-    END LOOP;
-    EXECUTE format('CREATE TEMP VIEW %I AS ', 'spotsigs_task_local_' || suffix) || local_q;
-    local_rel := format('pg_temp.%I', 'spotsigs_task_local_' || suffix)::regclass;
-    EXECUTE format('SELECT count(*) FROM %s', local_rel) INTO nrows;
+    PERFORM set_config('spotsigs_task.local', coalesce(local_q, ''), true);
+    SELECT count(*) INTO nrows FROM @extschema@.spotsigs_citus_task_local;
     IF self_join THEN
         SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_join(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads,
-                                         method, NULL::pg_catalog.text) j;
+          FROM @extschema@.spotsigs_join('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass, 'id'::pg_catalog.name,
+                                         'sig'::pg_catalog.name, threshold, threads, method, NULL::pg_catalog.text) j;
     END IF;
     -- The other rows, one group at a time (the batch, then each remote node's results), so that a
     -- task holds its own rows and one other node's at most; each group joined with the local rows.
-    EXECUTE format('CREATE TEMP TABLE %I (id pg_catalog.int8, sig @extschema@.spotsig)', 'spotsigs_task_remote_' || suffix);
-    remote_rel := format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)::regclass;
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
-        EXECUTE format('TRUNCATE %s', remote_rel);
         fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
             results := ARRAY[batch];
@@ -116,20 +120,23 @@ BEGIN
             nbytes := nbytes + pg_catalog.fetch_intermediate_results(results, node ->> 'host', (node ->> 'port')::pg_catalog.int4);
             nresults := nresults + cardinality(results);
         END IF;
-        EXECUTE format(read_q, remote_rel) USING results, template;
-        GET DIAGNOSTICS group_rows = ROW_COUNT;
+        PERFORM set_config('spotsigs_task.other',
+            format('SELECT u.id, %s FROM pg_catalog.read_intermediate_results(%L::pg_catalog.text[], ''binary'') AS u(id pg_catalog.int8, sig @extschema@.spotsig)',
+                   other_sig, results), true);
+        SELECT count(*) INTO group_rows FROM @extschema@.spotsigs_citus_task_other;
         fetched := fetched + group_rows;
         fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
-        IF group_rows > 0 THEN
+        IF group_rows > 0 AND nrows > 0 THEN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_join_rs(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, remote_rel,
+                  FROM @extschema@.spotsigs_join_rs('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass,
+                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name,
+                                                    '@extschema@.spotsigs_citus_task_other'::pg_catalog.regclass,
                                                     'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method,
                                                     NULL::pg_catalog.text) j);
         END IF;
     END LOOP;
-    EXECUTE format('DROP VIEW pg_temp.%I', 'spotsigs_task_local_' || suffix);
-    EXECUTE format('DROP TABLE pg_temp.%I', 'spotsigs_task_remote_' || suffix);
+    PERFORM set_config('spotsigs_task.local', '', true), set_config('spotsigs_task.other', '', true);
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);
