@@ -410,6 +410,10 @@ my %new_object_checks = (
 	  [ q{SELECT * FROM spotsigs_citus_on_nodes('docs', '{}')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_export_all(regclass,name,name,text)' =>
 	  [ q{SELECT * FROM spotsigs_citus_export_all('docs', 'id', 'sig', 'x')}, 'ERROR:  42P01' ],
+	# Outside a task (its settings unset) the views over it have no rows.
+	'function spotsigs_citus_task_rows(text)' => [
+		q{SELECT (SELECT count(*) FROM spotsigs_citus_task_rows('local')) + (SELECT count(*) FROM spotsigs_citus_task_local)
+		       + (SELECT count(*) FROM spotsigs_citus_task_other)}, '0' ],
 	'function spotsigs_citus_export(text[],text[],name,name)' =>
 	  [ q{SELECT spotsigs_citus_export('{docs}', '{x}', 'id', 'sig')}, 'ERROR:  42883' ],
 	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>
