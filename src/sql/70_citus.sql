@@ -478,6 +478,14 @@ BEGIN
         RAISE EXCEPTION 'only similarity_column and threshold may be NULL' USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
+    -- A call must see the rows committed while it waited for the lock below (another batch's, of
+    -- smaller ids): under REPEATABLE READ or SERIALIZABLE its snapshot predates the wait, and two
+    -- calls could each miss the other's rows and leave wrong flags that no later call corrects.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'spotsigs_flag_batch needs READ COMMITTED, not %', current_setting('transaction_isolation')
+            USING ERRCODE = '0A000',
+                  HINT = 'Call it in a READ COMMITTED transaction: it must see the batches committed before it.';
+    END IF;
     IF similarity_column IS NOT NULL THEN
         sim_set := format(', %I = m.similarity', similarity_column);
         sim_clear := format(', %I = NULL', similarity_column);
