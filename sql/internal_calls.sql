@@ -126,6 +126,9 @@ BEGIN
   EXECUTE format('INSERT INTO public.ic_results SELECT %L, q.* FROM (%s) q', result_id, query);
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
+EXCEPTION WHEN datatype_mismatch THEN  -- one signature (a template)
+  EXECUTE format('INSERT INTO public.ic_results (rid, sig) SELECT %L, q.* FROM (%s) q', result_id, query);
+  RETURN 1;
 END $$;
 CREATE FUNCTION pg_catalog.broadcast_intermediate_result(result_id text, query text) RETURNS bigint
   LANGUAGE plpgsql SET search_path = pg_catalog AS $$
@@ -135,12 +138,20 @@ BEGIN
   EXECUTE format('INSERT INTO public.ic_results SELECT %L, q.* FROM (%s) q', result_id, query);
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
+EXCEPTION WHEN datatype_mismatch THEN  -- one signature (a template)
+  EXECUTE format('INSERT INTO public.ic_results (rid, sig) SELECT %L, q.* FROM (%s) q', result_id, query);
+  RETURN 1;
 END $$;
 CREATE FUNCTION pg_catalog.fetch_intermediate_results(result_ids text[], node_name text, node_port integer) RETURNS bigint
   LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 BEGIN
   INSERT INTO public.ic_cmds VALUES ('fetch_intermediate_results');
   RETURN (SELECT count(*) FROM public.ic_results WHERE rid = ANY(result_ids));
+END $$;
+CREATE FUNCTION pg_catalog.read_intermediate_result(result_id text, format text) RETURNS SETOF record
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+  RETURN QUERY SELECT r.sig FROM public.ic_results r WHERE r.rid = result_id;
 END $$;
 CREATE FUNCTION pg_catalog.read_intermediate_results(result_ids text[], format text) RETURNS SETOF record
   LANGUAGE plpgsql SET search_path = pg_catalog AS $$

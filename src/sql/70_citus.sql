@@ -92,10 +92,19 @@ DECLARE
     fetch_s float8 := 0;
     local_sig text := format('%I', sig_column);
     other_sig text := 'u.sig';
+    template_result text;
+    template_q text;
 BEGIN
     IF template IS NOT NULL THEN
-        local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
-        other_sig := format('@extschema@.spotsig_remove(u.sig, %L::@extschema@.spotsig)', template);
+        -- The template (millions of signatures on a large table) is kept once in a local
+        -- intermediate result, which the row queries read once each (an uncorrelated subquery),
+        -- rather than written into each query's text.
+        template_result := 'spotsigs_template_' || md5(random()::text || clock_timestamp()::text);
+        PERFORM pg_catalog.create_intermediate_result(template_result, format('SELECT %L::@extschema@.spotsig', template));
+        template_q := format('(SELECT r.t FROM pg_catalog.read_intermediate_result(%L, ''binary'') AS r(t @extschema@.spotsig))',
+                             template_result);
+        local_sig := format('@extschema@.spotsig_remove(%I, %s)', sig_column, template_q);
+        other_sig := format('@extschema@.spotsig_remove(u.sig, %s)', template_q);
     END IF;
     -- the local rows, as one relation for the join (each name checked to be a local relation)
     SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %s AS sig FROM %s', id_column, local_sig,
@@ -334,6 +343,33 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_export_all(regclass, name, name, text) IS
     'internal: the rows of every shard of a distributed table written to intermediate results on their nodes';
 
+-- The template argument of the task calls on the nodes of rel: NULL, or a subquery reading the
+-- template from an intermediate result broadcast to the workers now (and kept on the coordinator
+-- too when it holds shards of rel), so that the template travels once per node in binary form
+-- rather than inside the text of the query that runs the tasks.
+CREATE FUNCTION spotsigs_citus_template_arg(rel regclass, template spotsig) RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    id text := 'spotsigs_template_' || md5(random()::text || clock_timestamp()::text);
+    q text;
+BEGIN
+    IF template IS NULL THEN
+        RETURN 'NULL::@extschema@.spotsig';
+    END IF;
+    q := format('SELECT %L::@extschema@.spotsig', template);
+    PERFORM pg_catalog.broadcast_intermediate_result(id, q);
+    IF EXISTS (SELECT 1 FROM @extschema@.spotsigs_citus_nodes(rel) x
+                 JOIN pg_catalog.pg_dist_node d ON d.nodename = x.host AND d.nodeport = x.port
+                WHERE d.groupid = 0) THEN
+        PERFORM pg_catalog.create_intermediate_result(id, q);
+    END IF;
+    RETURN format('(SELECT r.t FROM pg_catalog.read_intermediate_result(%L, ''binary'') AS r(t @extschema@.spotsig))', id);
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_template_arg(regclass, spotsig) IS
+    'internal: the template of a distributed join broadcast to the nodes, as the argument of their tasks';
+
 -- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
 -- the nodes holding its shards (the split is described at the top of this file); with a template,
 -- by the content measure against it (spotsigs_citus_task).
@@ -350,6 +386,7 @@ DECLARE
     tasks jsonb := '{}';
     w integer;
     remotes jsonb;
+    template_arg text;
 BEGIN
     SELECT array_agg(n.host || ':' || n.port), array_agg(n.shards) INTO keys, shards
       FROM @extschema@.spotsigs_citus_nodes(rel) n;
@@ -357,6 +394,7 @@ BEGIN
         RETURN;
     END IF;
     w := cardinality(keys);
+    template_arg := @extschema@.spotsigs_citus_template_arg(rel, template);
     IF w > 1 THEN
         SELECT coalesce(jsonb_object_agg(e ->> 'host' || ':' || (e ->> 'port'), e), '{}') INTO exported
           FROM @extschema@.spotsigs_citus_export_all(rel, id_column, sig_column,
@@ -370,9 +408,9 @@ BEGIN
         tasks := tasks || jsonb_build_object(keys[v + 1], format(
             '@extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
             '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-            'true::pg_catalog.bool, NULL::pg_catalog.text, %L::@extschema@.spotsig)',
+            'true::pg_catalog.bool, NULL::pg_catalog.text, %s)',
             ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
-            threshold, threads, method, remotes, template));
+            threshold, threads, method, remotes, template_arg));
     END LOOP;
     RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(rel, tasks, true);
 END
@@ -402,6 +440,7 @@ DECLARE
     tag text := 'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16);
     batch_q text;
     n bigint;
+    template_arg text;
 BEGIN
     IF @extschema@.spotsigs_citus_distributed(batch) THEN
         IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
@@ -434,12 +473,13 @@ BEGIN
             PERFORM pg_catalog.create_intermediate_result(batch_result, batch_q);
         END IF;
     END IF;
+    template_arg := @extschema@.spotsigs_citus_template_arg(archive, template);
     SELECT jsonb_object_agg(n.host || ':' || n.port, format(
                '@extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
                '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-               'false::pg_catalog.bool, %L::pg_catalog.text, %L::@extschema@.spotsig)',
+               'false::pg_catalog.bool, %L::pg_catalog.text, %s)',
                ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
-               threshold, threads, method, remotes, batch_result, template))
+               threshold, threads, method, remotes, batch_result, template_arg))
       INTO tasks
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
     IF tasks IS NULL THEN

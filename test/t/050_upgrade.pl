@@ -414,6 +414,8 @@ my %new_object_checks = (
 	'function spotsigs_citus_task_rows(text)' => [
 		q{SELECT (SELECT count(*) FROM spotsigs_citus_task_rows('local')) + (SELECT count(*) FROM spotsigs_citus_task_local)
 		       + (SELECT count(*) FROM spotsigs_citus_task_other)}, '0' ],
+	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
+	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
 	'function spotsigs_citus_export(text[],text[],name,name)' =>
 	  [ q{SELECT spotsigs_citus_export('{docs}', '{x}', 'id', 'sig')}, 'ERROR:  42883' ],
 	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>
