@@ -92,19 +92,11 @@ DECLARE
     fetch_s float8 := 0;
     local_sig text := format('%I', sig_column);
     other_sig text := 'u.sig';
-    template_result text;
-    template_q text;
 BEGIN
     IF template IS NOT NULL THEN
-        -- The template (millions of signatures on a large table) is kept once in a local
-        -- intermediate result, which the row queries read once each (an uncorrelated subquery),
-        -- rather than written into each query's text.
-        template_result := 'spotsigs_template_' || md5(random()::text || clock_timestamp()::text);
-        PERFORM pg_catalog.create_intermediate_result(template_result, format('SELECT %L::@extschema@.spotsig', template));
-        template_q := format('(SELECT r.t FROM pg_catalog.read_intermediate_result(%L, ''binary'') AS r(t @extschema@.spotsig))',
-                             template_result);
-        local_sig := format('@extschema@.spotsig_remove(%I, %s)', sig_column, template_q);
-        other_sig := format('@extschema@.spotsig_remove(u.sig, %s)', template_q);
+        -- a constant in the row queries: spotsig_remove keeps the set of a constant template
+        local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
+        other_sig := format('@extschema@.spotsig_remove(u.sig, %L::@extschema@.spotsig)', template);
     END IF;
     -- the local rows, as one relation for the join (each name checked to be a local relation)
     SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %s AS sig FROM %s', id_column, local_sig,
