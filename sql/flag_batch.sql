@@ -64,6 +64,13 @@ SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0, 1);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 1.5, 1);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0.5, NULL);
 SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'nosuch', 'sim', 0.5, 1);
+-- only under READ COMMITTED (a call must see the batches committed while it waited for its lock)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0.5, 1);
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT spotsigs_flag_batch('fb', 'id', 'sig', 'dup', 'sim', 0.5, 1);
+ROLLBACK;
 \set VERBOSITY default
 
 -- without Citus no table is distributed, and the joins run here as always

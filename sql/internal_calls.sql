@@ -63,15 +63,16 @@ SELECT p.proname, l.lanname
  ORDER BY 1;
 
 BEGIN;
--- A stand-in for Citus: its catalog tables, shard_name, citus_table_size and a
--- master_run_on_worker that runs each command in this session, and an extension row named citus
+-- A stand-in for Citus: its catalog tables, shard_name, citus_table_size, a master_run_on_worker
+-- and a run_command_on_shards that run each command in this session, intermediate results kept
+-- in a table (a pushed-down query of the joins then runs here too), and an extension row named citus
 -- (what the joins look for). Table ic_ct is "distributed" over two nodes with a shard each
 -- (tables that inherit from it, as the shell table of a Citus table reads its shards); ic_cd
 -- likewise, with one shard per node; ic_cb is an ordinary table.
 SET LOCAL allow_system_table_mods = on;
 CREATE TABLE ic_cmds (cmd text);
 GRANT ALL ON ic_cmds TO PUBLIC;
-CREATE TABLE pg_catalog.pg_dist_partition (logicalrelid regclass, partmethod "char");
+CREATE TABLE pg_catalog.pg_dist_partition (logicalrelid regclass, partmethod "char", partkey text);
 CREATE TABLE pg_catalog.pg_dist_shard (logicalrelid regclass, shardid bigint);
 CREATE TABLE pg_catalog.pg_dist_placement (placementid bigint, shardid bigint, shardstate integer, groupid integer);
 CREATE TABLE pg_catalog.pg_dist_node (nodename text, nodeport integer, groupid integer, noderole text);
@@ -101,6 +102,62 @@ BEGIN
     RETURN NEXT;
   END LOOP;
 END $$;
+CREATE FUNCTION pg_catalog.column_to_column_name(rel regclass, partkey text) RETURNS text
+  LANGUAGE sql AS $$ SELECT partkey $$;
+CREATE FUNCTION pg_catalog.run_command_on_shards(rel regclass, command text,
+    OUT shardid bigint, OUT success boolean, OUT result text) RETURNS SETOF record
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+  INSERT INTO public.ic_cmds VALUES ('run_command_on_shards');
+  FOR shardid IN SELECT s.shardid FROM pg_dist_shard s WHERE s.logicalrelid = rel ORDER BY 1 LOOP
+    EXECUTE format(command, shard_name(rel, shardid, false)) INTO result;
+    success := true;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+-- intermediate results: rows kept in a table of this session, by result id
+CREATE TABLE ic_results (rid text, id bigint, sig spotsig);
+GRANT ALL ON ic_results TO PUBLIC;
+CREATE FUNCTION pg_catalog.create_intermediate_result(result_id text, query text) RETURNS bigint
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE n bigint;
+BEGIN
+  INSERT INTO public.ic_cmds VALUES ('create_intermediate_result');
+  EXECUTE format('INSERT INTO public.ic_results SELECT %L, q.* FROM (%s) q', result_id, query);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+EXCEPTION WHEN datatype_mismatch THEN  -- one signature (a template)
+  EXECUTE format('INSERT INTO public.ic_results (rid, sig) SELECT %L, q.* FROM (%s) q', result_id, query);
+  RETURN 1;
+END $$;
+CREATE FUNCTION pg_catalog.broadcast_intermediate_result(result_id text, query text) RETURNS bigint
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE n bigint;
+BEGIN
+  INSERT INTO public.ic_cmds VALUES ('broadcast_intermediate_result');
+  EXECUTE format('INSERT INTO public.ic_results SELECT %L, q.* FROM (%s) q', result_id, query);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+EXCEPTION WHEN datatype_mismatch THEN  -- one signature (a template)
+  EXECUTE format('INSERT INTO public.ic_results (rid, sig) SELECT %L, q.* FROM (%s) q', result_id, query);
+  RETURN 1;
+END $$;
+CREATE FUNCTION pg_catalog.fetch_intermediate_results(result_ids text[], node_name text, node_port integer) RETURNS bigint
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+  INSERT INTO public.ic_cmds VALUES ('fetch_intermediate_results');
+  RETURN (SELECT count(*) FROM public.ic_results WHERE rid = ANY(result_ids));
+END $$;
+CREATE FUNCTION pg_catalog.read_intermediate_result(result_id text, format text) RETURNS SETOF record
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+  RETURN QUERY SELECT r.sig FROM public.ic_results r WHERE r.rid = result_id;
+END $$;
+CREATE FUNCTION pg_catalog.read_intermediate_results(result_ids text[], format text) RETURNS SETOF record
+  LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+  RETURN QUERY SELECT r.id, r.sig FROM public.ic_results r WHERE r.rid = ANY(result_ids);
+END $$;
 INSERT INTO pg_catalog.pg_extension (oid, extname, extowner, extnamespace, extrelocatable, extversion)
 VALUES ((SELECT max(oid::bigint) + 1 FROM pg_catalog.pg_extension)::oid, 'citus', 10, 11, false, '0');
 INSERT INTO pg_catalog.pg_dist_node VALUES ('w1', 1, 1, 'primary'), ('w2', 2, 2, 'primary');
@@ -121,7 +178,7 @@ INSERT INTO ic_cd_4 SELECT id, sig FROM ic_src WHERE id > 40 AND id % 2 = 1;
 CREATE TABLE ic_cb AS SELECT id, sig FROM ic_src WHERE id > 40;
 CREATE TABLE ic_fb (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
 INSERT INTO ic_fb (id, sig) SELECT id, sig FROM ic_src;
-INSERT INTO pg_catalog.pg_dist_partition VALUES ('ic_ct', 'h'), ('ic_cd', 'h');
+INSERT INTO pg_catalog.pg_dist_partition VALUES ('ic_ct', 'h', 'id'), ('ic_cd', 'h', 'id');
 INSERT INTO pg_catalog.pg_dist_shard VALUES ('ic_ct', 1), ('ic_ct', 2), ('ic_cd', 3), ('ic_cd', 4);
 INSERT INTO pg_catalog.pg_dist_placement VALUES (1, 1, 1, 1), (2, 2, 1, 2), (3, 3, 1, 1), (4, 4, 1, 2);
 
@@ -244,9 +301,9 @@ ROLLBACK TO loose;
 -- With every plant in place, each function runs its internal calls and answers as before. The
 -- calls below are exactly typed themselves (in this search_path the plants would catch any
 -- other). Through the Citus stand-in: spotsigs_join -> spotsigs_citus_distributed,
--- spotsigs_citus_join -> spotsigs_citus_nodes, spotsigs_citus_run -> spotsigs_citus_task on each
--- node -> spotsigs_join, spotsigs_citus_pack (the command sent to another node),
--- spotsigs_citus_unpack, spotsigs_join_rs, spotsigs_join_candidates.
+-- spotsigs_citus_join -> spotsigs_citus_nodes, spotsigs_citus_export_all -> spotsigs_citus_on_nodes
+-- -> spotsigs_citus_export on each node, spotsigs_citus_run -> spotsigs_citus_task on each node ->
+-- spotsigs_join and spotsigs_join_rs over the task-rows views, spotsigs_join_candidates.
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.id1, j.id2, j.similarity) NOT IN (SELECT * FROM ic_self)) AS wrong
   FROM spotsigs_join('ic_ct'::regclass, 'id'::name, 'sig'::name, 0.5::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
@@ -262,7 +319,7 @@ SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.id1, j.id2, j.similarity) NO
   FROM spotsigs_join('ic_ct'::regclass, 'id'::name, 'sig'::name, NULL::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
--- a batch that is not distributed (spotsigs_citus_join_rs packs it and sends it along), on either side
+-- a batch that is not distributed (spotsigs_citus_join_rs broadcasts it), on either side
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.r_id, j.s_id, j.similarity) NOT IN (SELECT * FROM ic_rs)) AS wrong
   FROM spotsigs_join_rs('ic_cb'::regclass, 'id'::name, 'sig'::name, 'ic_ct'::regclass, 'id'::name, 'sig'::name,
                         0.5::float8, NULL::integer, NULL::text, NULL::text) j;

@@ -5,13 +5,16 @@
 --
 -- The split: node v joins the rows of its own shards with each other, and with the rows of the
 -- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
--- shard by shard from those nodes. Every pair of rows then lies in exactly one task: on one node
--- (v's self-join) or on two nodes v and w, of which exactly one takes the other. Only the fetched
--- rows and the pairs cross the network.
+-- from those nodes. Every pair of rows then lies in exactly one task: on one node (v's self-join)
+-- or on two nodes v and w, of which exactly one takes the other. Only the fetched rows and the
+-- pairs cross the network. Rows move the way Citus moves them between nodes: each node writes its
+-- shards' (id, signature) rows to intermediate results (Citus's binary COPY format, the signatures
+-- in their binary send form) and the tasks fetch them (fetch_intermediate_results), all inside the
+-- coordinator's distributed transaction (spotsigs_citus_on_nodes); a local batch is broadcast.
 
--- The rows of rel with an id and a signature, read as the caller and packed for another node
--- (the signatures in their binary form, base64 text): how a task fetches another node's shard,
--- and how a batch travels to the nodes. spotsigs_citus_unpack reads them back.
+-- The rows of rel with an id and a signature, read as the caller and packed in one text value
+-- (the signatures in their binary form, base64): rows for a caller to carry through a text
+-- channel of its own; the joins do not use it. spotsigs_citus_unpack reads them back.
 CREATE FUNCTION spotsigs_citus_pack(rel regclass, id_column name, sig_column name) RETURNS text
     AS 'MODULE_PATHNAME', 'spotsigs_citus_pack' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION spotsigs_citus_pack(regclass, name, name) IS
@@ -27,15 +30,41 @@ CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
     AS 'MODULE_PATHNAME', 'spotsigs_join_candidates' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
+-- The rows a task joins, as relations the joins read: the task names them in two settings of
+-- its transaction (spotsigs_task.local, spotsigs_task.other: a query of (id bigint, sig spotsig)
+-- rows it built) and passes these views to spotsigs_join and spotsigs_join_rs. A task so creates
+-- no temporary object: Citus cannot PREPARE a worker's transaction that touched one, and the
+-- coordinator's transaction may go on to write to the table over the same connections. Outside a
+-- task (the settings unset) they have no rows. The views run as the caller (security_invoker).
+CREATE FUNCTION spotsigs_citus_task_rows(side text) RETURNS TABLE(id bigint, sig spotsig)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    q text := current_setting('spotsigs_task.' || side, true);
+BEGIN
+    IF q IS NULL OR q = '' THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE q;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_task_rows(text) IS 'internal: the rows a distributed join task joins (spotsigs_citus_task)';
+CREATE VIEW spotsigs_citus_task_local WITH (security_invoker = true) AS
+    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('local') r;
+CREATE VIEW spotsigs_citus_task_other WITH (security_invoker = true) AS
+    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('other') r;
+GRANT SELECT ON spotsigs_citus_task_local, spotsigs_citus_task_other TO PUBLIC;
 
--- One node's share of a distributed join, run on that node. local_shards: the shards here;
--- remotes: [{"host": h, "port": p, "shards": [name, ...]}, ...], the shards to fetch and pair with
--- the local rows (with "id" and "sig" when their columns are named otherwise than the local ones); batch: rows packed by spotsigs_citus_pack, sent along and paired with the local
--- rows like fetched ones; self_join: whether to pair the local rows with each other too;
--- template: the content measure's template signatures (the coordinator's: stored, or computed
--- from every row of the table), NULL for the plain measure: every row, local, fetched or sent, is
--- then joined without them (spotsig_remove), which is the content measure's join exactly
--- (docs/content-measure.md), at threshold. Returns
+-- One node's share of a distributed join, run on that node inside the coordinator's distributed
+-- transaction (spotsigs_citus_on_nodes). local_shards: the shards here; remotes: [{"host": h,
+-- "port": p, "results": [id, ...]}, ...], intermediate results of this transaction on other nodes
+-- (spotsigs_citus_export), fetched in Citus's binary COPY format (fetch_intermediate_results) and
+-- paired with the local rows; batch: the id of an intermediate result already on this node (the
+-- coordinator's broadcast), paired with the local rows like fetched ones; self_join: whether to
+-- pair the local rows with each other too; template: the content measure's template signatures
+-- (the coordinator's: stored, or computed from every row of the table), NULL for the plain
+-- measure: every row, local, fetched or sent, is then joined without them (spotsig_remove), which
+-- is the content measure's join exactly (docs/content-measure.md), at threshold. Returns
 -- {"rows", "fetched", "bytes", "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id,
 -- other id, sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0:
 -- similarities travel as shortest exact decimals, so the coordinator reads back the very doubles.
@@ -50,13 +79,10 @@ DECLARE
     nrows bigint;
     fetched bigint := 0;
     nbytes bigint := 0;
-    nshards integer := 0;
-    n bigint;
+    nresults integer := 0;
     group_rows bigint;
     node jsonb;
-    shard text;
-    ok boolean;
-    res text;
+    results text[];
     self_pairs jsonb := '[]';
     cross_pairs jsonb := '[]';
     result jsonb;
@@ -64,89 +90,59 @@ DECLARE
     started timestamptz := clock_timestamp();
     fetch_started timestamptz;
     fetch_s float8 := 0;
-    suffix text;
-    local_rel regclass;
-    remote_rel regclass;
     local_sig text := format('%I', sig_column);
+    other_sig text := 'u.sig';
 BEGIN
     IF template IS NOT NULL THEN
+        -- a constant in the row queries: spotsig_remove keeps the set of a constant template
         local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
+        other_sig := format('@extschema@.spotsig_remove(u.sig, %L::@extschema@.spotsig)', template);
     END IF;
     -- the local rows, as one relation for the join (each name checked to be a local relation)
-    SELECT string_agg(format('SELECT %I::bigint AS id, %s AS sig FROM %s', id_column, local_sig,
+    SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %s AS sig FROM %s', id_column, local_sig,
                              s::regclass), ' UNION ALL ')
       INTO local_q FROM unnest(local_shards) s;
-    IF local_q IS NULL THEN
-        local_q := format('SELECT NULL::bigint AS id, NULL::@extschema@.spotsig AS sig WHERE false');
-    END IF;
-    -- The temporary view and table below are this session's own: Citus must not treat them as
-    -- DDL to propagate (it refuses that on a worker). Their names carry a random suffix that no
-    -- relation of the session has (checked), so that the task creates and drops these two only,
-    -- never an object of the session's user.
-    PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
-    LOOP
-        suffix := md5(random()::text || clock_timestamp()::text);
-        EXIT WHEN to_regclass(format('pg_temp.%I', 'spotsigs_task_local_' || suffix)) IS NULL
-              AND to_regclass(format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)) IS NULL;
-    END LOOP;
-    EXECUTE format('CREATE TEMP VIEW %I AS ', 'spotsigs_task_local_' || suffix) || local_q;
-    local_rel := format('pg_temp.%I', 'spotsigs_task_local_' || suffix)::regclass;
-    EXECUTE format('SELECT count(*) FROM %s', local_rel) INTO nrows;
+    PERFORM set_config('spotsigs_task.local', coalesce(local_q, ''), true);
+    SELECT count(*) INTO nrows FROM @extschema@.spotsigs_citus_task_local;
     IF self_join THEN
         SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_join(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads,
-                                         method, NULL::pg_catalog.text) j;
+          FROM @extschema@.spotsigs_join('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass, 'id'::pg_catalog.name,
+                                         'sig'::pg_catalog.name, threshold, threads, method, NULL::pg_catalog.text) j;
     END IF;
-    -- The other rows, one group at a time (the batch, then each remote node's shards), so that a
+    -- The other rows, one group at a time (the batch, then each remote node's results), so that a
     -- task holds its own rows and one other node's at most; each group joined with the local rows.
-    EXECUTE format('CREATE TEMP TABLE %I (id pg_catalog.int8, sig @extschema@.spotsig)', 'spotsigs_task_remote_' || suffix);
-    remote_rel := format('pg_temp.%I', 'spotsigs_task_remote_' || suffix)::regclass;
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
-        EXECUTE format('TRUNCATE %s', remote_rel);
         fetch_started := clock_timestamp();
         IF node ? 'batch' THEN
-            EXECUTE format('INSERT INTO %s SELECT u.id, CASE WHEN $2 IS NULL THEN u.sig ELSE @extschema@.spotsig_remove(u.sig, $2) END
-                              FROM @extschema@.spotsigs_citus_unpack($1) u', remote_rel) USING batch, template;
-            GET DIAGNOSTICS group_rows = ROW_COUNT;
-            nbytes := nbytes + octet_length(batch);
+            results := ARRAY[batch];
         ELSE
-            group_rows := 0;
-            FOR shard IN SELECT jsonb_array_elements_text(node -> 'shards') LOOP
-                SELECT w.success, w.result INTO ok, res
-                  FROM pg_catalog.master_run_on_worker(ARRAY[node ->> 'host'], ARRAY[(node ->> 'port')::integer],
-                    ARRAY[format('SELECT @extschema@.spotsigs_citus_pack(%L::pg_catalog.regclass, %L::pg_catalog.name, %L::pg_catalog.name)', shard,
-                                 coalesce(node ->> 'id', id_column), coalesce(node ->> 'sig', sig_column))],
-                    false) w;
-                IF NOT ok THEN
-                    RAISE EXCEPTION 'spotsigs: could not read shard % on %:%', shard, node ->> 'host', node ->> 'port'
-                        USING ERRCODE = 'XX000', DETAIL = res;
-                END IF;
-                nbytes := nbytes + octet_length(res);
-                nshards := nshards + 1;
-                EXECUTE format('INSERT INTO %s SELECT u.id, CASE WHEN $2 IS NULL THEN u.sig ELSE @extschema@.spotsig_remove(u.sig, $2) END
-                                  FROM @extschema@.spotsigs_citus_unpack($1) u', remote_rel) USING res, template;
-                GET DIAGNOSTICS n = ROW_COUNT;
-                group_rows := group_rows + n;
-            END LOOP;
+            results := ARRAY(SELECT jsonb_array_elements_text(node -> 'results'));
+            nbytes := nbytes + pg_catalog.fetch_intermediate_results(results, node ->> 'host', (node ->> 'port')::pg_catalog.int4);
+            nresults := nresults + cardinality(results);
         END IF;
+        PERFORM set_config('spotsigs_task.other',
+            format('SELECT u.id, %s FROM pg_catalog.read_intermediate_results(%L::pg_catalog.text[], ''binary'') AS u(id pg_catalog.int8, sig @extschema@.spotsig)',
+                   other_sig, results), true);
+        SELECT count(*) INTO group_rows FROM @extschema@.spotsigs_citus_task_other;
         fetched := fetched + group_rows;
         fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
-        IF group_rows > 0 THEN
+        IF group_rows > 0 AND nrows > 0 THEN
             cross_pairs := cross_pairs || (
                 SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_join_rs(local_rel, 'id'::pg_catalog.name, 'sig'::pg_catalog.name, remote_rel,
+                  FROM @extschema@.spotsigs_join_rs('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass,
+                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name,
+                                                    '@extschema@.spotsigs_citus_task_other'::pg_catalog.regclass,
                                                     'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method,
                                                     NULL::pg_catalog.text) j);
         END IF;
     END LOOP;
-    EXECUTE format('DROP VIEW pg_temp.%I', 'spotsigs_task_local_' || suffix);
-    EXECUTE format('DROP TABLE pg_temp.%I', 'spotsigs_task_remote_' || suffix);
+    PERFORM set_config('spotsigs_task.local', '', true), set_config('spotsigs_task.other', '', true);
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching',
-        nrows, cardinality(local_shards), fetched, nbytes, nshards, candidates,
+        nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates,
         jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
     RETURN result;
@@ -189,10 +185,103 @@ END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_nodes(regclass) IS 'internal: the nodes holding shards of a distributed table, with their shards';
 
--- Runs one spotsigs_citus_task per node at once through Citus's master_run_on_worker and returns
--- their pairs: a task's own pairs as they are, its cross pairs as (local id, other id) when
--- ordered is false, or with the smaller id first when it is true.
-CREATE FUNCTION spotsigs_citus_run(hosts text[], ports integer[], cmds text[], ordered boolean)
+-- Writes the (id, signature) rows of each shard in shards, read as the caller, to the
+-- intermediate result of the same place in results (Citus's binary COPY format, in this node's
+-- directory of the coordinator's distributed transaction), for tasks on other nodes to fetch.
+-- Returns the number of rows written.
+CREATE FUNCTION spotsigs_citus_export(shards text[], results text[], id_column name, sig_column name)
+    RETURNS bigint LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    n bigint := 0;
+BEGIN
+    IF cardinality(shards) IS DISTINCT FROM cardinality(results) THEN
+        RAISE EXCEPTION 'spotsigs_citus_export: one result per shard' USING ERRCODE = '22023';
+    END IF;
+    FOR i IN 1 .. coalesce(cardinality(shards), 0) LOOP
+        n := n + pg_catalog.create_intermediate_result(results[i],
+            format('SELECT %I::pg_catalog.int8 AS id, %I AS sig FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
+                   id_column, sig_column, shards[i]::regclass, id_column, sig_column));
+    END LOOP;
+    RETURN n;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_export(text[], text[], name, name) IS
+    'internal: the rows of shards written to intermediate results of the distributed transaction, for other nodes to fetch';
+
+-- Evaluates, inside this transaction, each expression of exprs ({"host:port": expression}, text
+-- of SQL returning one value) on its node, all nodes at once, and returns each node's value as
+-- text. It runs them as one query of Citus's own executor on rel (a hash-distributed table with
+-- shards on those nodes): grouped by the distribution column and restricted to one value of it
+-- stored on each node, so that Citus pushes the whole query down and each node evaluates its
+-- expression once, in the coordinator's distributed transaction. That transaction is what lets
+-- an intermediate result created on one node by one call be fetched by another node in a later
+-- call (Citus keeps them until the transaction ends). A node on which the caller sees no row of
+-- rel evaluates nothing and is left out of the result; a row that was the value of a node and
+-- disappeared before the query read it fails the call with 40001 rather than leave that node out.
+CREATE FUNCTION spotsigs_citus_on_nodes(rel regclass, exprs jsonb)
+    RETURNS TABLE(node text, value text)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    distcol name;
+    coltype text;
+    vals text[];
+    cases text;
+    nodes_of jsonb;
+    r record;
+    expected integer;
+    got integer := 0;
+BEGIN
+    SELECT pg_catalog.column_to_column_name(p.logicalrelid, p.partkey) INTO distcol
+      FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = rel AND p.partmethod = 'h';
+    SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) INTO coltype
+      FROM pg_catalog.pg_attribute a WHERE a.attrelid = rel AND a.attname = distcol AND NOT a.attisdropped;
+    IF coltype IS NULL THEN
+        RAISE EXCEPTION 'spotsigs: % is not a hash-distributed table', rel USING ERRCODE = '0A000';
+    END IF;
+    -- A value of the distribution column stored on each node (read as the caller: a row it sees).
+    SELECT array_agg(v.val), jsonb_object_agg(v.val, v.node), count(*)
+      INTO vals, nodes_of, expected
+      FROM (SELECT DISTINCT ON (n.nodename, n.nodeport) n.nodename || ':' || n.nodeport AS node, substr(s.result, 2) AS val
+              FROM pg_catalog.run_command_on_shards(rel, format('SELECT ''v'' || %I::pg_catalog.text FROM %%s LIMIT 1', distcol)) s
+              JOIN pg_catalog.pg_dist_placement p ON p.shardid = s.shardid AND p.shardstate = 1
+              JOIN pg_catalog.pg_dist_node n ON n.groupid = p.groupid AND n.noderole = 'primary'
+             WHERE s.success AND s.result LIKE 'v%' AND exprs ? (n.nodename || ':' || n.nodeport)
+             ORDER BY n.nodename, n.nodeport, s.shardid) v;
+    IF expected = 0 THEN
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_catalog.run_command_on_shards(rel, 'SELECT 1 FROM %s LIMIT 0') s WHERE NOT s.success) THEN
+        RAISE EXCEPTION 'spotsigs: a shard of % could not be read', rel USING ERRCODE = 'XX000';
+    END IF;
+    SELECT string_agg(format('WHEN %L THEN (%s)::pg_catalog.text', e.key, exprs ->> (nodes_of ->> e.key)), ' ')
+      INTO cases FROM jsonb_each_text(nodes_of) e;
+    -- Citus runs the pushed-down query in this transaction only once the transaction is a
+    -- coordinated one; creating an (empty) intermediate result makes it one.
+    PERFORM pg_catalog.create_intermediate_result('spotsigs_start_' || md5(random()::text || clock_timestamp()::text),
+                                                  'SELECT 1 WHERE false');
+    FOR r IN EXECUTE format('SELECT %I::pg_catalog.text AS val, CASE %I::pg_catalog.text %s END AS value FROM %s WHERE %I = ANY(%L::%s[]) GROUP BY %I',
+                            distcol, distcol, cases, rel, distcol, vals, coltype, distcol) LOOP
+        node := nodes_of ->> r.val;
+        value := r.value;
+        got := got + 1;
+        RETURN NEXT;
+    END LOOP;
+    IF got <> expected THEN
+        RAISE EXCEPTION 'spotsigs: rows of % were deleted while a distributed join started', rel
+            USING ERRCODE = '40001', HINT = 'Run it again.';
+    END IF;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_on_nodes(regclass, jsonb) IS
+    'internal: evaluates one expression on each node holding shards of a distributed table, in the distributed transaction';
+
+-- Runs the spotsigs_citus_task calls of tasks ({"host:port": call}) on their nodes at once
+-- (spotsigs_citus_on_nodes on rel) and returns their pairs: a task's own pairs as they are, its
+-- cross pairs as (local id, other id) when ordered is false, or with the smaller id first when
+-- it is true.
+CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
     RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
@@ -200,13 +289,8 @@ DECLARE
     r record;
     res jsonb;
 BEGIN
-    FOR r IN SELECT m.node_name, m.node_port, m.success, m.result
-               FROM pg_catalog.master_run_on_worker(hosts, ports, cmds, true) m LOOP
-        IF NOT r.success THEN
-            RAISE EXCEPTION 'spotsigs: the join task on %:% failed', r.node_name, r.node_port
-                USING ERRCODE = 'XX000', DETAIL = r.result;
-        END IF;
-        res := r.result::jsonb;
+    FOR r IN SELECT t.node, t.value FROM @extschema@.spotsigs_citus_on_nodes(rel, tasks) t LOOP
+        res := r.value::jsonb;
         RETURN QUERY
             SELECT (e ->> 0)::bigint, (e ->> 1)::bigint, (e ->> 2)::float8
               FROM jsonb_array_elements(res -> 'self') e
@@ -218,7 +302,65 @@ BEGIN
     END LOOP;
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_run(text[], integer[], text[], boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
+COMMENT ON FUNCTION spotsigs_citus_run(regclass, jsonb, boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
+
+-- Exports the rows of every shard of rel (spotsigs_citus_export, on the nodes holding them, at
+-- once) to intermediate results named prefix_<node>_<shard> (positions in spotsigs_citus_nodes)
+-- and returns, per node whose rows the caller sees, {"host", "port", "results": [...]}: what a
+-- task's remotes name. A node left out has no row to give.
+CREATE FUNCTION spotsigs_citus_export_all(rel regclass, id_column name, sig_column name, prefix text)
+    RETURNS SETOF jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    plan jsonb;
+    exprs jsonb;
+BEGIN
+    SELECT jsonb_object_agg(n.host || ':' || n.port,
+                            jsonb_build_object('host', n.host, 'port', n.port,
+                                               'shards', n.shards,
+                                               'results', (SELECT jsonb_agg(format('%s_%s_%s', prefix, n.i, k) ORDER BY k)
+                                                             FROM generate_series(1, jsonb_array_length(n.shards)) k)))
+      INTO plan
+      FROM (SELECT x.*, row_number() OVER () AS i FROM @extschema@.spotsigs_citus_nodes(rel) x) n;
+    IF plan IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT jsonb_object_agg(e.key, format('@extschema@.spotsigs_citus_export(%L::pg_catalog.text[], %L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name)',
+                                          ARRAY(SELECT jsonb_array_elements_text(e.value -> 'shards')),
+                                          ARRAY(SELECT jsonb_array_elements_text(e.value -> 'results')), id_column, sig_column))
+      INTO exprs FROM jsonb_each(plan) e;
+    RETURN QUERY SELECT (plan -> t.node) - 'shards' FROM @extschema@.spotsigs_citus_on_nodes(rel, exprs) t;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_export_all(regclass, name, name, text) IS
+    'internal: the rows of every shard of a distributed table written to intermediate results on their nodes';
+
+-- The template argument of the task calls on the nodes of rel: NULL, or a subquery reading the
+-- template from an intermediate result broadcast to the workers now (and kept on the coordinator
+-- too when it holds shards of rel), so that the template travels once per node in binary form
+-- rather than inside the text of the query that runs the tasks.
+CREATE FUNCTION spotsigs_citus_template_arg(rel regclass, template spotsig) RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    id text := 'spotsigs_template_' || md5(random()::text || clock_timestamp()::text);
+    q text;
+BEGIN
+    IF template IS NULL THEN
+        RETURN 'NULL::@extschema@.spotsig';
+    END IF;
+    q := format('SELECT %L::@extschema@.spotsig', template);
+    PERFORM pg_catalog.broadcast_intermediate_result(id, q);
+    IF EXISTS (SELECT 1 FROM @extschema@.spotsigs_citus_nodes(rel) x
+                 JOIN pg_catalog.pg_dist_node d ON d.nodename = x.host AND d.nodeport = x.port
+                WHERE d.groupid = 0) THEN
+        PERFORM pg_catalog.create_intermediate_result(id, q);
+    END IF;
+    RETURN format('(SELECT r.t FROM pg_catalog.read_intermediate_result(%L, ''binary'') AS r(t @extschema@.spotsig))', id);
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_template_arg(regclass, spotsig) IS
+    'internal: the template of a distributed join broadcast to the nodes, as the argument of their tasks';
 
 -- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
 -- the nodes holding its shards (the split is described at the top of this file); with a template,
@@ -230,32 +372,39 @@ CREATE FUNCTION spotsigs_citus_join(rel regclass, id_column name, sig_column nam
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
-    hosts text[];
-    ports integer[];
+    keys text[];
     shards jsonb[];
-    cmds text[];
+    exported jsonb := '{}';
+    tasks jsonb := '{}';
     w integer;
     remotes jsonb;
+    template_arg text;
 BEGIN
-    SELECT array_agg(n.host), array_agg(n.port), array_agg(n.shards) INTO hosts, ports, shards
+    SELECT array_agg(n.host || ':' || n.port), array_agg(n.shards) INTO keys, shards
       FROM @extschema@.spotsigs_citus_nodes(rel) n;
-    IF hosts IS NULL THEN
+    IF keys IS NULL THEN
         RETURN;
     END IF;
-    w := cardinality(hosts);
+    w := cardinality(keys);
+    template_arg := @extschema@.spotsigs_citus_template_arg(rel, template);
+    IF w > 1 THEN
+        SELECT coalesce(jsonb_object_agg(e ->> 'host' || ':' || (e ->> 'port'), e), '{}') INTO exported
+          FROM @extschema@.spotsigs_citus_export_all(rel, id_column, sig_column,
+                                                     'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16)) e;
+    END IF;
     FOR v IN 0 .. w - 1 LOOP
-        SELECT coalesce(jsonb_agg(jsonb_build_object('host', hosts[1 + (v + k) % w], 'port', ports[1 + (v + k) % w],
-                                                     'shards', shards[1 + (v + k) % w]) ORDER BY k), '[]')
+        SELECT coalesce(jsonb_agg(exported -> keys[1 + (v + k) % w] ORDER BY k), '[]')
           INTO remotes
           FROM generate_series(1, w / 2) k
-         WHERE k <= (w - 1) / 2 OR v < w / 2;
-        cmds[v + 1] := format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
-                              '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-                              'true::pg_catalog.bool, NULL::pg_catalog.text, %L::@extschema@.spotsig)',
-                              ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
-                              threshold, threads, method, remotes, template);
+         WHERE (k <= (w - 1) / 2 OR v < w / 2) AND exported ? keys[1 + (v + k) % w];
+        tasks := tasks || jsonb_build_object(keys[v + 1], format(
+            '@extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+            '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+            'true::pg_catalog.bool, NULL::pg_catalog.text, %s)',
+            ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
+            threshold, threads, method, remotes, template_arg));
     END LOOP;
-    RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, true);
+    RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(rel, tasks, true);
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text, spotsig) IS
@@ -263,11 +412,12 @@ COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, 
 
 -- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
 -- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is
--- not distributed is read here once and sent to every such node; a distributed one is fetched by
--- each node from the nodes holding its shards (its own included, through the same path), one
--- node's at a time. When both are distributed, the smaller (citus_table_size) is the one that
--- travels. With a template, the content measure against it (spotsigs_citus_task). Returns
--- (batch id, archive id, similarity).
+-- not distributed is read here once and broadcast to the workers as an intermediate result
+-- (broadcast_intermediate_result); a distributed one is exported by the nodes holding its shards
+-- and fetched by each node from each of them (its own included), one node's at a time. When
+-- both are distributed, the smaller (citus_table_size) is the one that travels. With a
+-- template, the content measure against it (spotsigs_citus_task). Returns (batch id, archive
+-- id, similarity).
 CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
                                        archive regclass, archive_id name, archive_sig name,
                                        threshold double precision, threads integer, method text,
@@ -276,12 +426,13 @@ CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig 
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
-    hosts text[];
-    ports integer[];
-    cmds text[];
-    batch_rows text;
+    tasks jsonb;
+    batch_result text;
     remotes jsonb := '[]';
-    empty boolean;
+    tag text := 'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16);
+    batch_q text;
+    n bigint;
+    template_arg text;
 BEGIN
     IF @extschema@.spotsigs_citus_distributed(batch) THEN
         IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
@@ -292,26 +443,41 @@ BEGIN
                                                       template) j;
             RETURN;
         END IF;
-        SELECT coalesce(jsonb_agg(jsonb_build_object('host', n.host, 'port', n.port, 'shards', n.shards,
-                                                     'id', batch_id, 'sig', batch_sig)), '[]')
-          INTO remotes FROM @extschema@.spotsigs_citus_nodes(batch) n;
-        empty := jsonb_array_length(remotes) = 0;
+        SELECT coalesce(jsonb_agg(e), '[]') INTO remotes
+          FROM @extschema@.spotsigs_citus_export_all(batch, batch_id, batch_sig, tag) e;
+        IF jsonb_array_length(remotes) = 0 THEN
+            RETURN;
+        END IF;
     ELSE
-        batch_rows := @extschema@.spotsigs_citus_pack(batch, batch_id, batch_sig);
-        empty := octet_length(batch_rows) <= 8;  -- the packed format's tag alone: no rows
+        -- the batch's rows, read as the caller, checked as any join input (an integer id, a spotsig)
+        batch_q := format('SELECT %I::pg_catalog.int8 AS id, %I AS sig FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
+                          batch_id, batch_sig, batch, batch_id, batch_sig);
+        EXECUTE format('SELECT count(*) FROM (%s) b', batch_q) INTO n;
+        IF n = 0 THEN
+            RETURN;
+        END IF;
+        batch_result := tag || '_batch';
+        PERFORM pg_catalog.broadcast_intermediate_result(batch_result, batch_q);
+        IF EXISTS (SELECT 1 FROM @extschema@.spotsigs_citus_nodes(archive) x
+                     JOIN pg_catalog.pg_dist_node d ON d.nodename = x.host AND d.nodeport = x.port
+                    WHERE d.groupid = 0) THEN
+            -- the coordinator holds shards too: its task reads the batch from its own copy
+            PERFORM pg_catalog.create_intermediate_result(batch_result, batch_q);
+        END IF;
     END IF;
-    SELECT array_agg(n.host), array_agg(n.port),
-           array_agg(format('SELECT @extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
-                            '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
-                            'false::pg_catalog.bool, %L::pg_catalog.text, %L::@extschema@.spotsig)',
-                            ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
-                            threshold, threads, method, remotes, batch_rows, template))
-      INTO hosts, ports, cmds
+    template_arg := @extschema@.spotsigs_citus_template_arg(archive, template);
+    SELECT jsonb_object_agg(n.host || ':' || n.port, format(
+               '@extschema@.spotsigs_citus_task(%L::pg_catalog.text[], %L::pg_catalog.name, %L::pg_catalog.name, '
+               '%L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text, %L::pg_catalog.jsonb, '
+               'false::pg_catalog.bool, %L::pg_catalog.text, %s)',
+               ARRAY(SELECT jsonb_array_elements_text(n.shards)), archive_id, archive_sig,
+               threshold, threads, method, remotes, batch_result, template_arg))
+      INTO tasks
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
-    IF hosts IS NULL OR empty THEN
+    IF tasks IS NULL THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(hosts, ports, cmds, false) p;
+    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(archive, tasks, false) p;
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, spotsig) IS
@@ -344,6 +510,14 @@ BEGIN
         RAISE EXCEPTION 'only similarity_column and threshold may be NULL' USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.spotsigs_threshold(threshold);  -- the one threshold rule (22023)
+    -- A call must see the rows committed while it waited for the lock below (another batch's, of
+    -- smaller ids): under REPEATABLE READ or SERIALIZABLE its snapshot predates the wait, and two
+    -- calls could each miss the other's rows and leave wrong flags that no later call corrects.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'spotsigs_flag_batch needs READ COMMITTED, not %', current_setting('transaction_isolation')
+            USING ERRCODE = '0A000',
+                  HINT = 'Call it in a READ COMMITTED transaction: it must see the batches committed before it.';
+    END IF;
     IF similarity_column IS NOT NULL THEN
         sim_set := format(', %I = m.similarity', similarity_column);
         sim_clear := format(', %I = NULL', similarity_column);

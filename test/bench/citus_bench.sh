@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Benchmark of spotsigs on Citus (issue 37): ROWS (default 1,000,000) documents of the scaled
-# textcorpus (test/bench/scale_corpus.cpp, as in join_bench.sh) on one coordinator and WORKERS
-# (default 3) workers on this machine, distributed by id over SHARDS (default 12) shards, next to
-# a plain local copy on the coordinator. For each tau in TAUS (default "0.9 0.6") it runs
-# spotsigs_join on the local copy and on the distributed table and reports: whether the pairs
-# are the same; each worker's rows, fetched rows, candidates, pairs and bytes (from its log) and
-# their balance (most/least over the workers); the bytes moved between nodes against the table's
-# size; both times (on one machine, so no speed-up is expected: the workers share its cores).
-# Before the joins it times one shard fetched by one worker from another both ways, side by
-# side: as the tasks fetch it (packed, the signatures in binary form) and as JSON text.
+# Benchmark of spotsigs on Citus (issues 37, 46): ROWS (default 1,000,000) documents of the
+# scaled textcorpus (test/bench/scaled_lib.sh, as join_bench.sh builds them: VARIANT_SHARE, SEED,
+# SCALE_MODE) on one coordinator and WORKERS (default 3) workers on this machine, distributed by
+# id over SHARDS (default 12) shards, next to a plain local copy on the coordinator. For each
+# entry of TAUS (default "0.9 0.5 default"; "default" is the default call, the content measure,
+# after spotsigs_analyze of both tables) it runs spotsigs_join on the local copy and on the
+# distributed table and reports: both times and their ratio, with the load average beside them;
+# whether the pairs are the same; each worker's rows, fetched rows and bytes, candidates, pairs
+# and returned bytes (from its log) and their balance (most/least over the workers); the bytes
+# moved between nodes against the table's size (on one machine, so no speed-up is expected: the
+# workers share its cores).
 #
 #   test/bench/citus_bench.sh [path/to/textcorpus]     (default: ../shared/data/textcorpus)
 #
@@ -24,7 +25,7 @@ if [[ -z $corpus ]]; then
   done
 fi
 [[ -r $corpus/docs.tsv.gz ]] || { echo "textcorpus not found (pass its directory)" >&2; exit 1; }
-: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.6}" "${OUT:=$repo/build/citus-bench}"
+: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${OUT:=$repo/build/citus-bench}"
 bin=${PGBIN:-$(dirname "$(command -v pg_config)")}
 [[ -f $("$bin/pg_config" --pkglibdir)/citus.so ]] || { echo "Citus is not installed: run test/citus/build-citus" >&2; exit 1; }
 
@@ -72,22 +73,19 @@ q 0 -c 'CREATE EXTENSION spotsigs'
 
 log "== spotsigs on Citus, $(date -u +%FT%TZ), $(nproc) cores, 1 coordinator + $WORKERS workers on this machine"
 log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS"
-q 0 -c "CREATE TABLE docs (id bigint PRIMARY KEY, source text, title text, body text)"
-q 0 -c "\\copy docs from program 'zcat \"$corpus/docs.tsv.gz\"'"
-q 0 -c "\\copy (SELECT id, spotsigs(title || E'\\n' || body) FROM docs ORDER BY id) to '$OUT/base.tsv'"
-q 0 -c "DROP TABLE docs"
-"$OUT/scale_corpus" "$ROWS" 0.10 42 vocab < "$OUT/base.tsv" > "$OUT/scaled.tsv" 2> "$OUT/scale_summary.txt"
-log "$(cat "$OUT/scale_summary.txt")"
-q 0 -c "CREATE TABLE scaled_local (id bigint PRIMARY KEY, sig spotsig)"
-q 0 -c "\\copy scaled_local from '$OUT/scaled.tsv'"
+psql_q() { q 0 "$@"; }
+source "$here/scaled_lib.sh"
+t0=$(date +%s.%N)
+load_scaled scaled_local "$ROWS"
+log "$(cat "$OUT/scale.log")"
+log "built the scaled rows on one node in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
 q 0 -c "SET citus.shard_count = $SHARDS; CREATE TABLE scaled (id bigint PRIMARY KEY, sig spotsig); SELECT create_distributed_table('scaled', 'id')" >/dev/null
 t0=$(date +%s.%N)
-q 0 -c "\\copy scaled from '$OUT/scaled.tsv'"
+q 0 -c "INSERT INTO scaled SELECT id, sig FROM scaled_local"
 load_s=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
-rm -f "$OUT/scaled.tsv" "$OUT/base.tsv"
 q 0 -c "VACUUM ANALYZE scaled_local" -c "VACUUM ANALYZE scaled"
 size=$(q 0 -c "SELECT pg_total_relation_size('scaled_local')")
-log "table: $(q 0 -c "SELECT count(*) FROM scaled") rows, $((size >> 20)) MB on one node; COPY into the distributed table $load_s s"
+log "table: $(q 0 -c "SELECT count(*) FROM scaled") rows, $((size >> 20)) MB on one node; INSERT INTO the distributed table (from the local copy) $load_s s"
 log "rows per worker: $(q 0 -c "SELECT string_agg(n::text, ' ' ORDER BY p) FROM (SELECT nodeport p, sum(result::bigint) n FROM run_command_on_placements('scaled', 'SELECT count(*) FROM %s') GROUP BY nodeport) c")"
 
 # Seconds of one statement (server-side, psql's \timing) and its last output line.
@@ -101,30 +99,28 @@ timed_on() {
 }
 timed() { timed_on 0 -c "$1"; }
 
-# One shard of worker 2 fetched by worker 1 into a temporary table, both ways.
-shard=$(q 0 -c "SELECT shard_name('scaled', shardid, false) FROM citus_shards WHERE table_name = 'scaled'::regclass AND nodeport = $((base_port + 2)) ORDER BY shardid LIMIT 1")
-fetch_into() {  # $1: the remote command (a literal), $2: how to read its result w.result
-  timed_on 1 -c "SET citus.enable_ddl_propagation = off" -c "CREATE TEMP TABLE f (id bigint, sig spotsig)" \
-    -c "WITH w AS (SELECT result FROM master_run_on_worker(ARRAY['localhost'], ARRAY[$((base_port + 2))], ARRAY[$1], false)),
-             ins AS (INSERT INTO f SELECT x.* FROM w, $2 RETURNING 1)
-        SELECT (SELECT count(*) FROM ins) || ' rows, ' || (SELECT octet_length(result) FROM w) || ' bytes'"
-}
-fetch_into "format('SELECT spotsigs_citus_pack(%L, %L, %L)', '$shard', 'id', 'sig')" "spotsigs_citus_unpack(w.result) x"
-packed_s=$s packed=$val
-fetch_into "format('SELECT coalesce(json_agg(json_build_array(id, sig::text)), ''[]'') FROM %s WHERE sig IS NOT NULL', '$shard')" \
-  "LATERAL (SELECT (e ->> 0)::bigint, (e ->> 1)::spotsig FROM json_array_elements(w.result::json) e) x"
-json_s=$s json=$val
-log "one shard ($shard) fetched by worker 1 from worker 2: packed binary $packed in $packed_s s; JSON text $json in $json_s s ($(awk "BEGIN{printf \"%.1f\", $json_s/$packed_s}")x the time)"
-
 sum="SELECT count(*) || ' ' || md5(coalesce(string_agg(id1 || ',' || id2 || ',' || similarity, ';' ORDER BY id1, id2), ''))"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 for tau in $TAUS; do
   log ""
-  log "-- tau $tau"
-  timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig', $tau)"; one_s=$s; one=$val
+  if [[ $tau == default ]]; then
+    # The default call (the content measure at 0.4) reads the template each side stores.
+    args=""
+    timed "SELECT spotsigs_analyze('scaled_local', 'sig') IS NOT NULL"; a1=$s
+    timed "SELECT spotsigs_analyze('scaled', 'sig') IS NOT NULL"; a2=$s
+    log "-- the default call (content measure); spotsigs_analyze: one node $a1 s, distributed $a2 s"
+  else
+    args=", $tau"
+    log "-- tau $tau"
+  fi
+  la0=$(loadavg)
+  timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig'$args)"; one_s=$s; one=$val
   # The distributed call; each task's counts are the last lines with its pid in each worker's log.
   for ((i = 1; i < nodes; i++)); do wc -l < "$dir/n$i.log" > "$dir/mark$i"; done
-  timed "$sum FROM spotsigs_join('scaled', 'id', 'sig', $tau)"; dist_s=$s; dist=$val
-  log "one node: $one_s s; distributed: $dist_s s; pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT)"
+  la1=$(loadavg)
+  timed "$sum FROM spotsigs_join('scaled', 'id', 'sig'$args)"; dist_s=$s; dist=$val
+  la2=$(loadavg)
+  log "one node: $one_s s (load average before: $la0); distributed: $dist_s s (before: $la1; after: $la2), $(awk "BEGIN{printf \"%.2f\", $dist_s/$one_s}")x; pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT)"
   moved=0
   : > "$dir/tasks"
   for ((i = 1; i < nodes; i++)); do

@@ -404,8 +404,20 @@ my %new_object_checks = (
 	  [ q{SELECT count(*) FROM spotsigs_citus_join('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_run(text[],integer[],text[],boolean)' =>
-	  [ q{SELECT * FROM spotsigs_citus_run('{}', '{}', '{}', true)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_run(regclass,jsonb,boolean)' =>
+	  [ q{SELECT * FROM spotsigs_citus_run('docs', '{}', true)}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_on_nodes(regclass,jsonb)' =>
+	  [ q{SELECT * FROM spotsigs_citus_on_nodes('docs', '{}')}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_export_all(regclass,name,name,text)' =>
+	  [ q{SELECT * FROM spotsigs_citus_export_all('docs', 'id', 'sig', 'x')}, 'ERROR:  42P01' ],
+	# Outside a task (its settings unset) the views over it have no rows.
+	'function spotsigs_citus_task_rows(text)' => [
+		q{SELECT (SELECT count(*) FROM spotsigs_citus_task_rows('local')) + (SELECT count(*) FROM spotsigs_citus_task_local)
+		       + (SELECT count(*) FROM spotsigs_citus_task_other)}, '0' ],
+	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
+	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
+	'function spotsigs_citus_export(text[],text[],name,name)' =>
+	  [ q{SELECT spotsigs_citus_export('{docs}', '{x}', 'id', 'sig')}, 'ERROR:  42883' ],
 	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_task('{docs}', 'id', 'sig', 0.6, 1, NULL, '[]', true, NULL)}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_pack(regclass,name,name)' => [
