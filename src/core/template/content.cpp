@@ -229,8 +229,8 @@ struct Entries {
 // caches, where a table of every signature at once is not), on up to `threads` threads, and the
 // kept entries packed. Throws Error(OutOfMemory) when the statistics would not fit memory_limit
 // bytes with docs (0: no limit): once the buckets are counted, before the entries are copied,
-// when every entry with the workers' tables would not, and once the kept entries are counted when the rest would not;
-// and Error(Canceled) when cancel is set.
+// when every entry with the workers' tables would not, and once the kept entries are counted,
+// when the rest would not; and Error(Canceled) when cancel is set.
 Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
                        const CancelToken* cancel, size_t memory_limit) {
     const size_t n = doc_of_rank.size();
