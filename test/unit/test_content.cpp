@@ -265,6 +265,42 @@ TEST(Content, SharedSlotsAndEmptyPagesChangeNothing) {
     }
 }
 
+// The statistics deal the entries into buckets by the top bits of fmix64 of their hashes and
+// group each bucket through a table, or by a sort when the bucket is too large for one: hashes
+// crowded into one bucket (here over 300,000 entries, every hash's fmix64 below 2^56) give the
+// template of the same collection with spread hashes, hash for hash (the definition does not
+// depend on the hashes' values).
+TEST(Content, CrowdedBucketChangesNothing) {
+    Web w = make_web(11, 3, 8, 4000);
+    for (size_t p = 0; p < w.docs.size(); ++p) {
+        for (uint64_t k = 0; k < 70; ++k) w.docs[p][fmix64(uint64_t(5) << 56 ^ p << 8 ^ k)] = 1;  // own
+        w.docs[p][fmix64(uint64_t(6) << 56 ^ p % 10)] = 1 + p % 3;                                // on every tenth page
+    }
+    std::vector<Doc> crowded;
+    std::set<uint64_t> seen;
+    for (const Doc& d : w.docs) {
+        Doc x;
+        for (auto& [h, f] : d) {
+            x[unmix64(h >> 8)] = f;
+            seen.insert(h);
+        }
+        crowded.push_back(x);
+    }
+    std::set<uint64_t> distinct;
+    for (const Doc& d : crowded)
+        for (auto& hf : d) distinct.insert(hf.first);
+    ASSERT_EQ(distinct.size(), seen.size()) << "the crowded hashes must stay distinct";
+    size_t entries = 0;
+    for (const Doc& d : crowded) entries += d.size();
+    ASSERT_GT(entries, size_t(300000));
+    const std::vector<uint64_t> spread = template_signatures(make(w.docs, w.ids), 2);
+    EXPECT_FALSE(spread.empty());
+    std::vector<uint64_t> want;
+    for (uint64_t h : spread) want.push_back(unmix64(h >> 8));
+    std::sort(want.begin(), want.end());
+    for (int threads : {1, 2}) EXPECT_EQ(template_signatures(make(crowded, w.ids), threads), want);
+}
+
 // With a memory limit, the statistics either give the same template or fail with OutOfMemory
 // before they hold most of their structures; the bound of template_memory_bytes always fits.
 TEST(Content, MemoryLimit) {

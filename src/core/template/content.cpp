@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -69,32 +70,55 @@ struct Entry {
     uint32_t freq;
 };
 
-// The bits of the slot table that finds the entries of signatures held by two or more pages
-// (shared_entries): 2^bits two-bit slots, at least 8 per entry, so that few signatures held by
-// one page share a slot with another signature; at least 2^8, one per bucket.
-unsigned slot_bits(size_t entries) {
+// The bits of the bucket number the entries are dealt by (shared_entries): about
+// kBucketEntries entries a bucket, between 2^8 and 2^12 buckets (more would scatter the writes
+// of the dealing over too many pages).
+constexpr size_t kBucketEntries = size_t(1) << 14;
+unsigned bucket_bits(size_t entries) {
     unsigned bits = 8;
-    while ((size_t(1) << bits) < 8 * entries) ++bits;
+    while (bits < 12 && (entries >> bits) > kBucketEntries) ++bits;
     return bits;
 }
 
+// The most entries a bucket may have to be grouped through a hash table (Grouper); a larger one,
+// which only hashes crowded into few values of fmix64's top bits make, is sorted in place.
+constexpr size_t kTableEntries = size_t(1) << 18;
+
+// The slots of the table that groups a bucket of m entries (Grouper): at least twice m.
+size_t table_slots(size_t m) {
+    size_t cap = 16;
+    while (cap < 2 * m) cap *= 2;
+    return cap;
+}
+
+// Bytes a worker's Grouper holds at most when the largest bucket has m entries: a table of 16-byte
+// slots, and per entry of its bucket a slot number (4 bytes) and a copy (16 bytes).
+size_t grouper_bytes(size_t m) {
+    m = std::min(m, kTableEntries);
+    return table_slots(m) * 16 + m * 20;
+}
+
 // Bytes the statistics hold at once beside the documents, for e entries, of which s belong to
-// signatures held by two or more pages, and n pages (template_memory_bytes says how).
-size_t statistics_bytes(size_t e, size_t s, size_t n, int threads) {
-    const size_t slots = (size_t(1) << slot_bits(e)) / 4;  // the slot table's bytes
-    // Finding the entries: the slot table and s entries of 16 bytes. Grouping them (g <= s / 2
-    // signatures): the entries, per signature its hash and sample offset (8 each), the samples'
-    // ranks (4 s at most), the pages' rows (8 bytes an entry, 16 a page with the offsets and
-    // lengths): 36 s + 16 n. Merging equal samples: the rows, the hashes, offsets and ranks of
-    // the first samples, the sort's keyed order (16 g), sample_of (4 g) and the merged samples'
-    // offsets (8 g) and ranks (4 s): 16 s + 44 g + 16 n <= 38 s + 16 n. Judging: the merged
-    // samples (hashes 8 g, sample_of 4 g, offsets 8 g, ranks 4 s: 14 s), the two rounds' rows
-    // (8 s + 16 n each), the keep and drop flags (2 g) and the sketches (at most 161 bytes a
-    // page and 2 bytes an entry): 33 s + 193 n. Beside them: the page order (8 bytes a page)
-    // and each worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with
-    // the table).
-    const size_t peak = std::max(slots + 16 * s, std::max(38 * s + 16 * n, 33 * s + 193 * n));
-    return peak + 8 * n + size_t(std::max(threads, 1)) * (kMemoEntries + kSample * kSample) * 64;
+// signatures held by two or more pages, n pages and a largest bucket of m entries
+// (template_memory_bytes says how).
+size_t statistics_bytes(size_t e, size_t s, size_t n, int threads, size_t m) {
+    const size_t workers = size_t(std::max(threads, 1));
+    // Finding the entries: every entry (16 bytes), the buckets' counts per worker and each
+    // worker's Grouper. Grouping them: the entries (the kept ones packed at the front), per
+    // signature (g <= s / 2) its hash and sample offset (8 each), the samples' ranks (4 s at
+    // most), the pages' rows (8 bytes an entry, 16 a page with the offsets and lengths):
+    // 16 e + 20 s + 16 n. Merging equal samples: the rows, the hashes, offsets and
+    // ranks of the first samples, the sort's keyed order (16 g), sample_of (4 g) and the merged
+    // samples' offsets (8 g) and ranks (4 s): 16 s + 44 g + 16 n <= 38 s + 16 n. Judging: the
+    // merged samples (hashes 8 g, sample_of 4 g, offsets 8 g, ranks 4 s: 14 s), the two rounds'
+    // rows (8 s + 16 n each), the keep and drop flags (2 g) and the sketches (at most 161 bytes a
+    // page and 2 bytes an entry): 33 s + 193 n. Beside them: the page order (8 bytes a page) and
+    // each worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the
+    // table).
+    const size_t finding = 16 * e + workers * (grouper_bytes(m) + (size_t(8) << 12) + 64);
+    const size_t peak =
+        std::max(std::max(finding, 16 * e + 20 * s + 16 * n), std::max(38 * s + 16 * n, 33 * s + 193 * n));
+    return peak + 8 * n + workers * (kMemoEntries + kSample * kSample) * 64;
 }
 
 // The pages' signatures held by two or more pages: per page (by rank), their numbers (the
@@ -126,8 +150,8 @@ double similarity(const Rows& rows, uint32_t a, uint32_t b) noexcept {
     return static_cast<double>(o) / static_cast<double>(la + lb - o);
 }
 
-// The signatures held by two or more pages, numbered in the order of `hashes` (by the bucket
-// of their slot, then ascending), each with the sample of pages it is judged on. Signatures
+// The signatures held by two or more pages, numbered in the order of `hashes` (by bucket, then
+// by first page; any fixed order would do), each with the sample of pages it is judged on. Signatures
 // with the same sample (a story's signatures on its copies) share one entry of `samples`: the
 // sample's mean similarity is worked out once for all of them.
 struct Groups {
@@ -137,90 +161,193 @@ struct Groups {
     std::vector<uint32_t> ranks;      // each sample's ranks, ascending, at most kSample
 };
 
-// The entries of every signature held by two or more pages, sorted by the bucket of the
-// signature's slot, then signature, then rank. A table of two-bit slots counts, per slot of
-// fmix64 of the hash, whether none, one or more entries fell in it; the entries of slots with
-// one go (a signature held by one page, since a page holds a signature once), the others are
-// dealt into 256 buckets by the slot's top bits and the buckets sorted on up to `threads`
-// threads. Entries of signatures held by one page that share a slot with another signature
-// stay; the grouping drops them. Throws Error(OutOfMemory) when the statistics would not fit
-// memory_limit bytes with docs (0: no limit), and Error(Canceled) when cancel is set.
-std::vector<Entry> shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
-                                  const CancelToken* cancel, size_t memory_limit) {
-    StopCheck check(cancel);
+// Groups one bucket's entries (given in rank order) by signature through a hash table: the
+// entries of signatures held by two or more pages are moved to the bucket's front, each
+// signature's together and in rank order, signatures in the order of their first page. One per
+// worker; its vectors are kept from bucket to bucket.
+class Grouper {
+public:
+    // Returns how many entries are kept at the front of [x, x + m), m <= kTableEntries.
+    size_t group(Entry* x, size_t m, StopCheck& check) {
+        const size_t cap = table_slots(m);
+        const size_t mask = cap - 1;
+        table_.assign(cap, Slot{0, 0, 0});
+        slot_of_.resize(m);
+        // count == 0 marks an empty slot; a signature's slot counts its entries.
+        for (size_t i = 0; i < m; ++i) {
+            const uint64_t h = x[i].hash;
+            size_t s = fmix64(h) & mask;
+            while (table_[s].count != 0 && table_[s].hash != h) s = (s + 1) & mask;
+            Slot& t = table_[s];
+            t.hash = h;
+            ++t.count;
+            slot_of_[i] = static_cast<uint32_t>(s);
+        }
+        check.add(m);
+        // Each signature held twice or more gets its place at its first entry (kPlaced marks its
+        // count from then on, and at is where its next entry goes).
+        size_t kept = 0;
+        copy_.resize(m);
+        for (size_t i = 0; i < m; ++i) {
+            Slot& t = table_[slot_of_[i]];
+            if (t.count < 2) continue;
+            if ((t.count & kPlaced) == 0) {
+                t.at = static_cast<uint32_t>(kept);
+                kept += t.count;
+                t.count |= kPlaced;
+            }
+            copy_[t.at++] = x[i];
+        }
+        std::copy(copy_.begin(), copy_.begin() + static_cast<std::ptrdiff_t>(kept), x);
+        check.add(m);
+        return kept;
+    }
+
+private:
+    static constexpr uint32_t kPlaced = uint32_t(1) << 31;  // above any count (m <= kTableEntries)
+    struct Slot {
+        uint64_t hash;
+        uint32_t count;
+        uint32_t at;
+    };
+    std::vector<Slot> table_;
+    std::vector<uint32_t> slot_of_;
+    std::vector<Entry> copy_;
+};
+
+// The entries shared_entries finds: the first size of data.
+struct Entries {
+    std::unique_ptr<Entry[]> data;
+    size_t size;
+};
+
+// The entries of every signature held by two or more pages: each signature's together, in rank
+// order. Every entry is dealt into 2^8 to 2^12 buckets by the top bits of fmix64 of its hash, in
+// rank order (the workers take ranges of ranks, each writing its part of every bucket after the
+// parts of the lower ranks), so that a signature's entries all land in one bucket, in rank order;
+// each bucket is then grouped on its own (Grouper: a hash table small enough for the processor's
+// caches, where a table of every signature at once is not), on up to `threads` threads, and the
+// kept entries packed. Throws Error(OutOfMemory) when the statistics would not fit memory_limit
+// bytes with docs (0: no limit): once the buckets are counted, before the entries are copied,
+// when every entry with the workers' tables would not, and once the kept entries are counted,
+// when the rest would not; and Error(Canceled) when cancel is set.
+Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
+                       const CancelToken* cancel, size_t memory_limit) {
+    const size_t n = doc_of_rank.size();
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
-    const unsigned bits = slot_bits(e);
-    const uint64_t mask = (uint64_t(1) << bits) - 1;
-    const unsigned shift = bits - 8;
-    std::vector<uint64_t> slots(std::max<size_t>((size_t(1) << bits) / 32, 1), 0);
-    std::vector<size_t> count(257, 0);
-    // The slots of one page, computed (and their words asked for) before any is used: the table
-    // is larger than the caches, and the page's misses then overlap.
-    std::vector<uint64_t> page_slots;
-    auto fetch = [&](const MultisetView& v) {
-        page_slots.resize(v.size);
-        for (uint32_t k = 0; k < v.size; ++k) {
-            const uint64_t s = fmix64(v.hashes[k]) & mask;
-            page_slots[k] = s;
-            __builtin_prefetch(&slots[s >> 5], 1);
-        }
-    };
-    for (size_t i = 0; i < docs.size(); ++i) {
-        MultisetView v = docs.doc(i);
-        fetch(v);
-        for (uint32_t k = 0; k < v.size; ++k) {
-            const uint64_t s = page_slots[k];
-            uint64_t& w = slots[s >> 5];
-            const unsigned at = unsigned(s & 31) * 2;
-            const uint64_t state = w >> at & 3;
-            if (state == 0) {
-                w |= uint64_t(1) << at;
-            } else {
-                count[(s >> shift) + 1] += state == 1 ? 2 : 1;
-                w |= uint64_t(3) << at;
-            }
-        }
-        check.add(v.size + 1);
-    }
-    for (size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
-    const size_t kept = count.back();
-    if (memory_limit != 0) {
-        const size_t need = docs.memory_bytes() + statistics_bytes(e, kept, docs.size(), threads);
+    size_t largest = 0;  // the largest bucket's entries, once they are counted
+    auto check_limit = [&](size_t s) {
+        if (memory_limit == 0) return;
+        const size_t need = docs.memory_bytes() + statistics_bytes(e, s, n, threads, largest);
         if (need > memory_limit)
             throw Error(ErrorKind::OutOfMemory,
                         "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
-    }
-    std::vector<Entry> out(kept);
-    std::vector<size_t> at(count.begin(), count.end() - 1);
-    for (uint32_t r = 0; r < doc_of_rank.size(); ++r) {
-        MultisetView v = docs.doc(doc_of_rank[r]);
-        fetch(v);
-        for (uint32_t k = 0; k < v.size; ++k) {
-            const uint64_t s = page_slots[k];
-            if ((slots[s >> 5] >> (unsigned(s & 31) * 2) & 3) == 3)
-                out[at[s >> shift]++] = Entry{v.hashes[k], r, v.freqs[k]};
+    };
+    const unsigned bits = bucket_bits(e);
+    const unsigned shift = 64 - bits;
+    const size_t buckets = size_t(1) << bits;
+    // The workers' ranges of ranks, of about equal numbers of entries.
+    const size_t workers = size_t(std::max(threads, 1));
+    std::vector<uint32_t> from(workers + 1, static_cast<uint32_t>(n));
+    {
+        from[0] = 0;
+        size_t seen = 0, w = 1;
+        for (uint32_t r = 0; r < n && w < workers; ++r) {
+            seen += docs.doc(doc_of_rank[r]).size;
+            while (w < workers && seen * workers >= e * w) from[w++] = r + 1;
         }
-        check.add(v.size + 1);
     }
-    std::vector<uint64_t>().swap(slots);
-    join_detail::run_workers(threads, 256, 1, [&](int, size_t begin, size_t end) {
-        for (size_t b = begin; b < end; ++b)
-            sort_checked(
-                out.begin() + static_cast<std::ptrdiff_t>(count[b]),
-                out.begin() + static_cast<std::ptrdiff_t>(count[b + 1]),
-                [](const Entry& x, const Entry& y) { return x.hash != y.hash ? x.hash < y.hash : x.rank < y.rank; },
-                cancel);
+    // count[w * buckets + b]: the entries of worker w's ranks in bucket b; then where the next goes.
+    std::vector<size_t> count(workers * buckets, 0);
+    join_detail::run_workers(threads, workers, 1, [&](int, size_t begin, size_t end) {
+        StopCheck check(cancel);
+        for (size_t w = begin; w < end; ++w) {
+            size_t* c = count.data() + w * buckets;
+            for (uint32_t r = from[w]; r < from[w + 1]; ++r) {
+                const MultisetView v = docs.doc(doc_of_rank[r]);
+                for (uint32_t k = 0; k < v.size; ++k) ++c[fmix64(v.hashes[k]) >> shift];
+                check.add(v.size + 1);
+            }
+        }
     });
     join_detail::throw_if_canceled(cancel);
-    return out;
+    std::vector<size_t> start(buckets + 1, 0);
+    for (size_t b = 0, at = 0; b < buckets; ++b) {
+        start[b] = at;
+        for (size_t w = 0; w < workers; ++w) {
+            const size_t c = count[w * buckets + b];
+            count[w * buckets + b] = at;
+            at += c;
+        }
+    }
+    start[buckets] = e;
+    for (size_t b = 0; b < buckets; ++b) largest = std::max(largest, start[b + 1] - start[b]);
+    check_limit(0);
+    // Every entry is written below: no value is needed first.
+    std::unique_ptr<Entry[]> all(new Entry[e]);
+    Entry* const out = all.get();
+    join_detail::run_workers(threads, workers, 1, [&](int, size_t begin, size_t end) {
+        StopCheck check(cancel);
+        for (size_t w = begin; w < end; ++w) {
+            size_t* at = count.data() + w * buckets;
+            for (uint32_t r = from[w]; r < from[w + 1]; ++r) {
+                const MultisetView v = docs.doc(doc_of_rank[r]);
+                for (uint32_t k = 0; k < v.size; ++k)
+                    out[at[fmix64(v.hashes[k]) >> shift]++] = Entry{v.hashes[k], r, v.freqs[k]};
+                check.add(v.size + 1);
+            }
+        }
+    });
+    join_detail::throw_if_canceled(cancel);
+    std::vector<size_t>().swap(count);
+    std::vector<size_t> kept(buckets, 0);
+    {
+        std::vector<Grouper> grouper(workers);
+        join_detail::run_workers(threads, buckets, 8, [&](int w, size_t begin, size_t end) {
+            StopCheck check(cancel);
+            for (size_t b = begin; b < end; ++b) {
+                Entry* x = out + start[b];
+                const size_t m = start[b + 1] - start[b];
+                if (m <= kTableEntries) {
+                    kept[b] = grouper[static_cast<size_t>(w)].group(x, m, check);
+                    continue;
+                }
+                // A crowded bucket: sorted by (signature, rank), then its runs of two or more
+                // entries packed to the front.
+                sort_checked(
+                    x, x + m,
+                    [](const Entry& p, const Entry& q) { return p.hash != q.hash ? p.hash < q.hash : p.rank < q.rank; },
+                    cancel);
+                size_t k = 0;
+                for (size_t i = 0; i < m;) {
+                    size_t j = i + 1;
+                    while (j < m && x[j].hash == x[i].hash) ++j;
+                    if (j - i >= 2) k = static_cast<size_t>(std::copy(x + i, x + j, x + k) - x);
+                    i = j;
+                }
+                check.add(m);
+                kept[b] = k;
+            }
+        });
+    }
+    join_detail::throw_if_canceled(cancel);
+    size_t s = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+        if (s != start[b]) std::copy(out + start[b], out + start[b] + kept[b], out + s);
+        s += kept[b];
+    }
+    check_limit(s);
+    return Entries{std::move(all), s};
 }
 
 // Every signature held by two or more pages, with its sample (its first kSample pages by
 // rank), and the pages' rows of those signatures. Throws as shared_entries.
 Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
                          const CancelToken* cancel, size_t memory_limit, Rows& rows) {
-    std::vector<Entry> e = shared_entries(docs, doc_of_rank, threads, cancel, memory_limit);
+    Entries found = shared_entries(docs, doc_of_rank, threads, cancel, memory_limit);
+    const Entry* const e = found.data.get();
+    const size_t entries = found.size;
     StopCheck check(cancel);
     const size_t n = doc_of_rank.size();
     // Every signature's sample, in the entries' order first, and each page's count of entries.
@@ -228,9 +355,9 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
     std::vector<uint32_t> ranks;
     Groups g;
     rows.start.assign(n + 1, 0);
-    for (size_t i = 0; i < e.size();) {
+    for (size_t i = 0; i < entries;) {
         size_t j = i;
-        while (j < e.size() && e[j].hash == e[i].hash) ++j;
+        while (j < entries && e[j].hash == e[i].hash) ++j;
         check.add(j - i);
         if (j - i >= 2) {
             g.hashes.push_back(e[i].hash);
@@ -247,9 +374,9 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
     {
         std::vector<size_t> at(rows.start.begin(), rows.start.end() - 1);
         uint32_t id = 0;
-        for (size_t i = 0; i < e.size();) {
+        for (size_t i = 0; i < entries;) {
             size_t j = i;
-            while (j < e.size() && e[j].hash == e[i].hash) ++j;
+            while (j < entries && e[j].hash == e[i].hash) ++j;
             check.add(j - i);
             if (j - i >= 2) {
                 for (size_t k = i; k < j; ++k) {
@@ -262,7 +389,7 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
             i = j;
         }
     }
-    std::vector<Entry>().swap(e);
+    found.data.reset();
     rows.length.resize(n);
     for (size_t r = 0; r < n; ++r) rows.length[r] = docs.length(doc_of_rank[r]);
     // Equal samples made one: the signatures ordered by sample, and a new sample where it changes.
@@ -520,7 +647,7 @@ void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threa
 size_t template_memory_bytes(const Collection& docs, int threads) {
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
-    return statistics_bytes(e, e, docs.size(), threads);
+    return statistics_bytes(e, e, docs.size(), threads, e);
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,

@@ -34,9 +34,10 @@ constexpr uint32_t kSample = 16;           // most pages a signature is judged o
 constexpr double kContentThreshold = 0.4;  // the default threshold of the content measure
 
 // The template signatures of docs (ascending hashes), judged on up to `threads` threads. Throws
-// Error(Canceled) when cancel is set, and Error(OutOfMemory) before it allocates most of its
-// structures when docs and what it would hold (counted once it knows how many of docs'
-// signatures are held by two or more pages) exceed memory_limit bytes (0: no limit). shared, when
+// Error(Canceled) when cancel is set, and Error(OutOfMemory) when docs and what it would hold
+// exceed memory_limit bytes (0: no limit): before it copies docs' (signature, page) entries when
+// they alone would, else once it knows how many of them belong to signatures held by two or more
+// pages, before it allocates the rest of its structures. shared, when
 // given, receives how many signatures two or more pages hold (the candidates for the template).
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr,
                                           size_t memory_limit = 0, size_t* shared = nullptr);
