@@ -21,8 +21,9 @@
 # `dpkg -x libboost1.81-dev_*.deb DIR`, then BOOST_INC=DIR/usr/include). SIGS (default: the
 # textcorpus signatures, OUT/textcorpus.tsv, which `\copy (SELECT id, sig FROM corpus_base) to
 # ...` writes from the join benchmarks' database) feeds the statistics and the search; TEXTCORPUS
-# the extraction. Writes OUT/results.txt (default build/containers) and copies it to RESULTS
-# (default test/bench/results/containers_results.txt; RESULTS= keeps it in OUT).
+# the extraction. REBUILD=0 keeps the variants built by an earlier run. Writes OUT/results.txt
+# (default build/containers) and copies it to RESULTS (default
+# test/bench/results/containers_results.txt; RESULTS= keeps it in OUT).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -48,6 +49,7 @@ lib=build/bench/libspotsigs_core.a
 variant() {
   local name=$1 driver=$2 src=$3
   shift 3
+  [[ ${REBUILD:-1} == 0 && -x $OUT/$name/bench ]] && return 0
   mkdir -p "$OUT/$name"
   sed "$@" "$src" > "$OUT/$name/$(basename "$src")"
   cp "$OUT/$name/$(basename "$src")" "$OUT/$name/variant.cpp"
@@ -91,6 +93,33 @@ for round in $(seq "$ROUNDS"); do
     log "round $round, $v (load average $(cut -d' ' -f1-3 /proc/loadavg)): $("$OUT/$v/bench" "$SIGS" 25 2 | tr '\n' ' ')"
   done
 done
+# The best figure of each variant over the rounds.
+summary() {
+  python3 - "$OUT/results.txt" <<'PY'
+import collections, re, sys
+best = collections.OrderedDict()
+def keep(key, x, higher):
+    best[key] = x if key not in best else (max if higher else min)(best[key], x)
+for line in open(sys.argv[1]):
+    m = re.match(r'round \d+, (\S+) \(', line)
+    if not m:
+        continue
+    v = m.group(1)
+    if v.startswith('extract'):
+        for kind in ('plain', 'html'):
+            keep(f'{v}, {kind}: MB/s (processor)', float(re.search(kind + r'\s+[\d.]+\s+([\d.]+)', line).group(1)), True)
+    elif v.startswith('template'):
+        t = re.search(r'(\d+) threads.*processor ([\d.]+) s', line)
+        keep(f'{v}, {t.group(1)} threads: processor s', float(t.group(2)), False)
+    else:
+        for kind, x in re.findall(r'(plain|content) bound: ([\d.]+) us', line):
+            keep(f'{v}, {kind} bound: us a query', float(x), False)
+print('best of the rounds:')
+for k, x in best.items():
+    print(f'  {k} {x}')
+PY
+}
+summary | tee -a "$OUT/results.txt"
 results=${RESULTS-$repo/test/bench/results/containers_results.txt}
 [[ -n $results ]] && cp "$OUT/results.txt" "$results"
 exit 0

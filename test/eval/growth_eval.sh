@@ -9,7 +9,8 @@
 # (the goal: pairwise F1 >= 0.95 at every size on both sets), and the pairs between an embedded
 # page and a corpus row counted. Also per call: elapsed and the backend's processor seconds, its
 # VmHWM at the end and the largest RssAnon seen while it ran (sampled every second), and the
-# call's DEBUG1 lines (statistics, passes, accounted peaks).
+# call's DEBUG1 lines (statistics, passes, accounted peaks); its progress once a minute goes to
+# OUT/progress_N.log.
 #
 #   PGHOST=... PGDATABASE=... test/eval/growth_eval.sh        (or under test/with-cluster)
 #
@@ -69,6 +70,11 @@ measure() {
   tck=$(getconf CLK_TCK)
   log "$t: $(psql_q -c "SELECT count(*) || ' rows, ' || pg_size_pretty(pg_total_relation_size('$t')) FROM $t"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(df -h --output=avail "$OUT" | tail -1 | tr -d ' ') free"
   rm -f "$OUT/stop"
+  # The call's progress (pg_stat_activity) once a minute, for a call that does not finish.
+  (while [[ ! -e $OUT/stop ]]; do
+    echo "$(date -u +%T) load average $(cut -d' ' -f1-3 /proc/loadavg): $(psql_q -c "SELECT left(query, 100) FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: %'")"
+    sleep 60
+  done) > "$OUT/progress_$t.log" 2>&1 &
   out=$(psql -X -v ON_ERROR_STOP=1 -qAt 2>&1 <<EOF
 SET client_min_messages = debug1;
 SELECT pg_backend_pid() AS pid \gset
@@ -83,7 +89,7 @@ CREATE UNLOGGED TABLE pairs_out AS SELECT * FROM spotsigs_join('$t', 'id', 'sig'
 \! awk '{print "cpu1", \$14 + \$15}' /proc/\$BPID/stat
 \! touch "\$OUTDIR/stop"; grep -E '^(VmHWM|RssAnon|RssShmem):' /proc/\$BPID/status | tr -s ' \t' ' ' | tr '\n' ' '; echo
 EOF
-) || { echo "$out"; return 1; }
+) || { touch "$OUT/stop"; echo "$out"; return 1; }
   sleep 2
   echo "$out" > "$OUT/call_$t.log"
   local ms c0 c1
