@@ -121,21 +121,24 @@ int main(int argc, char** argv) {
     const uint64_t n = base.size();
     const bool fresh = argc > 4 && std::strcmp(argv[4], "fresh") == 0;
 
-    // The vocabulary in order of document frequency (ties by hash), and each hash's rank in it.
+    // The vocabulary in order of document frequency (ties by hash), and each hash's rank in it;
+    // fresh mode needs neither (only the size, for the summary).
     std::unordered_map<uint64_t, uint32_t> df;
     for (const auto& d : base)
         for (const Sig& s : d) ++df[s.hash];
     std::vector<uint64_t> vocab;
-    vocab.reserve(df.size());
-    for (const auto& e : df) vocab.push_back(e.first);
-    std::sort(vocab.begin(), vocab.end(), [&df](uint64_t x, uint64_t y) {
-        uint32_t a = df[x], b = df[y];
-        return a != b ? a < b : x < y;
-    });
     std::unordered_map<uint64_t, uint32_t> rank;
-    rank.reserve(vocab.size());
-    for (uint32_t i = 0; i < vocab.size(); ++i) rank[vocab[i]] = i;
-    const uint64_t vsize = vocab.size();
+    if (!fresh) {
+        vocab.reserve(df.size());
+        for (const auto& e : df) vocab.push_back(e.first);
+        std::sort(vocab.begin(), vocab.end(), [&df](uint64_t x, uint64_t y) {
+            uint32_t a = df[x], b = df[y];
+            return a != b ? a < b : x < y;
+        });
+        rank.reserve(vocab.size());
+        for (uint32_t i = 0; i < vocab.size(); ++i) rank[vocab[i]] = i;
+    }
+    const uint64_t vsize = df.size();
     // Copy c's bijection of the ranks: inside each block of 64, offset -> (offset * a + b) mod 64
     // with a odd (a rotation in the last, partial block).
     auto permuted = [vsize, seed](uint32_t r, uint64_t copy) -> uint64_t {
