@@ -399,12 +399,7 @@ MinimalTuple copy_kept_tuple(JoinScanState* st, int k, TupleTableSlot* slot, Dat
             heap_compute_data_size(desc, whole ? slot->tts_values : values, whole ? slot->tts_isnull : nulls);
         const Size size = MAXALIGN(SizeofMinimalTupleHeader + BITMAPLEN(natts)) + data;
         bound = 2 * size + st->rows_block + 64;
-        bool charged = false;
-        pg_entry([&] {
-            charged = budget->charge(bound);
-            return Datum(0);
-        });
-        if (!charged) return nullptr;
+        if (!budget->charge(bound)) return nullptr;  // (noexcept, as are release and force)
         before = tuple_bytes(st);
     }
     MemoryContext old = MemoryContextSwitchTo(st->rows_cxt);
@@ -412,11 +407,8 @@ MinimalTuple copy_kept_tuple(JoinScanState* st, int k, TupleTableSlot* slot, Dat
     MemoryContextSwitchTo(old);
     if (budget != nullptr) {
         const size_t took = tuple_bytes(st) - before;
-        pg_entry([&] {
-            if (took <= bound) budget->release(bound - took);
-            else budget->force(took - bound);
-            return Datum(0);
-        });
+        if (took <= bound) budget->release(bound - took);
+        else budget->force(took - bound);
     }
     return t;
 }
