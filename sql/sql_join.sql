@@ -377,7 +377,7 @@ SELECT count(*) FROM sjlen a JOIN sjlen b ON a.sig % b.sig AND a.id < b.id;
 SELECT count(*) FROM spotsigs_join('sjlen', 'id', 'sig', 0.9);
 RESET spotsigs.join_memory_limit;
 -- sj_small(q, lim): q under lim: its SQLSTATE, and whether under the limit its error names q
--- gives the rows it gives without a limit.
+-- (or under lim, when q runs there) gives the rows it gives without a limit.
 CREATE FUNCTION sj_small(q text, lim text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   state text;
@@ -389,21 +389,23 @@ BEGIN
   PERFORM set_config('spotsigs.join_memory_limit', lim, true);
   BEGIN
     EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
-    DROP TABLE sj_lim;
-    RETURN 'no error under ' || lim;
+    state := 'no error under ' || lim;
   EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
   END;
-  named := substring(detail, 'Set spotsigs.join_memory_limit to (\d+MB) or more');
-  IF named IS NULL THEN RETURN state || ': ' || msg || ' ' || detail; END IF;
-  PERFORM set_config('spotsigs.join_memory_limit', named, true);
-  EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+  IF msg IS NOT NULL THEN
+    named := substring(detail, 'Set spotsigs.join_memory_limit to (\d+MB) or more');
+    IF named IS NULL THEN RETURN state || ': ' || msg || ' ' || detail; END IF;
+    PERFORM set_config('spotsigs.join_memory_limit', named, true);
+    EXECUTE 'CREATE TEMP TABLE sj_lim AS ' || q;
+    state := state || '; under the limit it names';
+  END IF;
   PERFORM set_config('spotsigs.join_memory_limit', '4GB', true);
   EXECUTE 'CREATE TEMP TABLE sj_all AS ' || q;
   SELECT count(*) INTO diff FROM ((TABLE sj_lim EXCEPT ALL TABLE sj_all) UNION ALL
                                   (TABLE sj_all EXCEPT ALL TABLE sj_lim)) d;
   DROP TABLE sj_lim, sj_all;
-  RETURN format('%s; under the limit it names: %s', state, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
+  RETURN format('%s: %s', state, CASE WHEN diff = 0 THEN 'equal' ELSE 'DIFFERENT' END);
 END $$;
 SELECT q, lim, sj_small(q, lim)
 FROM unnest(ARRAY[

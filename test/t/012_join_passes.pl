@@ -7,29 +7,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/t';
+use JoinTables;
 
 my $node = PostgreSQL::Test::Cluster->new('join_passes');
 $node->init;
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION spotsigs');
 
-# 40,000 rows of lengths 3 to 62; each shares a run of signatures with its neighbours, so pairs
-# exist at every threshold and straddle any length boundary. Some values are stored out of line
-# (read after the rows; their length is read from the first chunk when a pass skips them); two
-# are empty (no pairs, but each is a cluster of its own).
-$node->safe_psql('postgres', q{
-	CREATE TABLE docs AS
-	  SELECT i AS id,
-	         ('{' || (SELECT string_agg(to_hex(i / 7 + j), ',') FROM generate_series(0, 2 + i % 60) j) || '}')::spotsig AS sig
-	  FROM generate_series(1, 40000) i;
-	CREATE TABLE wide (id int, sig spotsig);
-	ALTER TABLE wide ALTER COLUMN sig SET STORAGE EXTERNAL;
-	INSERT INTO wide SELECT * FROM docs;
-	INSERT INTO wide SELECT 100000 + i,
-	  ('{' || (SELECT string_agg(to_hex(i * 1000 + j), ',') FROM generate_series(0, 300 + i % 7) j) || '}')::spotsig
-	  FROM generate_series(1, 200) i;
-	INSERT INTO wide VALUES (200001, '{}'), (200002, '{}');
-});
+# docs and wide (JoinTables.pm): values of wide stored out of line are read after the rows
+# (their length is read from the first chunk when a pass skips them); its two empty ones give no
+# pairs, but each is a cluster of its own.
+create_join_table($node, $_) for qw(docs wide);
 
 # Out-of-line values the passes skipped by the lengths the first read noted (not fetching them).
 my $skipped_by_note = 0;
@@ -120,11 +109,7 @@ for my $case ([ 'join', 'docs', 0.9, 1, '8MB' ], [ 'join', 'docs', 0.3, 2, '16MB
 	my $call = $fn eq 'join_rs'
 		? "spotsigs_join_rs('$table', 'id', 'sig', 'other', 'id', 'sig', $tau, $threads)"
 		: "spotsigs_$fn('$table', 'id', 'sig', $tau, $threads)";
-	$node->safe_psql('postgres', q{
-		CREATE TABLE IF NOT EXISTS other AS
-		  SELECT i AS id,
-		         ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + (3 * i) % 60) j) || '}')::spotsig AS sig
-		  FROM generate_series(1, 30000) i}) if $fn eq 'join_rs';
+	create_join_table($node, 'other') if $fn eq 'join_rs';
 	check_passes($call, $limit, 1000);
 	my ($mb) = $limit =~ /^(\d+)MB$/;
 	cmp_ok($pass_peak{"$call $limit"} // 1e9, '<=', $mb * 1024, "$call, limit $limit: every pass within the limit");
@@ -171,14 +156,9 @@ for my $case ([ 'docs', 0.6, 2, '24MB' ], [ 'docs', 0.9, 1, '10MB' ], [ 'wide', 
 my $components = $node->safe_psql('postgres', 'SELECT count(DISTINCT cluster) FROM got');
 cmp_ok($components, '<', 40000, "clusters join rows ($components clusters)");
 
-# spotsigs_join_rs past the limit, in passes over the lengths of both sides: S shares runs of
-# signatures with docs (R) at other lengths, so pairs cross every pass boundary from both sides.
-$node->safe_psql('postgres', q{
-	CREATE TABLE IF NOT EXISTS other AS
-	  SELECT i AS id,
-	         ('{' || (SELECT string_agg(to_hex(i / 5 + j), ',') FROM generate_series(0, 2 + (3 * i) % 60) j) || '}')::spotsig AS sig
-	  FROM generate_series(1, 30000) i;
-});
+# spotsigs_join_rs past the limit, in passes over the lengths of both sides: S (other) shares runs
+# of signatures with docs (R) at other lengths, so pairs cross every pass boundary from both sides.
+create_join_table($node, 'other');
 # (The R-S matcher's structures take more than the self-join's: the limits are larger.)
 for my $case ([ 'docs', 'other', 0.6, 2, '64MB' ], [ 'other', 'docs', 0.8, 1, '32MB' ],
 	[ 'wide', 'other', 0.5, 3, '96MB' ], [ 'docs', 'other', 0.6, 2, '1GB' ], [ 'docs', 'other', 0.3, 2, '40MB' ]) {

@@ -13,6 +13,7 @@
 // hand unlisted: the matcher's workers list them in parallel (ListedPrefixes::unlisted).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -74,6 +75,23 @@ private:
     std::atomic<size_t> used_{0};
     std::atomic<size_t> peak_{0};
 };
+
+// Makes room for one more element of v (a vector a first read keeps beside its pipelines), charging
+// what that allocates to budget first: when v is full its capacity doubles, by 1,024 elements at
+// least. False, with nothing charged or allocated, when the budget refuses it, unless force (then
+// it is charged past the cap: what must be held whatever the cap).
+template <class V>
+bool reserve_charged(ReadBudget& budget, V& v, bool force = false) {
+    if (v.size() < v.capacity()) return true;
+    const size_t more = std::max<size_t>(v.capacity(), 1024);
+    const size_t bytes = more * sizeof(typename V::value_type);
+    if (!budget.charge(bytes)) {
+        if (!force) return false;
+        budget.force(bytes);
+    }
+    v.reserve(v.capacity() + more);
+    return true;
+}
 
 class ReadPipeline {
 public:

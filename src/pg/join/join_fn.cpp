@@ -180,33 +180,6 @@ void log_phases(const char* fn, size_t docs, size_t bytes, double read_s, double
     });
 }
 
-// Logs at DEBUG2 the backend's own memory at a step of a join, to set beside what the join
-// accounts: its resident anonymous memory (heap and private mappings), file pages (the server's
-// and the libraries' code) and shared memory (the shared buffers it touched) now, the process's
-// resident high-water mark (VmHWM, the sum of all three), and what glibc's arenas hold (all
-// threads' arenas) and have in use, and its mapped blocks.
-void log_process_memory(const char* fn, const char* step) {
-    pg_guard([&] {
-        if (!message_level_is_interesting(DEBUG2)) return;
-        long anon = -1, file = -1, shmem = -1, hwm = -1;
-        if (FILE* f = fopen("/proc/self/status", "r")) {
-            char line[256];
-            while (fgets(line, sizeof line, f) != nullptr) {
-                if (strncmp(line, "RssAnon:", 8) == 0) anon = atol(line + 8);
-                if (strncmp(line, "RssFile:", 8) == 0) file = atol(line + 8);
-                if (strncmp(line, "RssShmem:", 9) == 0) shmem = atol(line + 9);
-                if (strncmp(line, "VmHWM:", 6) == 0) hwm = atol(line + 6);
-            }
-            fclose(f);
-        }
-        const struct mallinfo2 mi = mallinfo2();
-        elog(DEBUG2,
-             "%s: %s: resident anonymous %ld kB, files %ld kB, shared memory %ld kB (process high-water %ld "
-             "kB); malloc arenas %zu kB, %zu kB in use, mappings %zu kB",
-             fn, step, anon, file, shmem, hwm, mi.arena >> 10, mi.uordblks >> 10, mi.hblkhd >> 10);
-    });
-}
-
 // The bytes a call's join may take: spotsigs.join_memory_limit less what the call holds beside
 // the join (JoinCall::held).
 size_t call_limit(const JoinCall& call) {

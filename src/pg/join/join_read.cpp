@@ -152,20 +152,15 @@ void overflow(CollectReceiver* r) {
     if (f->discard_too != nullptr) f->discard_too->discard();
 }
 
-// Charges what one more element of v would allocate (a doubling when it is full) and makes that
-// room, under a first read's budget: a refusal overflows the read (its documents go) and the
-// charge is made again, past the budget if need be (the ids and lengths every pass needs).
+// Makes room for one more element of v under a first read's budget: a refusal overflows the read
+// (its documents go) and the charge is made again, past the budget if need be (the ids and
+// lengths every pass needs).
 template <class V>
-void reserve_charged(CollectReceiver* r, V& v) {
-    if (v.size() < v.capacity()) return;
-    const size_t more = std::max<size_t>(v.capacity(), 1024);
-    const size_t bytes = more * sizeof(typename V::value_type);
+void reserve_or_overflow(CollectReceiver* r, V& v) {
     ReadBudget* b = r->filter->budget;
-    if (!b->charge(bytes)) {
-        overflow(r);
-        if (!b->charge(bytes)) b->force(bytes);
-    }
-    v.reserve(v.capacity() + more);
+    if (spotsigs::reserve_charged(*b, v)) return;
+    overflow(r);
+    spotsigs::reserve_charged(*b, v, true);
 }
 
 // Throws the memory-limit error once the rows read so far, and the notes on rows whose values
@@ -211,11 +206,11 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len, uint64
         const unsigned char w = static_cast<unsigned char>(data[1]);
         f->tally->add(length, distinct, w <= 4 ? w : 4);
         if (f->ids != nullptr) {
-            if (f->budget != nullptr) reserve_charged(r, *f->ids);
+            if (f->budget != nullptr) reserve_or_overflow(r, *f->ids);
             f->ids->push_back(id);
         }
         if (f->note_external != nullptr && r->external) {
-            if (f->budget != nullptr) reserve_charged(r, *f->note_external);
+            if (f->budget != nullptr) reserve_or_overflow(r, *f->note_external);
             f->note_external->push_back(ExternalLength{id, length});
         }
     }
@@ -326,14 +321,9 @@ bool collect_slot(TupleTableSlot* slot, DestReceiver* self) {
         pg_entry([&] {
             // Under a budget the notes grow by a charged step (refused: the read overflows, and
             // the value is read as it comes, with its row).
-            ReadBudget* b = r->filter != nullptr ? r->filter->budget : nullptr;
-            const size_t grow = b != nullptr ? r->deferred->next_growth() : 0;
-            if (grow > 0) {
-                if (!b->charge(grow)) {
-                    overflow(r);
-                    return Datum(0);
-                }
-                r->deferred->grow();
+            if (!r->deferred->reserve_charged()) {
+                overflow(r);
+                return Datum(0);
             }
             noted = r->deferred->defer(DatumGetInt64(id), sig);
             return Datum(0);
@@ -377,6 +367,20 @@ void collect_destroy(DestReceiver*) {}
 
 }  // namespace
 
+bool limit_read(ReadPipeline& out, DeferredToast& deferred, size_t memory_limit, ReadBudget* budget,
+                bool defer_listing) {
+    out.limit_growth(memory_limit, defer_listing);
+    if (budget == nullptr) return true;
+    out.charge_to(budget);
+    deferred.charge_to(budget);
+    return !out.overflowed();
+}
+
+bool filed_within_budget(ReadPipeline& out) {
+    while (!out.wait_filed(kBatchWait)) check_interrupts();
+    return !out.overflowed();
+}
+
 namespace {
 // Reads src's rows into out; with a filter, as read_source_filtered describes.
 void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress, RowFilter* filter);
@@ -419,16 +423,13 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
         recv->out = &out;
         recv->deferred = &deferred;
         recv->memory_limit = memory_limit;
-        // A first read (which tallies every row) may not fit; a pass's was planned to.
-        out.limit_growth(memory_limit, filter == nullptr || filter->tally != nullptr);
         recv->progress = &progress;
         recv->relname = src.relname;
         recv->filter = filter;
-        if (filter != nullptr && filter->budget != nullptr) {
-            out.charge_to(filter->budget);
-            deferred.charge_to(filter->budget);
-            if (out.overflowed()) overflow(recv);  // no room for its buffers: rows are only tallied
-        }
+        // A first read (which tallies every row) may not fit; a pass's was planned to.
+        if (!limit_read(out, deferred, memory_limit, filter != nullptr ? filter->budget : nullptr,
+                        filter == nullptr || filter->tally != nullptr))
+            overflow(recv);  // no room for its buffers: rows are only tallied
         recv->content = &content;
         recv->packed = &packed;
         recv->scratch = AllocSetContextCreate(CurrentMemoryContext, "spotsigs_join read", ALLOCSET_DEFAULT_SIZES);
@@ -452,12 +453,9 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
     if (filter != nullptr && filter->expected != nullptr && !(filter->seen == *filter->expected))
         throw_rows_changed(src.relname);
     out.close();
-    if (filter != nullptr && filter->budget != nullptr && !filter->overflowed) {
-        // Whether the budget took the last rows too: a first read is known to fit, or not,
-        // before anything is matched.
-        while (!out.wait_filed(kBatchWait)) check_interrupts();
-        check_read_memory(recv);
-    }
+    // Whether the budget took the last rows too.
+    if (filter != nullptr && filter->budget != nullptr && !filter->overflowed && !filed_within_budget(out))
+        overflow(recv);
     pg_guard([&] {
         MemoryContextDelete(recv->scratch);
         pfree(recv);

@@ -17,6 +17,7 @@
 namespace spotsigs::pg {
 
 class Progress;
+class DeferredToast;
 
 // A checked join input: everything needed to read it, in palloc'd / plain storage only.
 struct JoinSource {
@@ -37,6 +38,21 @@ JoinSource resolve_source(Oid relid, const char* id_column, const char* sig_colu
 // backend's thread files as it reads). Inside pg_entry.
 std::unique_ptr<ReadPipeline> open_pipeline(const JoinSource& src, double list_tau, size_t memory_limit,
                                             bool background);
+// Sets out, a read's pipeline, and deferred, the notes of its out-of-line values, to hold within
+// memory_limit. A first read, which may not fit, gives a budget: both charge what they allocate
+// to it first (ReadPipeline::charge_to, DeferredToast::charge_to), the batch buffers take at most
+// an eighth of what it has left, and the caller charges what it keeps beside them to it too. A
+// pass, planned to fit, gives none: out keeps within memory_limit (ReadPipeline::limit_growth),
+// listing prefixes while it is within it unless defer_listing is false. False when the budget has
+// no room even for the pipeline's buffers (the read overflows before its first row). Call before
+// the first row.
+bool limit_read(ReadPipeline& out, DeferredToast& deferred, size_t memory_limit, ReadBudget* budget,
+                bool defer_listing);
+// After close(), waits (serving interrupts) until a first read's pipeline has filed everything;
+// false when its budget refused a document on the way (the read overflowed): a first read is known
+// to fit, or not, before anything is matched. Backend's thread, inside pg_entry.
+bool filed_within_budget(ReadPipeline& out);
+
 // Reads every row with a non-NULL id and signature into out and closes it (inside pg_entry;
 // PostgreSQL is reached through pg_guard). Throws Error(OutOfMemory) once out exceeds
 // memory_limit bytes, and the filing thread's errors.

@@ -10,6 +10,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -19,6 +20,7 @@ extern "C" {
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -274,6 +276,28 @@ ExitStop::~ExitStop() {
 void stop_pipes_for_exit() noexcept {
     for (ExitStop* s = live_exit_stops; s != nullptr; s = s->next_) s->pipe_->stop();
     live_exit_stops = nullptr;
+}
+
+void log_process_memory(const char* fn, const char* step) {
+    pg_guard([&] {
+        if (!message_level_is_interesting(DEBUG2)) return;
+        long anon = -1, file = -1, shmem = -1, hwm = -1;
+        if (FILE* f = fopen("/proc/self/status", "r")) {
+            char line[256];
+            while (fgets(line, sizeof line, f) != nullptr) {
+                if (strncmp(line, "RssAnon:", 8) == 0) anon = atol(line + 8);
+                if (strncmp(line, "RssFile:", 8) == 0) file = atol(line + 8);
+                if (strncmp(line, "RssShmem:", 9) == 0) shmem = atol(line + 9);
+                if (strncmp(line, "VmHWM:", 6) == 0) hwm = atol(line + 6);
+            }
+            fclose(f);
+        }
+        const struct mallinfo2 mi = mallinfo2();
+        elog(DEBUG2,
+             "%s: %s: resident anonymous %ld kB, files %ld kB, shared memory %ld kB (process high-water %ld "
+             "kB); malloc arenas %zu kB, %zu kB in use, mappings %zu kB",
+             fn, step, anon, file, shmem, hwm, mi.arena >> 10, mi.uordblks >> 10, mi.hblkhd >> 10);
+    });
 }
 
 void throw_memory_limit(const char* what, const std::string& detail) {

@@ -73,6 +73,13 @@ private:
     ExitStop* next_ = nullptr;
 };
 
+// Logs at DEBUG2 the backend's own memory at a step of a join (fn names it), to set beside what
+// the join accounts: its resident anonymous memory (heap and private mappings), file pages (the
+// server's and the libraries' code) and shared memory (the shared buffers it touched) now, the
+// process's resident high-water mark (VmHWM, the sum of all three), and what glibc's arenas hold
+// (all threads' arenas) and have in use, and its mapped blocks. Backend's thread.
+void log_process_memory(const char* fn, const char* step);
+
 // Throws Error(OutOfMemory) naming spotsigs.join_memory_limit; what says which step ran out,
 // detail (when not empty) what needed the memory.
 [[noreturn]] void throw_memory_limit(const char* what, const std::string& detail = std::string());

@@ -41,12 +41,16 @@ public:
     // value the scan holds while its chunks come (one the budget refuses is detoasted afterwards,
     // on its own); budget outlives this.
     void charge_to(ReadBudget* budget) noexcept { budget_ = budget; }
-    // The bytes the next defer() may allocate (0 when the notes have room), and that growth,
-    // made in advance so that defer() itself allocates nothing.
-    size_t next_growth() const noexcept {
-        return values_.size() < values_.capacity() ? 0 : std::max<size_t>(values_.capacity(), 64) * sizeof(Value);
+    // Under a budget (charge_to), makes room for the next defer() in advance, charging the
+    // growth of the notes first, so that defer() itself allocates nothing; false, with nothing
+    // charged or allocated, when the budget refuses it. Without one, true (defer() grows them).
+    bool reserve_charged() {
+        if (budget_ == nullptr || values_.size() < values_.capacity()) return true;
+        const size_t more = std::max<size_t>(values_.capacity(), 64);
+        if (!budget_->charge(more * sizeof(Value))) return false;
+        values_.reserve(values_.capacity() + more);
+        return true;
     }
-    void grow() { values_.reserve(values_.capacity() + std::max<size_t>(values_.capacity(), 64)); }
     // Values noted.
     size_t size() const noexcept { return values_.size(); }
     // Bytes held by the notes (about 40 per value noted, 16 more per value during the scan).

@@ -71,6 +71,9 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include <malloc.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -104,6 +107,10 @@ namespace {
 // heap; deleted by EndCustomScan, a rescan that reads again, or (after an error) the reset
 // callback of the query's memory context.
 struct JoinRows {
+    // The first read's budget (null in a pass): the limit, charged by both sides' pipelines, the
+    // notes of their out-of-line values and the kept tuples before they allocate. Declared first,
+    // so destroyed after everything that charges it.
+    std::unique_ptr<ReadBudget> budget;
     std::unique_ptr<ReadPipeline> pipe[2];
     // Declared after the pipelines, so destroyed before them.
     std::optional<ExitStop> stop[2];
@@ -146,6 +153,8 @@ struct JoinScanState {
     int threads;
     JoinMethod method;
     MemoryContext rows_cxt;
+    size_t rows_block;             // the largest block rows_cxt allocates (bytes)
+    size_t first_read;             // the first read's accounted peak (its budget's), in passes
     TupleTableSlot* side_slot[2];  // each child's rows as kept
     JoinRows* rows;
     bool matched;
@@ -297,7 +306,12 @@ void begin_scan(CustomScanState* node, EState* estate, int eflags) {
     if (st->self) st->sig_needed[0] = st->sig_needed[0] || st->sig_needed[1];
     read_settings(st);
     st->join_qual = ExecInitQual(quals, &node->ss.ps);
-    st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_SIZES);
+    // The kept tuples' blocks take at most a 64th of the limit (a first read charges the block a
+    // tuple may open before it copies the tuple), and PostgreSQL's usual largest block at most.
+    st->rows_block = MAXALIGN(
+        std::clamp<size_t>(join_memory_limit_bytes() / 64, ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE));
+    st->rows_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin rows", ALLOCSET_DEFAULT_MINSIZE,
+                                         ALLOCSET_DEFAULT_INITSIZE, st->rows_block);
     st->spill_cxt = AllocSetContextCreate(estate->es_query_cxt, "SpotsigsJoin passes", ALLOCSET_DEFAULT_SIZES);
     st->cleanup.func = delete_all;
     st->cleanup.arg = st;
@@ -335,12 +349,14 @@ size_t filed_bytes(const JoinRows* r) {
 // Starts the pipeline of side k: with a filing thread when the threads allow one more (the
 // outer side from 2 threads on, the inner, read while the outer may still be filing, from 3);
 // listing prefixes for a self-join by the default method; presized for the child's estimated
-// rows when they are few enough.
-void open_side(JoinScanState* st, int k) {
+// rows when they are few enough. It and the notes of the side's out-of-line values hold within
+// limit bytes as a function's read does (limit_read): charged to the first read's budget, or in
+// a pass within the limit. False when the budget has no room even for its buffers.
+bool open_side(JoinScanState* st, int k, size_t limit) {
     // (A pass reads a part of the rows: not presized.)
     const double est =
         st->in_passes ? 0 : ((Plan*)list_nth(((CustomScan*)st->css.ss.ps.plan)->custom_plans, k))->plan_rows;
-    const size_t limit = join_memory_limit_bytes();
+    bool fits = true;
     pg_entry([&] {
         JoinRows* r = st->rows;
         // (The content measure's matcher joins copies of the rows: nothing listed for it.)
@@ -350,21 +366,69 @@ void open_side(JoinScanState* st, int k) {
         r->pipe[k] =
             std::make_unique<ReadPipeline>(list_tau, presize ? static_cast<size_t>(est) : 0, 0, st->threads > k + 1);
         r->stop[k].emplace(*r->pipe[k]);
-        if (presize) r->tuples[k].reserve(static_cast<size_t>(est));
+        ReadBudget* budget = r->budget.get();
+        fits = limit_read(*r->pipe[k], r->deferred[k], limit, budget, !st->in_passes);
+        const size_t tuples = presize ? static_cast<size_t>(est) : 0;
+        if (fits && tuples > 0 && (budget == nullptr || budget->charge(tuples * sizeof(MinimalTuple))))
+            r->tuples[k].reserve(tuples);
         return Datum(0);
     });
+    return fits;
+}
+
+// Copies the row in slot, of side k, into rows_cxt as a kept tuple: whole, or without its
+// signature when nothing reads it (values and nulls: room for the side's columns). Under the
+// first read's budget, what the copy may take in rows_cxt (its chunk, at most twice its size with
+// the chunk's header, and a new block of the context) is charged before it is made, and what it
+// did not take goes back; nullptr, nothing allocated, when the budget refuses it.
+MinimalTuple copy_kept_tuple(JoinScanState* st, int k, TupleTableSlot* slot, Datum* values, bool* nulls, bool whole) {
+    const int natts = st->natts[k];
+    TupleDesc desc = slot->tts_tupleDescriptor;
+    whole = whole || st->sig_needed[k];
+    if (!whole) {
+        slot_getallattrs(slot);
+        memcpy(values, slot->tts_values, sizeof(Datum) * natts);
+        memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
+        nulls[st->sig_attno[k] - 1] = true;
+    }
+    ReadBudget* budget = st->rows->budget.get();
+    size_t bound = 0, before = 0;
+    if (budget != nullptr) {
+        if (whole) slot_getallattrs(slot);
+        const Size data =
+            heap_compute_data_size(desc, whole ? slot->tts_values : values, whole ? slot->tts_isnull : nulls);
+        const Size size = MAXALIGN(SizeofMinimalTupleHeader + BITMAPLEN(natts)) + data;
+        bound = 2 * size + st->rows_block + 64;
+        if (!budget->charge(bound)) return nullptr;  // (noexcept, as are release and force)
+        before = tuple_bytes(st);
+    }
+    MemoryContext old = MemoryContextSwitchTo(st->rows_cxt);
+    MinimalTuple t = whole ? ExecCopySlotMinimalTuple(slot) : SPOTSIGS_FORM_MINIMAL_TUPLE(desc, values, nulls);
+    MemoryContextSwitchTo(old);
+    if (budget != nullptr) {
+        const size_t took = tuple_bytes(st) - before;
+        if (took <= bound) budget->release(bound - took);
+        else budget->force(took - bound);
+    }
+    return t;
 }
 
 // Keeps tuple t of side k (the C++ half of read_side), found at position pos of its side's
-// tuplestore in a pass; returns its index, or -1 when the kept rows exceed limit bytes.
+// tuplestore in a pass; returns its index, or -1 when the kept rows exceed limit bytes (under
+// the first read's budget: when it refuses their vector's growth, or refused a document of the
+// side's pipeline).
 int64_t keep_tuple(JoinScanState* st, int k, MinimalTuple t, size_t limit, uint32_t pos) {
     JoinRows* r = st->rows;
-    const size_t tuples = tuple_bytes(st);
+    const size_t tuples = r->budget ? 0 : tuple_bytes(st);
     bool over = false;
     pg_entry([&] {
+        if (r->budget) {
+            over = r->pipe[k]->overflowed() || !reserve_charged(*r->budget, r->tuples[k]);
+            if (over) return Datum(0);
+        }
         r->tuples[k].push_back(t);
         if (st->in_passes) r->spill_pos[k].push_back(pos);
-        over = tuples + pipe_bytes(r) > limit;
+        if (!r->budget) over = tuples + pipe_bytes(r) > limit;
         return Datum(0);
     });
     return over ? -1 : static_cast<int64_t>(r->tuples[k].size() - 1);
@@ -402,15 +466,19 @@ bool empty_signature(const struct varlena* v) {
     return empty;
 }
 
-// Keeps the row in slot among an anti join's outer rows that match nothing.
-void keep_unmatchable(JoinScanState* st, TupleTableSlot* slot) {
-    MemoryContext old = MemoryContextSwitchTo(st->rows_cxt);
-    MinimalTuple t = ExecCopySlotMinimalTuple(slot);
-    MemoryContextSwitchTo(old);
+// Keeps the row in slot among an anti join's outer rows that match nothing; false when the first
+// read's budget refuses it (values and nulls as for copy_kept_tuple).
+bool keep_unmatchable(JoinScanState* st, TupleTableSlot* slot, Datum* values, bool* nulls) {
+    MinimalTuple t = copy_kept_tuple(st, 0, slot, values, nulls, true);
+    if (t == nullptr) return false;
+    bool kept = true;
     pg_entry([&] {
-        st->rows->unmatchable.push_back(t);
+        JoinRows* r = st->rows;
+        kept = !r->budget || reserve_charged(*r->budget, r->unmatchable);
+        if (kept) r->unmatchable.push_back(t);
         return Datum(0);
     });
+    return kept;
 }
 
 // Whether the rows of side k are those the content measure's query expression reads.
@@ -491,14 +559,15 @@ void sample_content_query(JoinScanState* st, int k, TupleTableSlot* slot, Datum 
 
 // Reads every row of child k, keeping those with a non-empty signature; in passes (pass given),
 // reads side k's tuplestore instead, keeping the rows of the lengths the pass reads. False when
-// the kept rows exceed limit bytes (what was read is then left as it is, for delete_rows).
+// the kept rows exceed limit bytes, or the first read's budget refuses what they need (what was
+// read is then left as it is, for delete_rows).
 bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nullptr) {
     PlanState* child = (PlanState*)list_nth(st->css.custom_ps, k);
     ExprContext* econtext = st->css.ss.ps.ps_ExprContext;
     const int natts = st->natts[k];
     Datum* values = (Datum*)palloc(sizeof(Datum) * (natts > 0 ? natts : 1));
     bool* nulls = (bool*)palloc(sizeof(bool) * (natts > 0 ? natts : 1));
-    open_side(st, k);
+    if (!open_side(st, k, limit)) return false;
     HandOverTarget to = {st, k};
     uint32_t pos = 0;  // in passes: the next row's position in the tuplestore
     if (pass != nullptr) tuplestore_rescan(st->spill[k]);
@@ -518,7 +587,7 @@ bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nu
         bool isnull;
         Datum d = slot_getattr(slot, st->sig_attno[k], &isnull);
         if (isnull) {
-            if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
+            if (k == 0 && st->jointype == JOIN_ANTI && !keep_unmatchable(st, slot, values, nulls)) return false;
             continue;
         }
         if (st->content_samples < 2 && content_side(st, k)) {
@@ -532,36 +601,33 @@ bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nu
             v = PG_DETOAST_DATUM_PACKED(d);
             if (empty_signature(v)) {
                 MemoryContextSwitchTo(old);
-                if (k == 0 && st->jointype == JOIN_ANTI) keep_unmatchable(st, slot);
+                const bool kept = k != 0 || st->jointype != JOIN_ANTI || keep_unmatchable(st, slot, values, nulls);
                 ResetExprContext(econtext);
+                if (!kept) return false;
                 continue;
             }
         }
-        MemoryContextSwitchTo(st->rows_cxt);
-        MinimalTuple t;
-        if (st->sig_needed[k]) {
-            t = ExecCopySlotMinimalTuple(slot);
-        } else {
-            // The signature is only matched, never output: the kept row leaves it out.
-            slot_getallattrs(slot);
-            memcpy(values, slot->tts_values, sizeof(Datum) * natts);
-            memcpy(nulls, slot->tts_isnull, sizeof(bool) * natts);
-            nulls[st->sig_attno[k] - 1] = true;
-            t = SPOTSIGS_FORM_MINIMAL_TUPLE(slot->tts_tupleDescriptor, values, nulls);
-        }
         MemoryContextSwitchTo(old);
-        const int64_t id = keep_tuple(st, k, t, limit, pos - 1);
+        MinimalTuple t = copy_kept_tuple(st, k, slot, values, nulls, false);
+        const int64_t id = t == nullptr ? -1 : keep_tuple(st, k, t, limit, pos - 1);
         if (id < 0) {
             ResetExprContext(econtext);
             return false;
         }
         bool noted = false;
         if (external) {
-            // An out-of-line value holds more than 2 kB: it is not empty.
+            // An out-of-line value holds more than 2 kB: it is not empty. Under the first read's
+            // budget the notes grow by a charged step (refused: the read does not fit).
+            bool room = true;
             pg_entry([&] {
-                noted = st->rows->deferred[k].defer(id, d);
+                room = st->rows->deferred[k].reserve_charged();
+                if (room) noted = st->rows->deferred[k].defer(id, d);
                 return Datum(0);
             });
+            if (!room) {
+                ResetExprContext(econtext);
+                return false;
+            }
             if (!noted) {
                 old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
                 v = PG_DETOAST_DATUM_PACKED(d);
@@ -573,12 +639,16 @@ bool read_side(JoinScanState* st, int k, size_t limit, const JoinPass* pass = nu
     }
     pfree(values);
     pfree(nulls);
+    bool fits = true;
     pg_entry([&] {
-        st->rows->deferred[k].fetch(hand_over, &to);
-        st->rows->pipe[k]->close();
+        JoinRows* r = st->rows;
+        r->deferred[k].fetch(hand_over, &to);
+        r->pipe[k]->close();
+        // Whether the budget took the last rows too, before anything is matched.
+        if (r->budget) fits = filed_within_budget(*r->pipe[k]);
         return Datum(0);
     });
-    return true;
+    return fits;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -899,7 +969,15 @@ PassResult run_pass(JoinScanState* st, const JoinPass& p, size_t limit, const st
     }
     out.peak = used + peak;
     st->pass_candidates += st->rows->candidates.load();
-    pg_guard([&] { emit_pass(st, p); });
+    pg_guard([&] {
+        emit_pass(st, p);
+        // The pass's rows go, and their memory back to the system, before the next pass.
+        delete_rows(st);
+        MemoryContextReset(st->rows_cxt);
+        new_rows(st);
+    });
+    malloc_trim(0);
+    log_process_memory("SpotsigsJoin", "a pass ended");
     return out;
 }
 
@@ -950,6 +1028,8 @@ void run_in_passes(JoinScanState* st) {
          "passes");
     delete_rows(st);
     MemoryContextReset(st->rows_cxt);
+    malloc_trim(0);  // the first read's memory goes back to the system (the passes' pipelines map theirs)
+    log_process_memory("SpotsigsJoin", "the first read's memory given back");
     st->in_passes = true;
     st->read_s = st->match_s = 0;
     pg_entry([&] {
@@ -991,11 +1071,14 @@ void run_in_passes(JoinScanState* st) {
             [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(st, p, hist, at_least, held); }, worst);
         return Datum(0);
     });
+    // The first read's peak, or a pass's with the row lengths kept beside the passes.
+    const size_t peak = std::max<size_t>(st->first_read, worst + held);
     elog(DEBUG1,
-         "SpotsigsJoin: %llu passes within spotsigs.join_memory_limit, accounted peak %zu kB (a pass's rows and "
-         "matcher with %zu kB of row lengths kept beside them), %llu pairs",
-         (unsigned long long)st->passes, (size_t)((worst + held) >> 10), held >> 10,
-         (unsigned long long)st->pass_pairs);
+         "SpotsigsJoin: %llu passes %s spotsigs.join_memory_limit, accounted peak %zu kB (first read %zu kB, passes "
+         "%zu kB with %zu kB of row lengths kept beside them), %llu pairs",
+         (unsigned long long)st->passes, peak <= limit ? "within" : "above", peak >> 10, st->first_read >> 10,
+         (size_t)((worst + held) >> 10), held >> 10, (unsigned long long)st->pass_pairs);
+    log_process_memory("SpotsigsJoin", "the passes ended");
     // The last pass's rows go; the result is read from the tuplestores.
     delete_rows(st);
     MemoryContextReset(st->rows_cxt);
@@ -1044,8 +1127,17 @@ TupleTableSlot* next_pair(ScanState* ss) {
         auto t0 = std::chrono::steady_clock::now();
         const size_t limit = join_memory_limit_bytes();
         st->match_s = 0;
-        bool fits = read_side(st, 0, limit) && (st->self || read_side(st, 1, limit));
+        // The first read: both sides charge one budget, the limit, before they allocate (the
+        // kept tuples' context holds a block already).
+        pg_entry([&] {
+            st->rows->budget = std::make_unique<ReadBudget>(limit);
+            return Datum(0);
+        });
+        bool fits = false;
+        if (st->rows->budget->charge(tuple_bytes(st)))
+            fits = read_side(st, 0, limit) && (st->self || read_side(st, 1, limit));
         st->read_s = seconds_since(t0);
+        st->first_read = st->rows->budget->peak();
         if (fits) fits = match(st);
         if (!fits) run_in_passes(st);
         else if (st->jointype != JOIN_INNER) mark_hits(st);
