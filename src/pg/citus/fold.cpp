@@ -144,15 +144,23 @@ bool foldable(Kind k, List* args) {
     return false;
 }
 
-// PostgreSQL 15 declares the walkers' and mutators' callbacks without parameters; the cast goes
-// through void (*)(), the type GCC exempts from its function cast check.
+// The walkers' and mutators' callback types: without parameters on PostgreSQL 15, (Node*, void*)
+// from 16 on, where the macros cast to them again (a cast from any other type draws
+// -Wcast-function-type). The cast goes through void (*)(), the type GCC exempts from that check.
+#if PG_VERSION_NUM >= 160000
+using WalkerFn = tree_walker_callback;
+using MutatorFn = tree_mutator_callback;
+#else
+using WalkerFn = bool (*)();
+using MutatorFn = Node* (*)();
+#endif
 template <class C>
-bool (*as_walker(bool (*fn)(Node*, C*)))() {
-    return reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(fn));
+WalkerFn as_walker(bool (*fn)(Node*, C*)) {
+    return reinterpret_cast<WalkerFn>(reinterpret_cast<void (*)()>(fn));
 }
 template <class C>
-Node* (*as_mutator(Node* (*fn)(Node*, C*)))() {
-    return reinterpret_cast<Node* (*)()>(reinterpret_cast<void (*)()>(fn));
+MutatorFn as_mutator(Node* (*fn)(Node*, C*)) {
+    return reinterpret_cast<MutatorFn>(reinterpret_cast<void (*)()>(fn));
 }
 
 // The first pass: whether the query holds a call to fold, and the relations it names.

@@ -196,11 +196,11 @@ void maybe_refresh(TriggerConfig* c, Relation rel) {
     {
         // The statements name every object by schema or run under pg_catalog first: the
         // caller's search_path cannot redirect an operator or a cast.
-        const int nest = NewGUCNestLevel();
+        const int reflag_nest = NewGUCNestLevel();
         (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
                                 0, false);
         analyze_and_reflag(c, rel);
-        AtEOXact_GUC(true, nest);
+        AtEOXact_GUC(true, reflag_nest);
     }
     PG_FINALLY();
     { reflag_relid = InvalidOid; }
