@@ -10,13 +10,8 @@ use Test::More;
 use lib 'test/t';
 use CitusNodes;
 
-my $libdir = `pg_config --pkglibdir`;
-chomp $libdir;
-my ($pgmajor) = `pg_config --version` =~ /PostgreSQL (\d+)/;
-plan skip_all => "Citus 13, the version these tests use, supports PostgreSQL 15 to 17; this is $pgmajor"
-  if $pgmajor > 17;
-plan skip_all => "Citus is not installed in $libdir (test/citus/build-citus builds it from ../shared/vendor)"
-  unless -f "$libdir/citus.so";
+my $citus_missing = citus_missing();
+plan skip_all => $citus_missing if $citus_missing;
 
 my ($coord, @workers) = citus_nodes(workers => 2, preload => 'citus,spotsigs', max_connections => 60);
 my @nodes = ($coord, @workers);

@@ -15,13 +15,8 @@ use Test::More;
 use lib 'test/t';
 use CitusNodes;
 
-my $libdir = `pg_config --pkglibdir`;
-chomp $libdir;
-my ($pgmajor) = `pg_config --version` =~ /PostgreSQL (\d+)/;
-plan skip_all => "Citus 13, the version these tests use, supports PostgreSQL 15 to 17; this is $pgmajor"
-  if $pgmajor > 17;
-plan skip_all => "Citus is not installed in $libdir (test/citus/build-citus builds it from ../shared/vendor)"
-  unless -f "$libdir/citus.so";
+my $citus_missing = citus_missing();
+plan skip_all => $citus_missing if $citus_missing;
 my $data = $ENV{SPOTSIGS_NEWSFRAMES} // '';
 plan skip_all => "newsframes-dev not found (set SPOTSIGS_NEWSFRAMES to its pages.tsv.gz)"
   unless $data ne '' && -r $data;

@@ -8,7 +8,20 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use Exporter 'import';
 
-our @EXPORT = qw(citus_nodes);
+our @EXPORT = qw(citus_nodes citus_missing);
+
+# Why the Citus tests cannot run here, or undef: Citus 13 supports PostgreSQL 15 to 17, and it
+# must be installed in the server's library directory.
+sub citus_missing {
+	my $libdir = `pg_config --pkglibdir`;
+	chomp $libdir;
+	my ($pgmajor) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+	return "Citus 13, the version these tests use, supports PostgreSQL 15 to 17; this is $pgmajor"
+	  if $pgmajor > 17;
+	return "Citus is not installed in $libdir (test/citus/build-citus builds it from ../shared/vendor)"
+	  unless -f "$libdir/citus.so";
+	return undef;
+}
 
 # citus_nodes(workers => 3, preload => 'citus', max_connections => 80): ($coordinator, @workers)
 sub citus_nodes {
