@@ -54,16 +54,16 @@ my $h = IPC::Run::start(
 	  "SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.3, 2, 'bruteforce')" ],
 	'<', \$in, '>', \$out, '2>', \$err);
 ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching, % of 100000 documents%'"),
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching, % of 100000 documents%'"),
 	'progress shows in pg_stat_activity.query');
 my $activity = $node->safe_psql('postgres',
-	"SELECT query FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	"SELECT query FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 note("pg_stat_activity.query: $activity");
 like($activity, qr/^spotsigs_join: matching, \d+ of 100000 documents \(\d+%\) \| SELECT count/,
 	'progress text names the documents done and the query');
 my $t0 = time;
 $node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 $h->finish;
 my $elapsed = time - $t0;
 like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join');
@@ -75,15 +75,40 @@ is($node->safe_psql('postgres',
 	$node->safe_psql('postgres', "SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND a.sig = b.sig WHERE a.id < 100"),
 	'a join after the cancels gives the right answer');
 
+# A session whose join was cancelled shows its own query again once idle, not the progress text.
+($in, $out, $err) = ('', '', '');
+$h = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres') ],
+	'<', \$in, '>', \$out, '2>', \$err);
+$in .= "SET application_name = 'stale_progress';\n"
+	. "SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.3, 2, 'bruteforce');\n";
+$h->pump_nb;
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'stale_progress' "
+	  . "AND query LIKE 'spotsigs_join: matching%'"), 'the kept session is matching');
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'stale_progress'");
+$h->pump until $err =~ /canceling statement/;
+ok($node->poll_query_until('postgres',
+	"SELECT state = 'idle' FROM pg_stat_activity WHERE application_name = 'stale_progress'"),
+	'the cancelled session goes idle');
+is($node->safe_psql('postgres',
+	"SELECT query FROM pg_stat_activity WHERE application_name = 'stale_progress'"),
+	"SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.3, 2, 'bruteforce');",
+	'the idle session shows its query, not the progress of the cancelled join');
+$in .= "\\q\n";
+$h->finish;
+
 # pg_terminate_backend during a join: the backend exits (its thread stopped), the server lives.
+# Only an active session is matched: an idle one may still show what it last ran.
+($in, $out, $err) = ('', '', '');
 $h = IPC::Run::start(
 	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
 	  "SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.3, 2, 'bruteforce')" ],
 	'<', \$in, '>', \$out, '2>', \$err);
 $node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 $node->safe_psql('postgres',
-	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 $h->finish;
 like($err, qr/terminating connection due to administrator command/, 'pg_terminate_backend ends the joining backend');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server still answers after the termination');

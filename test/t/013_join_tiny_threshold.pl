@@ -77,11 +77,11 @@ for my $how ('cancel', 'terminate') {
 		  "SELECT count(*) FROM spotsigs_join('apart', 'id', 'sig', 1e-20, 2, 'bruteforce')" ],
 		'<', \$in, '>', \$o, '2>', \$e, IPC::Run::timeout(60));
 	ok($node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'"),
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'"),
 		"$how: the join is matching");
 	my $t0 = time;
 	$node->safe_psql('postgres',
-		"SELECT pg_${how}_backend(pid) FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+		"SELECT pg_${how}_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 	eval { $h->finish; };
 	if ($@) {
 		$h->kill_kill;

@@ -47,19 +47,19 @@ my $h = IPC::Run::start(
 	  "SELECT count(*) FROM spotsigs_join('cm', 'id', 'sig') /* $euros */" ],
 	'<', \$in, '>', \$out, '2>', \$err);
 ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'"),
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'"),
 	'progress shows in pg_stat_activity.query');
 # convert_to checks the text is valid UTF-8 (22021 otherwise).
 my ($ret, $len, $perr) = $node->psql('postgres',
 	"SELECT octet_length(convert_to(query, 'UTF8')) || ' ' || (right(query, 1) = U&'\\20AC') "
-	  . "FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	  . "FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 is($perr, '', 'the progress text is valid UTF-8');
 like($len, qr/^(\d+) true$/, 'it ends with a whole character');
 my ($bytes) = $len =~ /^(\d+)/;
 cmp_ok($bytes // 0, '>', 4095 - 3, "it keeps what track_activity_query_size allows ($len bytes)");
 cmp_ok($bytes // 0, '<=', 4095, 'and no more');
 $node->safe_psql('postgres',
-	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'spotsigs_join: matching%'");
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: matching%'");
 $h->finish;
 like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join');
 

@@ -111,14 +111,14 @@ my ($in, $h) = ('');
 $h = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', $slow ],
 	'<', \$in, '>', \$out, '2>', \$err);
 ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching, % of 60000 documents%'"),
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SpotsigsJoin: matching, % of 60000 documents%'"),
 	'progress shows in pg_stat_activity.query');
-my $activity = $node->safe_psql('postgres', "SELECT query FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching%'");
+my $activity = $node->safe_psql('postgres', "SELECT query FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SpotsigsJoin: matching%'");
 note("pg_stat_activity.query: $activity");
 like($activity, qr/^SpotsigsJoin: matching, \d+ of 60000 documents \(\d+%\) \| SET spotsigs.join_method/,
 	'the progress text names the documents done and the query');
 my $t0 = time;
-$node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SpotsigsJoin: matching%'");
+$node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SpotsigsJoin: matching%'");
 $h->finish;
 my $elapsed = time - $t0;
 like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join');

@@ -150,6 +150,14 @@ Progress::Progress(const char* fn_name) : fn_(fn_name) {
     last_us_ = start_us_;
 }
 
+Progress::~Progress() {
+    try {
+        finish();
+    } catch (...) {
+        // Only the displayed text is at stake; the error being unwound matters more.
+    }
+}
+
 bool Progress::due() {
     int64_t t = now_us();
     if (t - last_us_ < kReportIntervalUs) return false;

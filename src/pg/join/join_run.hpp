@@ -21,11 +21,16 @@ namespace spotsigs::pg {
 class Progress {
 public:
     explicit Progress(const char* fn_name);
+    // Puts the original query text back on every way out, an error's unwinding included: an idle
+    // session keeps showing its last query text, which must not be a cancelled join's progress.
+    ~Progress();
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
     // Called while rows are read.
     void reading(size_t rows);
     // Called while matching; done counts probe documents finished.
     void matching(uint64_t done, uint64_t total);
-    // Puts the original query text back (call on success; an error resets it anyway).
+    // Puts the original query text back.
     void finish();
 
 private:
