@@ -7,6 +7,10 @@ extern "C" {
 #include "access/detoast.h"
 #include "catalog/pg_type_d.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
@@ -89,6 +93,8 @@ bool read_measure(FunctionCallInfo fcinfo, int p, bool threshold_given) {
     return false;
 }
 
+void read_threads_method(FunctionCallInfo fcinfo, int p, JoinCall& call);
+
 // Reads and checks the arguments: `sources` (rel, id, sig) triples, then threshold, threads,
 // method and (self-joins) measure. Raises PostgreSQL errors directly; call before entering C++.
 // fn: the function called.
@@ -104,18 +110,7 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     int p = 3 * sources;
     call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
     call.tau = PG_ARGISNULL(p) && call.content ? kContentThreshold : threshold_arg(fcinfo, p);
-    call.threads = PG_ARGISNULL(p + 1) ? join_max_threads : PG_GETARG_INT32(p + 1);
-    if (call.threads < 1)
-        ereport(ERROR,
-                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("threads must be at least 1, not %d", call.threads)));
-    if (call.threads > join_max_threads) call.threads = join_max_threads;
-    call.method = static_cast<JoinMethod>(join_method_guc);
-    if (!PG_ARGISNULL(p + 2)) {
-        char* m = text_to_cstring(PG_GETARG_TEXT_PP(p + 2));
-        if (!parse_join_method(m, &call.method))
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown join method \"%s\"", m),
-                            errhint("Use 'partitioned', 'nopart', 'noprune' or 'bruteforce'.")));
-    }
+    read_threads_method(fcinfo, p + 1, call);
     Oid spotsig = spotsig_type_oid(fcinfo);
     for (int k = 0; k < sources; ++k)
         call.src[k] = resolve_source(PG_GETARG_OID(3 * k), NameStr(*PG_GETARG_NAME(3 * k + 1)),
@@ -134,6 +129,22 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     // Fails early (before any reading) when the caller cannot take a materialized result.
     InitMaterializedSRF(fcinfo, 0);
     return call;
+}
+
+// Reads the threads (at position p) and method (p + 1) arguments of a join call into call.
+void read_threads_method(FunctionCallInfo fcinfo, int p, JoinCall& call) {
+    call.threads = PG_ARGISNULL(p) ? join_max_threads : PG_GETARG_INT32(p);
+    if (call.threads < 1)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("threads must be at least 1, not %d", call.threads)));
+    if (call.threads > join_max_threads) call.threads = join_max_threads;
+    call.method = static_cast<JoinMethod>(join_method_guc);
+    if (!PG_ARGISNULL(p + 1)) {
+        char* m = text_to_cstring(PG_GETARG_TEXT_PP(p + 1));
+        if (!parse_join_method(m, &call.method))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown join method \"%s\"", m),
+                            errhint("Use 'partitioned', 'nopart', 'noprune' or 'bruteforce'.")));
+    }
 }
 
 // The candidate pairs the joins of this session verified (JoinOptions::candidates), read by
@@ -890,17 +901,8 @@ const int kSwapped[2] = {1, 0};
 
 }  // namespace
 
-// spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
-//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
-SPOTSIGS_FUNCTION(spotsigs_join) {
-    JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
-    if (citus_distributed(fcinfo, call.src[0].relid)) {
-        citus_template(call, 0, "spotsigs_join");
-        // On the nodes holding the shards (src/sql/70_citus.sql).
-        CitusArgs a = citus_args(fcinfo, call, kInOrder);
-        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
-        return Datum(0);
-    }
+// spotsigs_join's self-join of call's relation on this node, into the call's result.
+static Datum self_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
@@ -930,21 +932,8 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     });
 }
 
-// spotsigs_join_rs(r, r_id, r_sig, s, s_id, s_sig, threshold, threads, method)
-//   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
-SPOTSIGS_FUNCTION(spotsigs_join_rs) {
-    JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
-    // A side hash-distributed by Citus: the nodes holding its shards pair their rows with the
-    // other side's, which goes to them (read here when it is not distributed, from the nodes
-    // holding its shards when it is: then the smaller side travels, src/sql/70_citus.sql).
-    bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
-    bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
-    if (r_dist || s_dist) {
-        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
-        CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
-        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
-        return Datum(0);
-    }
+// spotsigs_join_rs's join of call's two relations on this node, into the call's result.
+static Datum rs_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
     if (call.content && !call.has_template) {
         // No stored statistics on either side: the template of s (the archive), from its rows.
         int64 rows = 0;
@@ -1022,6 +1011,128 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         progress.finish();
         return Datum(0);
     });
+}
+
+// spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
+//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
+SPOTSIGS_FUNCTION(spotsigs_join) {
+    JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
+    if (citus_distributed(fcinfo, call.src[0].relid)) {
+        citus_template(call, 0, "spotsigs_join");
+        // On the nodes holding the shards (src/sql/70_citus.sql).
+        CitusArgs a = citus_args(fcinfo, call, kInOrder);
+        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
+        return Datum(0);
+    }
+    return self_join_result(fcinfo, call);
+}
+
+// spotsigs_join_rs(r, r_id, r_sig, s, s_id, s_sig, threshold, threads, method)
+//   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
+SPOTSIGS_FUNCTION(spotsigs_join_rs) {
+    JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
+    // A side hash-distributed by Citus: the nodes holding its shards pair their rows with the
+    // other side's, which goes to them (read here when it is not distributed, from the nodes
+    // holding its shards when it is: then the smaller side travels, src/sql/70_citus.sql).
+    bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
+    bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
+    if (r_dist || s_dist) {
+        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
+        CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
+        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
+        return Datum(0);
+    }
+    return rs_join_result(fcinfo, call);
+}
+
+// spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
+//                      other_results text[], threshold float8, threads integer, method text,
+//                      template spotsig) RETURNS TABLE(id1 bigint, id2 bigint, similarity float8)
+// The matching of a distributed join's task on its node (spotsigs_citus_task, src/sql/70_citus.sql):
+// the rows of the shards local_shards (each checked as any join input and read as the caller),
+// joined with each other when other_results is NULL (each pair once, id1 < id2), else with the
+// rows of those intermediate results of this transaction (Citus's binary COPY format of (id,
+// signature) rows, each signature checked by the type's receive function as it is read), as
+// (local id, other id). With a template, by the content measure against it: the join one node
+// runs with that template stored (spotsigs_join, spotsigs_join_rs), so each row is read without
+// the template's signatures as it is filed; without one, the plain measure. The join's reader
+// streams both sides from their queries (nothing is materialized on the way).
+SPOTSIGS_FUNCTION(spotsigs_citus_match) {
+    for (int k = 0; k < 3; ++k)
+        if (PG_ARGISNULL(k))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("the shard and column arguments must not be NULL")));
+    if (PG_ARGISNULL(4))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
+    JoinCall call;
+    use_reserved_huge_pages(join_huge_pages);
+    call.tau = threshold_arg(fcinfo, 4);
+    read_threads_method(fcinfo, 5, call);
+    const char* id_column = NameStr(*PG_GETARG_NAME(1));
+    const char* sig_column = NameStr(*PG_GETARG_NAME(2));
+    const Oid spotsig = spotsig_type_oid(fcinfo);
+    Datum* shards;
+    bool* shard_nulls;
+    int nshards;
+    deconstruct_array(PG_GETARG_ARRAYTYPE_P(0), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT, &shards, &shard_nulls,
+                      &nshards);
+    StringInfoData query, names;
+    initStringInfo(&query);
+    initStringInfo(&names);
+    JoinSource local;
+    for (int i = 0; i < nshards; ++i) {
+        if (shard_nulls[i])
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("a shard must not be NULL")));
+        JoinSource s =
+            resolve_source(DatumGetObjectId(shards[i]), id_column, sig_column, spotsig, "spotsigs_citus_match");
+        appendStringInfoString(&query, i > 0 ? " UNION ALL " : "");
+        appendStringInfoString(&query, s.query);
+        appendStringInfoString(&names, i > 0 ? ", " : "");
+        appendStringInfoString(&names, s.relname);
+        if (i == 0) local.relid = s.relid;
+        local.est_rows += s.est_rows;
+        local.est_entries += s.est_entries;
+    }
+    local.relname = names.data;
+    local.query = query.data;
+    call.src[0] = local;
+    call.sources = PG_ARGISNULL(3) ? 1 : 2;
+    bool no_other = false;
+    if (call.sources == 2) {
+        Datum* results;
+        bool* result_nulls;
+        int nresults;
+        deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT, &results, &result_nulls,
+                          &nresults);
+        for (int i = 0; i < nresults; ++i)
+            if (result_nulls[i])
+                ereport(ERROR,
+                        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("an intermediate result must not be NULL")));
+        no_other = nresults == 0;
+        char* ids = OidOutputFunctionCall(F_ARRAY_OUT, PG_GETARG_DATUM(3));
+        JoinSource other;
+        other.relname = psprintf("the intermediate results %s", ids);
+        other.query = psprintf(
+            "SELECT u.id, u.sig FROM pg_catalog.read_intermediate_results(%s::pg_catalog.text[], 'binary') "
+            "AS u(id pg_catalog.int8, sig %s) WHERE u.id IS NOT NULL AND u.sig IS NOT NULL",
+            quote_literal_cstr(ids), format_type_be_qualified(spotsig));
+        call.src[1] = other;
+    }
+    if (!PG_ARGISNULL(7)) {
+        // The content measure with this template, as one node's join with it stored.
+        struct varlena* t = fetch_spotsig(PG_GETARG_DATUM(7));
+        call.content = true;
+        call.has_template = true;
+        pg_entry([&] {
+            MultisetView v = view_of(t);
+            call.tmpl = v.hashes;
+            call.ntmpl = v.size;
+            return Datum(0);
+        });
+    }
+    InitMaterializedSRF(fcinfo, 0);
+    if (nshards == 0 || no_other) return Datum(0);
+    return call.sources == 1 ? self_join_result(fcinfo, call) : rs_join_result(fcinfo, call);
 }
 
 // spotsigs_clusters(rel, id_column, sig_column, threshold, threads, method)
