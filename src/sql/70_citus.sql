@@ -31,20 +31,21 @@ CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
 COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
 
--- The matching of a distributed join's task on its node (spotsigs_citus_task): the rows of the
--- shards local_shards (each checked as any join input, read as the caller) joined with each other
--- when other_results is NULL (pairs with id1 < id2), else with the rows of those intermediate
--- results of this transaction ((id, signature) rows in Citus's binary COPY format, each signature
--- checked by the type's receive function), as (local id, other id, similarity). With a template,
--- by the content measure against it, as one node's join with that template stored: each row is
--- read without the template's signatures as the join files it. The join's reader streams both
--- sides from their queries.
+-- The matching of a distributed join's task on its node (spotsigs_citus_task): local rows, those
+-- of the shards local_shards (each checked as any join input, read as the caller), and other
+-- rows, those of the intermediate results other_results of this transaction ((id, signature)
+-- rows in Citus's binary COPY format, each signature checked by the type's receive function).
+-- pairs: 'local' the local rows' pairs; 'local+cross' the pairs with a local row among both;
+-- 'cross' the pairs of a local and an other row (these three with id1 < id2, from one self-join
+-- of the rows together: their ids must be unique); 'rs' the same pairs as (local id, other id)
+-- from an R-S join (ids may repeat across the sides). With a template, by the content measure
+-- against it, as one node's join with that template stored. The join's reader streams the rows.
 CREATE FUNCTION spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
                                      other_results text[], threshold double precision, threads integer,
-                                     method text, template spotsig)
+                                     method text, template spotsig, pairs text)
     RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
     AS 'MODULE_PATHNAME', 'spotsigs_citus_match' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
-COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double precision, integer, text, spotsig) IS
+COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double precision, integer, text, spotsig, text) IS
     'internal: the matching of a distributed join''s task on its node (spotsigs_citus_task)';
 
 -- One node's share of a distributed join, run on that node inside the coordinator's distributed
@@ -84,21 +85,17 @@ DECLARE
     phase timestamptz;
     fetch_s float8 := 0;
     match_s float8 := 0;
+    own_done boolean := false;
 BEGIN
     FOR i IN 1 .. coalesce(cardinality(shards), 0) LOOP
         EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
                        shards[i], id_column, sig_column) INTO n;
         nrows := nrows + n;
     END LOOP;
-    IF self_join THEN
-        phase := clock_timestamp();
-        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, NULL::pg_catalog.text[],
-                                                threshold, threads, method, template) j;
-        match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
-    END IF;
     -- The other rows, one group at a time (the batch, then each remote node's results), so that a
-    -- task holds its own rows and one other node's at most; each group joined with the local rows.
+    -- task holds its own rows and one other node's at most; each group joined with the local rows:
+    -- for a self-join, together with them in one self-join (the first group's also gives the
+    -- local rows' own pairs); for an R-S join, by the R-S join.
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
         phase := clock_timestamp();
@@ -119,13 +116,28 @@ BEGIN
         fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - phase);
         IF group_rows > 0 AND nrows > 0 THEN
             phase := clock_timestamp();
-            cross_pairs := cross_pairs || (
-                SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results,
-                                                        threshold, threads, method, template) j);
+            IF self_join THEN
+                self_pairs := self_pairs || (
+                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
+                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
+                                                            method, template, CASE WHEN own_done THEN 'cross' ELSE 'local+cross' END) j);
+                own_done := true;
+            ELSE
+                cross_pairs := cross_pairs || (
+                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
+                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
+                                                            method, template, 'rs') j);
+            END IF;
             match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
         END IF;
     END LOOP;
+    IF self_join AND NOT own_done AND nrows > 0 THEN
+        phase := clock_timestamp();
+        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
+          FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, NULL::pg_catalog.text[],
+                                                threshold, threads, method, template, 'local') j;
+        match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
+    END IF;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);

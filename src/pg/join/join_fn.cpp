@@ -6,6 +6,7 @@
 extern "C" {
 #include "access/detoast.h"
 #include "catalog/pg_type_d.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
@@ -75,6 +76,11 @@ struct JoinCall {
     const uint64* tmpl = nullptr;
     size_t ntmpl = 0;
     size_t held = 0;  // bytes the call keeps beside its join's passes (clusters: every row's slot)
+    // When given (a distributed join's task, spotsigs_citus_match), a self-join keeps only the
+    // pairs with a row whose id is in local_ids[0..nlocal) (sorted); cross_only: with exactly one.
+    const int64* local_ids = nullptr;
+    size_t nlocal = 0;
+    bool cross_only = false;
     // When given, the rows are read without these signatures and joined by the plain measure: the
     // content measure's join once its template is known (docs/content-measure.md).
     const SignatureSet* remove = nullptr;
@@ -353,10 +359,21 @@ void put_row(ReturnSetInfo* rsinfo, int64_t a, int64_t b, const double* sim) {
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-// Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code).
-void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs) {
+// Whether id is one of the call's local ids (JoinCall::local_ids).
+bool is_local(const JoinCall& call, int64_t id) {
+    return std::binary_search(call.local_ids, call.local_ids + call.nlocal, static_cast<int64>(id));
+}
+
+// Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code); with
+// local ids, only the pairs the call keeps (JoinCall::local_ids).
+void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs,
+                    const JoinCall* call = nullptr) {
     for (const JoinPair& p : pairs) {
         int64_t x = docs.id(p.a), y = docs.id(p.b);
+        if (call != nullptr && call->local_ids != nullptr) {
+            const int local = is_local(*call, x) + is_local(*call, y);
+            if (local == 0 || (call->cross_only && local == 2)) continue;
+        }
         put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
     }
 }
@@ -914,7 +931,7 @@ static Datum self_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
             pg_guard([&] {
                 if (!presized && bound != 0) presize_result(rsinfo, bound, bound == pairs.size());
                 presized = true;
-                put_self_pairs(rsinfo, docs, pairs);
+                put_self_pairs(rsinfo, docs, pairs, &call);
             });
         };
         // Rows some runs wrote before the matcher ran out are written again by the passes.
@@ -1047,23 +1064,40 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 
 // spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
 //                      other_results text[], threshold float8, threads integer, method text,
-//                      template spotsig) RETURNS TABLE(id1 bigint, id2 bigint, similarity float8)
+//                      template spotsig, pairs text)
+//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8)
 // The matching of a distributed join's task on its node (spotsigs_citus_task, src/sql/70_citus.sql):
-// the rows of the shards local_shards (each checked as any join input and read as the caller),
-// joined with each other when other_results is NULL (each pair once, id1 < id2), else with the
-// rows of those intermediate results of this transaction (Citus's binary COPY format of (id,
-// signature) rows, each signature checked by the type's receive function as it is read), as
-// (local id, other id). With a template, by the content measure against it: the join one node
-// runs with that template stored (spotsigs_join, spotsigs_join_rs), so each row is read without
-// the template's signatures as it is filed; without one, the plain measure. The join's reader
-// streams both sides from their queries (nothing is materialized on the way).
+// the local rows are those of the shards local_shards (each checked as any join input and read
+// as the caller), the other rows those of the intermediate results other_results of this
+// transaction (Citus's binary COPY format of (id, signature) rows, each signature checked by the
+// type's receive function as it is read). pairs says which pairs:
+//   'local'        the local rows' pairs (other_results unused), id1 < id2;
+//   'local+cross'  the pairs with a local row among the local and other rows, id1 < id2;
+//   'cross'        the pairs of a local and an other row, id1 < id2;
+//   'rs'           the pairs of a local and an other row as (local id, other id): the R-S join,
+//                  for rows whose ids may repeat across the two sides.
+// 'local+cross' and 'cross' self-join the local and other rows together (ids unique among them;
+// the self-join's matcher is much faster than the R-S one) and keep the pairs asked for. With a
+// template, by the content measure against it: the join one node runs with that template stored
+// (spotsigs_join, spotsigs_join_rs); without one, the plain measure. The join's reader streams
+// the rows from their queries (nothing is materialized on the way).
 SPOTSIGS_FUNCTION(spotsigs_citus_match) {
     for (int k = 0; k < 3; ++k)
         if (PG_ARGISNULL(k))
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("the shard and column arguments must not be NULL")));
-    if (PG_ARGISNULL(4))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
+    if (PG_ARGISNULL(4) || PG_ARGISNULL(8))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold and pairs must not be NULL")));
+    const char* keep = text_to_cstring(PG_GETARG_TEXT_PP(8));
+    const bool rs = strcmp(keep, "rs") == 0;
+    const bool self = strcmp(keep, "local") == 0;
+    const bool together = strcmp(keep, "local+cross") == 0 || strcmp(keep, "cross") == 0;
+    if (!rs && !self && !together)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown pairs \"%s\"", keep),
+                        errhint("Use 'local', 'local+cross', 'cross' or 'rs'.")));
+    if (!self && PG_ARGISNULL(3))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("other_results must not be NULL for pairs \"%s\"", keep)));
     JoinCall call;
     use_reserved_huge_pages(join_huge_pages);
     call.tau = threshold_arg(fcinfo, 4);
@@ -1095,10 +1129,9 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
     }
     local.relname = names.data;
     local.query = query.data;
-    call.src[0] = local;
-    call.sources = PG_ARGISNULL(3) ? 1 : 2;
+    JoinSource other;
     bool no_other = false;
-    if (call.sources == 2) {
+    if (!self) {
         Datum* results;
         bool* result_nulls;
         int nresults;
@@ -1110,13 +1143,11 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
                         (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("an intermediate result must not be NULL")));
         no_other = nresults == 0;
         char* ids = OidOutputFunctionCall(F_ARRAY_OUT, PG_GETARG_DATUM(3));
-        JoinSource other;
         other.relname = psprintf("the intermediate results %s", ids);
         other.query = psprintf(
             "SELECT u.id, u.sig FROM pg_catalog.read_intermediate_results(%s::pg_catalog.text[], 'binary') "
             "AS u(id pg_catalog.int8, sig %s) WHERE u.id IS NOT NULL AND u.sig IS NOT NULL",
             quote_literal_cstr(ids), format_type_be_qualified(spotsig));
-        call.src[1] = other;
     }
     if (!PG_ARGISNULL(7)) {
         // The content measure with this template, as one node's join with it stored.
@@ -1130,9 +1161,40 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
             return Datum(0);
         });
     }
+    if (nshards == 0 || no_other) {
+        InitMaterializedSRF(fcinfo, 0);
+        return Datum(0);
+    }
+    call.src[0] = local;
+    call.sources = rs ? 2 : 1;
+    if (rs) call.src[1] = other;
+    if (together) {
+        // The local ids, sorted (the id column alone: no signature is read for them).
+        MemoryContext caller = CurrentMemoryContext;
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        if (SPI_execute(psprintf("SELECT l.id FROM (%s) l(id, sig) ORDER BY 1", local.query), true, 0) != SPI_OK_SELECT)
+            elog(ERROR, "spotsigs_citus_match: reading the local ids failed");
+        int64* ids =
+            static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
+        for (uint64 i = 0; i < SPI_processed; ++i) {
+            bool isnull;
+            ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+        }
+        call.local_ids = ids;
+        call.nlocal = SPI_processed;
+        SPI_finish();
+        call.cross_only = strcmp(keep, "cross") == 0;
+        call.held += call.nlocal * sizeof(int64);
+        JoinSource both;
+        both.relid = local.relid;
+        both.relname = psprintf("%s and %s", local.relname, other.relname);
+        both.query = psprintf("%s UNION ALL %s", local.query, other.query);
+        both.est_rows = local.est_rows;
+        both.est_entries = local.est_entries;
+        call.src[0] = both;
+    }
     InitMaterializedSRF(fcinfo, 0);
-    if (nshards == 0 || no_other) return Datum(0);
-    return call.sources == 1 ? self_join_result(fcinfo, call) : rs_join_result(fcinfo, call);
+    return rs ? rs_join_result(fcinfo, call) : self_join_result(fcinfo, call);
 }
 
 // spotsigs_clusters(rel, id_column, sig_column, threshold, threads, method)
