@@ -155,5 +155,20 @@ my %fetched;
 $fetched{$1}++ while $logs =~ /spotsigs_citus_task: \d+ local rows in \d+ shards, \d+ rows \(\d+ bytes\) fetched from (\d+) remote shards/g;
 is(join(' ', map { "$_:$fetched{$_}" } sort keys %fetched), '2:8 4:8', 'four nodes: per call two tasks joined two other nodes, two joined one');
 
+# An id on two nodes (a table distributed by another column): the task that joins the two nodes'
+# rows together refuses it, as one node refuses a repeated id, rather than pair both rows.
+$coord->safe_psql('postgres', q{
+SET citus.shard_count = 8;
+CREATE TABLE twice (id int, k int, sig spotsig);
+SELECT create_distributed_table('twice', 'k');
+INSERT INTO twice SELECT id, id, sig FROM newsframes_local WHERE id <= 300;
+});
+my $node_of = q{(SELECT p.groupid FROM pg_dist_placement p WHERE p.shardid = get_shard_id_for_distribution_column('twice', K))};
+my $k = $coord->safe_psql('postgres', 'SELECT k FROM generate_series(1000, 2000) k WHERE '
+	. ($node_of =~ s/K/k/r) . ' <> ' . ($node_of =~ s/K/5/r) . ' ORDER BY k LIMIT 1');
+$coord->safe_psql('postgres', "INSERT INTO twice SELECT 5, $k, sig FROM newsframes_local WHERE id = 6");
+my ($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\nSELECT count(*) FROM spotsigs_join('twice', 'id', 'sig', 0.5)");
+like($err, qr/22023: id column of relation .* is not unique/, 'an id on two nodes: the distributed join refuses it (22023)');
+
 $_->stop for @nodes;
 done_testing();
