@@ -30,44 +30,37 @@ CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
     AS 'MODULE_PATHNAME', 'spotsigs_join_candidates' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
--- The rows a task joins, as relations the joins read: the task names them in two settings of
--- its transaction (spotsigs_task.local, spotsigs_task.other: a query of (id bigint, sig spotsig)
--- rows it built) and passes these views to spotsigs_join and spotsigs_join_rs. A task so creates
--- no temporary object: Citus cannot PREPARE a worker's transaction that touched one, and the
--- coordinator's transaction may go on to write to the table over the same connections. Outside a
--- task (the settings unset) they have no rows. The views run as the caller (security_invoker).
-CREATE FUNCTION spotsigs_citus_task_rows(side text) RETURNS TABLE(id bigint, sig spotsig)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp AS $fn$
-DECLARE
-    q text := current_setting('spotsigs_task.' || side, true);
-BEGIN
-    IF q IS NULL OR q = '' THEN
-        RETURN;
-    END IF;
-    RETURN QUERY EXECUTE q;
-END
-$fn$;
-COMMENT ON FUNCTION spotsigs_citus_task_rows(text) IS 'internal: the rows a distributed join task joins (spotsigs_citus_task)';
-CREATE VIEW spotsigs_citus_task_local WITH (security_invoker = true) AS
-    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('local') r;
-CREATE VIEW spotsigs_citus_task_other WITH (security_invoker = true) AS
-    SELECT r.id, r.sig FROM spotsigs_citus_task_rows('other') r;
-GRANT SELECT ON spotsigs_citus_task_local, spotsigs_citus_task_other TO PUBLIC;
+
+-- The matching of a distributed join's task on its node (spotsigs_citus_task): local rows, those
+-- of the shards local_shards (each checked as any join input, read as the caller), and other
+-- rows, those of the intermediate results other_results of this transaction ((id, signature)
+-- rows in Citus's binary COPY format, each signature checked by the type's receive function).
+-- pairs: 'local' the local rows' pairs; 'local+cross' the pairs with a local row among both;
+-- 'cross' the pairs of a local and an other row (these three with id1 < id2, from one self-join
+-- of the rows together: their ids must be unique); 'rs' the same pairs as (local id, other id)
+-- from an R-S join (ids may repeat across the sides). With a template, by the content measure
+-- against it, as one node's join with that template stored. The join's reader streams the rows.
+CREATE FUNCTION spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
+                                     other_results text[], threshold double precision, threads integer,
+                                     method text, template spotsig, pairs text)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_match' LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double precision, integer, text, spotsig, text) IS
+    'internal: the matching of a distributed join''s task on its node (spotsigs_citus_task)';
 
 -- One node's share of a distributed join, run on that node inside the coordinator's distributed
 -- transaction (spotsigs_citus_on_nodes). local_shards: the shards here; remotes: [{"host": h,
--- "port": p, "results": [id, ...]}, ...], intermediate results of this transaction on other nodes
--- (spotsigs_citus_export), fetched in Citus's binary COPY format (fetch_intermediate_results) and
--- paired with the local rows; batch: the id of an intermediate result already on this node (the
--- coordinator's broadcast), paired with the local rows like fetched ones; self_join: whether to
--- pair the local rows with each other too; template: the content measure's template signatures
--- (the coordinator's: stored, or computed from every row of the table), NULL for the plain
--- measure: every row, local, fetched or sent, is then joined without them (spotsig_remove), which
--- is the content measure's join exactly (docs/content-measure.md), at threshold. Returns
--- {"rows", "fetched", "bytes", "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id,
--- other id, sim], ...]} and logs the counts at LOG on this node. extra_float_digits > 0:
--- similarities travel as shortest exact decimals, so the coordinator reads back the very doubles.
+-- "port": p, "results": [id, ...], "rows": n}, ...], intermediate results of this transaction on
+-- other nodes (spotsigs_citus_export) and the rows they hold, fetched in Citus's binary COPY
+-- format (fetch_intermediate_results) and paired with the local rows; batch: the id of an
+-- intermediate result already on this node (the coordinator's broadcast), paired with the local
+-- rows like fetched ones; self_join: whether to pair the local rows with each other too;
+-- template: the content measure's template signatures (the coordinator's: stored, or computed
+-- from every row of the table), NULL for the plain measure: the joins (spotsigs_citus_match) use
+-- it as one node's join uses its stored template. Returns {"rows", "fetched", "bytes",
+-- "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id, other id, sim], ...]} and
+-- logs the counts and times at LOG on this node. extra_float_digits > 0: similarities travel as
+-- shortest exact decimals, so the coordinator reads back the very doubles.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
                                     remotes jsonb, self_join boolean, batch text DEFAULT NULL,
@@ -75,8 +68,9 @@ CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_col
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
 DECLARE
-    local_q text;
-    nrows bigint;
+    shards regclass[] := local_shards::regclass[];
+    nrows bigint := 0;
+    n bigint;
     fetched bigint := 0;
     nbytes bigint := 0;
     nresults integer := 0;
@@ -88,32 +82,23 @@ DECLARE
     result jsonb;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
-    fetch_started timestamptz;
+    phase timestamptz;
     fetch_s float8 := 0;
-    local_sig text := format('%I', sig_column);
-    other_sig text := 'u.sig';
+    match_s float8 := 0;
+    own_done boolean := false;
 BEGIN
-    IF template IS NOT NULL THEN
-        -- a constant in the row queries: spotsig_remove keeps the set of a constant template
-        local_sig := format('@extschema@.spotsig_remove(%I, %L::@extschema@.spotsig)', sig_column, template);
-        other_sig := format('@extschema@.spotsig_remove(u.sig, %L::@extschema@.spotsig)', template);
-    END IF;
-    -- the local rows, as one relation for the join (each name checked to be a local relation)
-    SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %s AS sig FROM %s', id_column, local_sig,
-                             s::regclass), ' UNION ALL ')
-      INTO local_q FROM unnest(local_shards) s;
-    PERFORM set_config('spotsigs_task.local', coalesce(local_q, ''), true);
-    SELECT count(*) INTO nrows FROM @extschema@.spotsigs_citus_task_local;
-    IF self_join THEN
-        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
-          FROM @extschema@.spotsigs_join('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass, 'id'::pg_catalog.name,
-                                         'sig'::pg_catalog.name, threshold, threads, method, NULL::pg_catalog.text) j;
-    END IF;
+    FOR i IN 1 .. coalesce(cardinality(shards), 0) LOOP
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
+                       shards[i], id_column, sig_column) INTO n;
+        nrows := nrows + n;
+    END LOOP;
     -- The other rows, one group at a time (the batch, then each remote node's results), so that a
-    -- task holds its own rows and one other node's at most; each group joined with the local rows.
+    -- task holds its own rows and one other node's at most; each group joined with the local rows:
+    -- for a self-join, together with them in one self-join (the first group's also gives the
+    -- local rows' own pairs); for an R-S join, by the R-S join.
     FOR node IN SELECT jsonb_array_elements(CASE WHEN batch IS NULL THEN '[]' ELSE '[{"batch": true}]' END::jsonb
                                             || remotes) LOOP
-        fetch_started := clock_timestamp();
+        phase := clock_timestamp();
         IF node ? 'batch' THEN
             results := ARRAY[batch];
         ELSE
@@ -121,30 +106,46 @@ BEGIN
             nbytes := nbytes + pg_catalog.fetch_intermediate_results(results, node ->> 'host', (node ->> 'port')::pg_catalog.int4);
             nresults := nresults + cardinality(results);
         END IF;
-        PERFORM set_config('spotsigs_task.other',
-            format('SELECT u.id, %s FROM pg_catalog.read_intermediate_results(%L::pg_catalog.text[], ''binary'') AS u(id pg_catalog.int8, sig @extschema@.spotsig)',
-                   other_sig, results), true);
-        SELECT count(*) INTO group_rows FROM @extschema@.spotsigs_citus_task_other;
+        -- a node's rows were counted when it exported them (spotsigs_citus_export_all)
+        group_rows := (node ->> 'rows')::pg_catalog.int8;
+        IF group_rows IS NULL THEN
+            SELECT count(*) INTO group_rows
+              FROM pg_catalog.read_intermediate_results(results, 'binary') AS u(id pg_catalog.int8, sig @extschema@.spotsig);
+        END IF;
         fetched := fetched + group_rows;
-        fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - fetch_started);
+        fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - phase);
         IF group_rows > 0 AND nrows > 0 THEN
-            cross_pairs := cross_pairs || (
-                SELECT coalesce(jsonb_agg(jsonb_build_array(j.r_id, j.s_id, j.similarity)), '[]')
-                  FROM @extschema@.spotsigs_join_rs('@extschema@.spotsigs_citus_task_local'::pg_catalog.regclass,
-                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name,
-                                                    '@extschema@.spotsigs_citus_task_other'::pg_catalog.regclass,
-                                                    'id'::pg_catalog.name, 'sig'::pg_catalog.name, threshold, threads, method,
-                                                    NULL::pg_catalog.text) j);
+            phase := clock_timestamp();
+            IF self_join THEN
+                self_pairs := self_pairs || (
+                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
+                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
+                                                            method, template, CASE WHEN own_done THEN 'cross' ELSE 'local+cross' END) j);
+                own_done := true;
+            ELSE
+                cross_pairs := cross_pairs || (
+                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
+                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
+                                                            method, template, 'rs') j);
+            END IF;
+            match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
         END IF;
     END LOOP;
-    PERFORM set_config('spotsigs_task.local', '', true), set_config('spotsigs_task.other', '', true);
+    IF self_join AND NOT own_done AND nrows > 0 THEN
+        phase := clock_timestamp();
+        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
+          FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, NULL::pg_catalog.text[],
+                                                threshold, threads, method, template, 'local') j;
+        match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
+    END IF;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
                                  'self', self_pairs, 'cross', cross_pairs);
-    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching',
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
         nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates,
         jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
-        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2);
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
+        round(match_s::numeric, 2);
     RETURN result;
 END
 $fn$;
@@ -280,7 +281,7 @@ COMMENT ON FUNCTION spotsigs_citus_on_nodes(regclass, jsonb) IS
 -- Runs the spotsigs_citus_task calls of tasks ({"host:port": call}) on their nodes at once
 -- (spotsigs_citus_on_nodes on rel) and returns their pairs: a task's own pairs as they are, its
 -- cross pairs as (local id, other id) when ordered is false, or with the smaller id first when
--- it is true.
+-- it is true. Logs at LOG how long the tasks and reading their pairs took.
 CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
     RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -288,8 +289,11 @@ CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
 DECLARE
     r record;
     res jsonb;
+    started timestamptz := clock_timestamp();
+    tasks_s float8;
 BEGIN
     FOR r IN SELECT t.node, t.value FROM @extschema@.spotsigs_citus_on_nodes(rel, tasks) t LOOP
+        tasks_s := coalesce(tasks_s, extract(epoch FROM clock_timestamp() - started));
         res := r.value::jsonb;
         RETURN QUERY
             SELECT (e ->> 0)::bigint, (e ->> 1)::bigint, (e ->> 2)::float8
@@ -300,14 +304,18 @@ BEGIN
                    (e ->> 2)::float8
               FROM jsonb_array_elements(res -> 'cross') e;
     END LOOP;
+    RAISE LOG 'spotsigs_citus_run: the tasks on % nodes % s, reading their pairs % s',
+        (SELECT count(*) FROM jsonb_object_keys(tasks)),
+        round(coalesce(tasks_s, 0)::numeric, 2),
+        round((extract(epoch FROM clock_timestamp() - started) - coalesce(tasks_s, 0))::numeric, 2);
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_run(regclass, jsonb, boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
 
 -- Exports the rows of every shard of rel (spotsigs_citus_export, on the nodes holding them, at
 -- once) to intermediate results named prefix_<node>_<shard> (positions in spotsigs_citus_nodes)
--- and returns, per node whose rows the caller sees, {"host", "port", "results": [...]}: what a
--- task's remotes name. A node left out has no row to give.
+-- and returns, per node whose rows the caller sees, {"host", "port", "results": [...], "rows": n}:
+-- what a task's remotes name, and how many rows they hold. A node left out has no row to give.
 CREATE FUNCTION spotsigs_citus_export_all(rel regclass, id_column name, sig_column name, prefix text)
     RETURNS SETOF jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
@@ -329,7 +337,8 @@ BEGIN
                                           ARRAY(SELECT jsonb_array_elements_text(e.value -> 'shards')),
                                           ARRAY(SELECT jsonb_array_elements_text(e.value -> 'results')), id_column, sig_column))
       INTO exprs FROM jsonb_each(plan) e;
-    RETURN QUERY SELECT (plan -> t.node) - 'shards' FROM @extschema@.spotsigs_citus_on_nodes(rel, exprs) t;
+    RETURN QUERY SELECT (plan -> t.node) - 'shards' || jsonb_build_object('rows', t.value::pg_catalog.int8)
+                   FROM @extschema@.spotsigs_citus_on_nodes(rel, exprs) t;
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_export_all(regclass, name, name, text) IS
@@ -379,6 +388,7 @@ DECLARE
     w integer;
     remotes jsonb;
     template_arg text;
+    started timestamptz := clock_timestamp();
 BEGIN
     SELECT array_agg(n.host || ':' || n.port), array_agg(n.shards) INTO keys, shards
       FROM @extschema@.spotsigs_citus_nodes(rel) n;
@@ -392,6 +402,8 @@ BEGIN
           FROM @extschema@.spotsigs_citus_export_all(rel, id_column, sig_column,
                                                      'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16)) e;
     END IF;
+    RAISE LOG 'spotsigs_citus_join: the template and the rows of % nodes exported in % s', w,
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2);
     FOR v IN 0 .. w - 1 LOOP
         SELECT coalesce(jsonb_agg(exported -> keys[1 + (v + k) % w] ORDER BY k), '[]')
           INTO remotes

@@ -116,11 +116,13 @@ for tau in $TAUS; do
   la0=$(loadavg)
   timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig'$args)"; one_s=$s; one=$val
   # The distributed call; each task's counts are the last lines with its pid in each worker's log.
-  for ((i = 1; i < nodes; i++)); do wc -l < "$dir/n$i.log" > "$dir/mark$i"; done
+  for ((i = 0; i < nodes; i++)); do wc -l < "$dir/n$i.log" > "$dir/mark$i"; done
   la1=$(loadavg)
   timed "$sum FROM spotsigs_join('scaled', 'id', 'sig'$args)"; dist_s=$s; dist=$val
   la2=$(loadavg)
   log "one node: $one_s s (load average before: $la0); distributed: $dist_s s (before: $la1; after: $la2), $(awk "BEGIN{printf \"%.2f\", $dist_s/$one_s}")x; pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT)"
+  # The coordinator's own share: exporting the rows, running the tasks, reading their pairs.
+  log "coordinator: $(tail -n +$(($(cat "$dir/mark0") + 1)) "$dir/n0.log" | grep -o 'spotsigs_citus_[a-z]*: .*' | paste -sd ';' | sed 's/;/; /g')"
   moved=0
   : > "$dir/tasks"
   for ((i = 1; i < nodes; i++)); do

@@ -128,5 +128,47 @@ SELECT spotsigs_flag_batch('$t', 'id', 'sig', 'duplicate_of', 'similarity', NULL
 		"$name: spotsigs_flag_batch without a threshold on the distributed table = on the local one ($want)");
 }
 
+# Four nodes holding shards (the coordinator too): two of the tasks then pair their rows with two
+# other nodes' each, the second of them by the pairs across only. Every call still gives one
+# node's answer, by either measure.
+$coord->safe_psql('postgres', qq{
+SELECT citus_set_node_property('localhost', @{[ $coord->port ]}, 'shouldhaveshards', true);
+SET citus.shard_count = 8;
+CREATE TABLE four (id int PRIMARY KEY, sig spotsig);
+SELECT create_distributed_table('four', 'id');
+INSERT INTO four SELECT id, sig FROM newsframes_local;
+});
+is($coord->safe_psql('postgres', q{SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement p
+  JOIN pg_dist_shard s USING (shardid) WHERE s.logicalrelid = 'four'::regclass}), '4', 'four nodes hold shards of the table');
+my @marks = map { -s $_->logfile } @nodes;
+for my $c ([ 'the default spotsigs_join', "$pairs FROM spotsigs_join('TABLE', 'id', 'sig') j(a, b, s)" ],
+	[ "spotsigs_join, measure 'content' at 0.6", "$pairs FROM spotsigs_join('TABLE', 'id', 'sig', 0.6, measure => 'content') j(a, b, s)" ],
+	[ 'spotsigs_join at 0.5', "$pairs FROM spotsigs_join('TABLE', 'id', 'sig', 0.5) j(a, b, s)" ],
+	[ 'the default spotsigs_clusters', "$clusters FROM spotsigs_clusters('TABLE', 'id', 'sig') k(i, c)" ]) {
+	my ($what, $sql) = @$c;
+	my $l = $coord->safe_psql('postgres', $sql =~ s/TABLE/newsframes_local/gr);
+	is($coord->safe_psql('postgres', $sql =~ s/TABLE/four/gr), $l, "four nodes: $what: distributed = single node ($l)");
+}
+# per call, two tasks fetched two other nodes' shards (4 shards) and two one node's (2)
+my $logs = join '', map { substr(slurp_file($nodes[$_]->logfile), $marks[$_]) } 0 .. $#nodes;
+my %fetched;
+$fetched{$1}++ while $logs =~ /spotsigs_citus_task: \d+ local rows in \d+ shards, \d+ rows \(\d+ bytes\) fetched from (\d+) remote shards/g;
+is(join(' ', map { "$_:$fetched{$_}" } sort keys %fetched), '2:8 4:8', 'four nodes: per call two tasks joined two other nodes, two joined one');
+
+# An id on two nodes (a table distributed by another column): the task that joins the two nodes'
+# rows together refuses it, as one node refuses a repeated id, rather than pair both rows.
+$coord->safe_psql('postgres', q{
+SET citus.shard_count = 8;
+CREATE TABLE twice (id int, k int, sig spotsig);
+SELECT create_distributed_table('twice', 'k');
+INSERT INTO twice SELECT id, id, sig FROM newsframes_local WHERE id <= 300;
+});
+my $node_of = q{(SELECT p.groupid FROM pg_dist_placement p WHERE p.shardid = get_shard_id_for_distribution_column('twice', K))};
+my $k = $coord->safe_psql('postgres', 'SELECT k FROM generate_series(1000, 2000) k WHERE '
+	. ($node_of =~ s/K/k/r) . ' <> ' . ($node_of =~ s/K/5/r) . ' ORDER BY k LIMIT 1');
+$coord->safe_psql('postgres', "INSERT INTO twice SELECT 5, $k, sig FROM newsframes_local WHERE id = 6");
+my ($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\nSELECT count(*) FROM spotsigs_join('twice', 'id', 'sig', 0.5)");
+like($err, qr/22023: id column of relation .* is not unique/, 'an id on two nodes: the distributed join refuses it (22023)');
+
 $_->stop for @nodes;
 done_testing();

@@ -410,10 +410,10 @@ my %new_object_checks = (
 	  [ q{SELECT * FROM spotsigs_citus_on_nodes('docs', '{}')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_export_all(regclass,name,name,text)' =>
 	  [ q{SELECT * FROM spotsigs_citus_export_all('docs', 'id', 'sig', 'x')}, 'ERROR:  42P01' ],
-	# Outside a task (its settings unset) the views over it have no rows.
-	'function spotsigs_citus_task_rows(text)' => [
-		q{SELECT (SELECT count(*) FROM spotsigs_citus_task_rows('local')) + (SELECT count(*) FROM spotsigs_citus_task_local)
-		       + (SELECT count(*) FROM spotsigs_citus_task_other)}, '0' ],
+	# A task's matching: the self-join of its shards (here one table), as spotsigs_join's.
+	'function spotsigs_citus_match(regclass[],name,name,text[],double precision,integer,text,spotsig,text)' => [
+		q{SELECT (SELECT count(*) FROM spotsigs_citus_match('{docs}', 'id', 'sig', NULL, 0.6, 1, NULL, NULL, 'local'))
+		       = (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.6, measure => 'jaccard'))}, 't' ],
 	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
 	'function spotsigs_citus_export(text[],text[],name,name)' =>

@@ -6,7 +6,12 @@
 extern "C" {
 #include "access/detoast.h"
 #include "catalog/pg_type_d.h"
+#include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
@@ -71,6 +76,11 @@ struct JoinCall {
     const uint64* tmpl = nullptr;
     size_t ntmpl = 0;
     size_t held = 0;  // bytes the call keeps beside its join's passes (clusters: every row's slot)
+    // When given (a distributed join's task, spotsigs_citus_match), a self-join keeps only the
+    // pairs with a row whose id is in local_ids[0..nlocal) (sorted); cross_only: with exactly one.
+    const int64* local_ids = nullptr;
+    size_t nlocal = 0;
+    bool cross_only = false;
     // When given, the rows are read without these signatures and joined by the plain measure: the
     // content measure's join once its template is known (docs/content-measure.md).
     const SignatureSet* remove = nullptr;
@@ -89,6 +99,8 @@ bool read_measure(FunctionCallInfo fcinfo, int p, bool threshold_given) {
     return false;
 }
 
+void read_threads_method(FunctionCallInfo fcinfo, int p, JoinCall& call);
+
 // Reads and checks the arguments: `sources` (rel, id, sig) triples, then threshold, threads,
 // method and (self-joins) measure. Raises PostgreSQL errors directly; call before entering C++.
 // fn: the function called.
@@ -104,18 +116,7 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     int p = 3 * sources;
     call.content = read_measure(fcinfo, p + 3, !PG_ARGISNULL(p));
     call.tau = PG_ARGISNULL(p) && call.content ? kContentThreshold : threshold_arg(fcinfo, p);
-    call.threads = PG_ARGISNULL(p + 1) ? join_max_threads : PG_GETARG_INT32(p + 1);
-    if (call.threads < 1)
-        ereport(ERROR,
-                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("threads must be at least 1, not %d", call.threads)));
-    if (call.threads > join_max_threads) call.threads = join_max_threads;
-    call.method = static_cast<JoinMethod>(join_method_guc);
-    if (!PG_ARGISNULL(p + 2)) {
-        char* m = text_to_cstring(PG_GETARG_TEXT_PP(p + 2));
-        if (!parse_join_method(m, &call.method))
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown join method \"%s\"", m),
-                            errhint("Use 'partitioned', 'nopart', 'noprune' or 'bruteforce'.")));
-    }
+    read_threads_method(fcinfo, p + 1, call);
     Oid spotsig = spotsig_type_oid(fcinfo);
     for (int k = 0; k < sources; ++k)
         call.src[k] = resolve_source(PG_GETARG_OID(3 * k), NameStr(*PG_GETARG_NAME(3 * k + 1)),
@@ -134,6 +135,22 @@ JoinCall read_call(FunctionCallInfo fcinfo, int sources, const char* fn) {
     // Fails early (before any reading) when the caller cannot take a materialized result.
     InitMaterializedSRF(fcinfo, 0);
     return call;
+}
+
+// Reads the threads (at position p) and method (p + 1) arguments of a join call into call.
+void read_threads_method(FunctionCallInfo fcinfo, int p, JoinCall& call) {
+    call.threads = PG_ARGISNULL(p) ? join_max_threads : PG_GETARG_INT32(p);
+    if (call.threads < 1)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("threads must be at least 1, not %d", call.threads)));
+    if (call.threads > join_max_threads) call.threads = join_max_threads;
+    call.method = static_cast<JoinMethod>(join_method_guc);
+    if (!PG_ARGISNULL(p + 1)) {
+        char* m = text_to_cstring(PG_GETARG_TEXT_PP(p + 1));
+        if (!parse_join_method(m, &call.method))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown join method \"%s\"", m),
+                            errhint("Use 'partitioned', 'nopart', 'noprune' or 'bruteforce'.")));
+    }
 }
 
 // The candidate pairs the joins of this session verified (JoinOptions::candidates), read by
@@ -342,10 +359,21 @@ void put_row(ReturnSetInfo* rsinfo, int64_t a, int64_t b, const double* sim) {
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-// Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code).
-void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs) {
+// Whether id is one of the call's local ids (JoinCall::local_ids).
+bool is_local(const JoinCall& call, int64_t id) {
+    return std::binary_search(call.local_ids, call.local_ids + call.nlocal, static_cast<int64>(id));
+}
+
+// Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code); with
+// local ids, only the pairs the call keeps (JoinCall::local_ids).
+void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs,
+                    const JoinCall* call = nullptr) {
     for (const JoinPair& p : pairs) {
         int64_t x = docs.id(p.a), y = docs.id(p.b);
+        if (call != nullptr && call->local_ids != nullptr) {
+            const int local = is_local(*call, x) + is_local(*call, y);
+            if (local == 0 || (call->cross_only && local == 2)) continue;
+        }
         put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
     }
 }
@@ -890,17 +918,8 @@ const int kSwapped[2] = {1, 0};
 
 }  // namespace
 
-// spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
-//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
-SPOTSIGS_FUNCTION(spotsigs_join) {
-    JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
-    if (citus_distributed(fcinfo, call.src[0].relid)) {
-        citus_template(call, 0, "spotsigs_join");
-        // On the nodes holding the shards (src/sql/70_citus.sql).
-        CitusArgs a = citus_args(fcinfo, call, kInOrder);
-        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
-        return Datum(0);
-    }
+// spotsigs_join's self-join of call's relation on this node, into the call's result.
+static Datum self_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     return pg_entry([&] {
         Progress progress("spotsigs_join");
@@ -912,7 +931,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
             pg_guard([&] {
                 if (!presized && bound != 0) presize_result(rsinfo, bound, bound == pairs.size());
                 presized = true;
-                put_self_pairs(rsinfo, docs, pairs);
+                put_self_pairs(rsinfo, docs, pairs, &call);
             });
         };
         // Rows some runs wrote before the matcher ran out are written again by the passes.
@@ -930,21 +949,8 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
     });
 }
 
-// spotsigs_join_rs(r, r_id, r_sig, s, s_id, s_sig, threshold, threads, method)
-//   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
-SPOTSIGS_FUNCTION(spotsigs_join_rs) {
-    JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
-    // A side hash-distributed by Citus: the nodes holding its shards pair their rows with the
-    // other side's, which goes to them (read here when it is not distributed, from the nodes
-    // holding its shards when it is: then the smaller side travels, src/sql/70_citus.sql).
-    bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
-    bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
-    if (r_dist || s_dist) {
-        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
-        CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
-        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
-        return Datum(0);
-    }
+// spotsigs_join_rs's join of call's two relations on this node, into the call's result.
+static Datum rs_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
     if (call.content && !call.has_template) {
         // No stored statistics on either side: the template of s (the archive), from its rows.
         int64 rows = 0;
@@ -1022,6 +1028,173 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
         progress.finish();
         return Datum(0);
     });
+}
+
+// spotsigs_join(rel, id_column, sig_column, threshold, threads, method)
+//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8): each similar pair once, id1 < id2.
+SPOTSIGS_FUNCTION(spotsigs_join) {
+    JoinCall call = read_call(fcinfo, 1, "spotsigs_join");
+    if (citus_distributed(fcinfo, call.src[0].relid)) {
+        citus_template(call, 0, "spotsigs_join");
+        // On the nodes holding the shards (src/sql/70_citus.sql).
+        CitusArgs a = citus_args(fcinfo, call, kInOrder);
+        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
+        return Datum(0);
+    }
+    return self_join_result(fcinfo, call);
+}
+
+// spotsigs_join_rs(r, r_id, r_sig, s, s_id, s_sig, threshold, threads, method)
+//   RETURNS TABLE(r_id bigint, s_id bigint, similarity float8): every similar (r, s) pair.
+SPOTSIGS_FUNCTION(spotsigs_join_rs) {
+    JoinCall call = read_call(fcinfo, 2, "spotsigs_join_rs");
+    // A side hash-distributed by Citus: the nodes holding its shards pair their rows with the
+    // other side's, which goes to them (read here when it is not distributed, from the nodes
+    // holding its shards when it is: then the smaller side travels, src/sql/70_citus.sql).
+    bool r_dist = citus_distributed(fcinfo, call.src[0].relid);
+    bool s_dist = citus_distributed(fcinfo, call.src[1].relid);
+    if (r_dist || s_dist) {
+        citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
+        CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
+        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
+        return Datum(0);
+    }
+    return rs_join_result(fcinfo, call);
+}
+
+// spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
+//                      other_results text[], threshold float8, threads integer, method text,
+//                      template spotsig, pairs text)
+//   RETURNS TABLE(id1 bigint, id2 bigint, similarity float8)
+// The matching of a distributed join's task on its node (spotsigs_citus_task, src/sql/70_citus.sql):
+// the local rows are those of the shards local_shards (each checked as any join input and read
+// as the caller), the other rows those of the intermediate results other_results of this
+// transaction (Citus's binary COPY format of (id, signature) rows, each signature checked by the
+// type's receive function as it is read). pairs says which pairs:
+//   'local'        the local rows' pairs (other_results unused), id1 < id2;
+//   'local+cross'  the pairs with a local row among the local and other rows, id1 < id2;
+//   'cross'        the pairs of a local and an other row, id1 < id2;
+//   'rs'           the pairs of a local and an other row as (local id, other id): the R-S join,
+//                  for rows whose ids may repeat across the two sides.
+// 'local+cross' and 'cross' self-join the local and other rows together (ids unique among them;
+// the self-join's matcher is much faster than the R-S one) and keep the pairs asked for. With a
+// template, by the content measure against it: the join one node runs with that template stored
+// (spotsigs_join, spotsigs_join_rs); without one, the plain measure. The join's reader streams
+// the rows from their queries (nothing is materialized on the way).
+SPOTSIGS_FUNCTION(spotsigs_citus_match) {
+    for (int k = 0; k < 3; ++k)
+        if (PG_ARGISNULL(k))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("the shard and column arguments must not be NULL")));
+    if (PG_ARGISNULL(4) || PG_ARGISNULL(8))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold and pairs must not be NULL")));
+    const char* keep = text_to_cstring(PG_GETARG_TEXT_PP(8));
+    const bool rs = strcmp(keep, "rs") == 0;
+    const bool self = strcmp(keep, "local") == 0;
+    const bool together = strcmp(keep, "local+cross") == 0 || strcmp(keep, "cross") == 0;
+    if (!rs && !self && !together)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown pairs \"%s\"", keep),
+                        errhint("Use 'local', 'local+cross', 'cross' or 'rs'.")));
+    if (!self && PG_ARGISNULL(3))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("other_results must not be NULL for pairs \"%s\"", keep)));
+    JoinCall call;
+    use_reserved_huge_pages(join_huge_pages);
+    call.tau = threshold_arg(fcinfo, 4);
+    read_threads_method(fcinfo, 5, call);
+    const char* id_column = NameStr(*PG_GETARG_NAME(1));
+    const char* sig_column = NameStr(*PG_GETARG_NAME(2));
+    const Oid spotsig = spotsig_type_oid(fcinfo);
+    Datum* shards;
+    bool* shard_nulls;
+    int nshards;
+    deconstruct_array(PG_GETARG_ARRAYTYPE_P(0), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT, &shards, &shard_nulls,
+                      &nshards);
+    StringInfoData query, names;
+    initStringInfo(&query);
+    initStringInfo(&names);
+    JoinSource local;
+    for (int i = 0; i < nshards; ++i) {
+        if (shard_nulls[i])
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("a shard must not be NULL")));
+        JoinSource s =
+            resolve_source(DatumGetObjectId(shards[i]), id_column, sig_column, spotsig, "spotsigs_citus_match");
+        appendStringInfoString(&query, i > 0 ? " UNION ALL " : "");
+        appendStringInfoString(&query, s.query);
+        appendStringInfoString(&names, i > 0 ? ", " : "");
+        appendStringInfoString(&names, s.relname);
+        if (i == 0) local.relid = s.relid;
+        local.est_rows += s.est_rows;
+        local.est_entries += s.est_entries;
+    }
+    local.relname = names.data;
+    local.query = query.data;
+    JoinSource other;
+    bool no_other = false;
+    if (!self) {
+        Datum* results;
+        bool* result_nulls;
+        int nresults;
+        deconstruct_array(PG_GETARG_ARRAYTYPE_P(3), TEXTOID, -1, false, TYPALIGN_INT, &results, &result_nulls,
+                          &nresults);
+        for (int i = 0; i < nresults; ++i)
+            if (result_nulls[i])
+                ereport(ERROR,
+                        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("an intermediate result must not be NULL")));
+        no_other = nresults == 0;
+        char* ids = OidOutputFunctionCall(F_ARRAY_OUT, PG_GETARG_DATUM(3));
+        other.relname = psprintf("the intermediate results %s", ids);
+        other.query = psprintf(
+            "SELECT u.id, u.sig FROM pg_catalog.read_intermediate_results(%s::pg_catalog.text[], 'binary') "
+            "AS u(id pg_catalog.int8, sig %s) WHERE u.id IS NOT NULL AND u.sig IS NOT NULL",
+            quote_literal_cstr(ids), format_type_be_qualified(spotsig));
+    }
+    if (!PG_ARGISNULL(7)) {
+        // The content measure with this template, as one node's join with it stored.
+        struct varlena* t = fetch_spotsig(PG_GETARG_DATUM(7));
+        call.content = true;
+        call.has_template = true;
+        pg_entry([&] {
+            MultisetView v = view_of(t);
+            call.tmpl = v.hashes;
+            call.ntmpl = v.size;
+            return Datum(0);
+        });
+    }
+    if (nshards == 0 || no_other) {
+        InitMaterializedSRF(fcinfo, 0);
+        return Datum(0);
+    }
+    call.src[0] = local;
+    call.sources = rs ? 2 : 1;
+    if (rs) call.src[1] = other;
+    if (together) {
+        // The local ids, sorted (the id column alone: no signature is read for them).
+        MemoryContext caller = CurrentMemoryContext;
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        if (SPI_execute(psprintf("SELECT l.id FROM (%s) l(id, sig) ORDER BY 1", local.query), true, 0) != SPI_OK_SELECT)
+            elog(ERROR, "spotsigs_citus_match: reading the local ids failed");
+        int64* ids =
+            static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
+        for (uint64 i = 0; i < SPI_processed; ++i) {
+            bool isnull;
+            ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+        }
+        call.local_ids = ids;
+        call.nlocal = SPI_processed;
+        SPI_finish();
+        call.cross_only = strcmp(keep, "cross") == 0;
+        call.held += call.nlocal * sizeof(int64);
+        JoinSource both;
+        both.relid = local.relid;
+        both.relname = psprintf("%s and %s", local.relname, other.relname);
+        both.query = psprintf("%s UNION ALL %s", local.query, other.query);
+        both.est_rows = local.est_rows;
+        both.est_entries = local.est_entries;
+        call.src[0] = both;
+    }
+    InitMaterializedSRF(fcinfo, 0);
+    return rs ? rs_join_result(fcinfo, call) : self_join_result(fcinfo, call);
 }
 
 // spotsigs_clusters(rel, id_column, sig_column, threshold, threads, method)
