@@ -18,9 +18,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 : "${ROWS:=1000000}" "${MODES:=vocab fresh}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${OUT:=$repo/build/content-cost-bench}"
-corpus=${CORPUS:-$repo/../shared/data/textcorpus}
-dev=${DEV:-$repo/../shared/data/newsframes-dev}
-score=${SCORE:-$repo/../shared/tools/score-pairs}
+shared=$repo/../shared
+[ -d "$shared" ] || shared=$repo/../../shared # a worktree under wt/
+corpus=${CORPUS:-$shared/data/textcorpus}
+dev=${DEV:-$shared/data/newsframes-dev}
+score=${SCORE:-$shared/tools/score-pairs}
 psql_q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 mkdir -p "$OUT"
 chmod 0777 "$OUT" 2>/dev/null || true
@@ -83,6 +85,7 @@ measure() {
   fi
 }
 
+load_base
 for _ in $(seq "${REPEAT:-1}"); do measure corpus_base; done
 if [[ $ROWS -gt 0 ]]; then
   for mode in $MODES; do
