@@ -18,7 +18,8 @@ SELECT spotsigs_analyze('tco', 'sig') > 0 AS has_template;
 SELECT template_size FROM spotsigs_stats WHERE relation = 'tco'::regclass;
 SET enable_seqscan = off;
 -- The whole order of every 4th row as the query, against the brute force; run three times over:
--- the backend counts the content lengths once the rows it rechecked reach an eighth of the index.
+-- the backend counts the content lengths once the rows it rechecked reach a share of the index's
+-- postings (1 in 2,048).
 CREATE FUNCTION codiff(step int) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM tco q
   WHERE q.id % step = 0 AND

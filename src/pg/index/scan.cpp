@@ -524,8 +524,11 @@ constexpr size_t kLengthsMaxBytes = 128u << 20;
 
 // The backend's table (of the index and template searched by content last) and the rows its
 // ordered content scans have had rechecked since it last changed index or template: a table is
-// built once those rechecks reach a share of the index's rows, so a backend that orders by
-// content once or twice never pays for it.
+// built once those rechecks reach a share of the postings in the index's segments (which bound
+// the postings the count reads), so that a backend pays for the count only after its rechecks
+// have cost a part of what the count costs, and a backend that orders by content a few times
+// never pays for it (a recheck reads a row from the heap, often from TOAST, and looks every
+// signature of it up in the template; the count decodes and files one posting).
 std::shared_ptr<const ContentLengths> backend_lengths;
 struct RecheckCount {
     Oid index = InvalidOid;
@@ -533,8 +536,8 @@ struct RecheckCount {
     uint64_t rows = 0;
 };
 RecheckCount recheck_count;
-// The share: a table is built after rechecks of indexed rows / kBuildShare.
-constexpr uint64_t kBuildShare = 8;
+// The share: a table is built after rechecks of (postings in segments) / kPostingsPerRecheck rows.
+constexpr uint64_t kPostingsPerRecheck = 2048;
 
 // The table being built: held here, not by a local, since PostgreSQL's errors skip C++ frames.
 std::shared_ptr<ContentLengths> building;
@@ -660,9 +663,9 @@ void scan_lengths(Relation index, ScanLengths* sl) {
     const bool usable =
         cur != nullptr && cur->index == relid && cur->relfilenode == index->rd_node.relNode && cur->tmpl.get() == tp;
     if (!usable) {
-        uint64 rows = 0;
-        for (int p = 0; p < kMaxPartitions; ++p) rows += meta.part_docs[p];
-        if (meta.nsegments == 0 || recheck_count.rows * kBuildShare < rows) return;
+        uint64 postings = 0;
+        for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
+        if (meta.nsegments == 0 || recheck_count.rows * kPostingsPerRecheck < postings) return;
         // Under the pinned metapage, so that VACUUM recycles none of the pages read.
         Buffer mb = ReadBuffer(index, kMetaBlock);
         LockBuffer(mb, BUFFER_LOCK_SHARE);
