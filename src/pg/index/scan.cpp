@@ -500,25 +500,32 @@ struct ContentLengths {
     Oid relfilenode = InvalidOid;   // a REINDEX or TRUNCATE starts serials again in new storage
     TemplateRef tmpl;               // held, so its address identifies it while this lives
     std::vector<uint64_t> serials;  // the segments covered
-    std::vector<uint64_t> keys;     // open addressing; kEmpty marks a free slot
-    std::vector<uint32_t> clen;     // the row's content length
-    std::vector<uint8_t> seg;       // its segment's position in serials
+    // A row: its id, content length and its segment's position in serials, in one slot (a probe
+    // is one cache miss).
+    struct Slot {
+        uint64_t id;
+        uint32_t clen;
+        uint32_t seg;
+    };
+    std::vector<Slot> slots;  // open addressing; id kEmpty marks a free slot
     static constexpr uint64_t kEmpty = UINT64_MAX;
 
     size_t slot(uint64_t id) const {
         uint64_t h = id * 0x9E3779B97F4A7C15ull;
-        return (size_t)(h >> 20) & (keys.size() - 1);
+        return (size_t)(h >> 20) & (slots.size() - 1);
     }
     // The slot of id, or of the free slot where it would go.
     size_t probe(uint64_t id) const {
         size_t s = slot(id);
-        while (keys[s] != kEmpty && keys[s] != id) s = (s + 1) & (keys.size() - 1);
+        while (slots[s].id != kEmpty && slots[s].id != id) s = (s + 1) & (slots.size() - 1);
         return s;
     }
+    // Starts loading the slot where id's probe begins.
+    void prefetch(uint64_t id) const { __builtin_prefetch(&slots[slot(id)]); }
 };
 
 // Bytes of one slot of ContentLengths; the table has two slots per row at least.
-constexpr size_t kLengthSlotBytes = 8 + 4 + 1;
+constexpr size_t kLengthSlotBytes = sizeof(ContentLengths::Slot);
 // The most memory a backend's table may take (tables of up to 4,194,304 rows: 2^23 slots).
 constexpr size_t kLengthsMaxBytes = 128u << 20;
 
@@ -554,9 +561,7 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
     if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return;
     pg_entry([&] {
         building = std::make_shared<ContentLengths>();
-        building->keys.assign(nslots, ContentLengths::kEmpty);
-        building->clen.assign(nslots, 0);
-        building->seg.assign(nslots, 0);
+        building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
         building->serials.reserve(meta->nsegments);
         return Datum(0);
     });
@@ -576,10 +581,8 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
         Posting p;
         while (list_iter_next(&it, &p)) {
             size_t k = cl->probe(p.id);
-            if (cl->keys[k] == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
-            cl->keys[k] = p.id;
-            cl->clen[k] = p.length;
-            cl->seg[k] = (uint8_t)s;
+            if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
+            cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
         }
         CHECK_FOR_INTERRUPTS();
     }
@@ -603,10 +606,10 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
             src.prepare(idx.data(), n);
             for (uint32_t i = 0; i < n; ++i)
                 src.scan(i, 0, kMaxLength, [&](const Posting& p) {
-                    size_t k = cl->probe(p.id);
-                    if (cl->keys[k] != p.id || cl->clen[k] < p.freq)
+                    ContentLengths::Slot& sl = cl->slots[cl->probe(p.id)];
+                    if (sl.id != p.id || sl.clen < p.freq)
                         pg_guard([&] { corrupted(index, "posting of a row missing from its document list", 0); });
-                    cl->clen[k] -= p.freq;
+                    sl.clen -= p.freq;
                     return true;
                 });
             pg_guard([&] { CHECK_FOR_INTERRUPTS(); });
@@ -696,10 +699,10 @@ void scan_lengths(Relation index, ScanLengths* sl) {
 bool exact_content_similarity(const ScanLengths* sl, uint64 id, double bound, uint64_t qlen, double* out) {
     if (sl == nullptr || !sl->cl) return false;
     const ContentLengths& cl = *sl->cl;
-    size_t k = cl.probe(id);
-    if (cl.keys[k] != id || !sl->current[cl.seg[k]]) return false;
+    const ContentLengths::Slot& s = cl.slots[cl.probe(id)];
+    if (s.id != id || !sl->current[s.seg]) return false;
     const uint64_t o = (uint64_t)std::llround(bound * (double)qlen);
-    const uint64_t bc = cl.clen[k];
+    const uint64_t bc = s.clen;
     if (o == 0 || o > bc || o > qlen) return false;
     *out = static_cast<double>(o) / static_cast<double>(qlen + bc - o);
     return true;
@@ -969,7 +972,11 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
             st->lengths != nullptr && st->lengths->cl ? (bool*)palloc(sizeof(bool) * (all.n ? all.n : 1)) : nullptr;
         const bool last = st->tier == ntiers - 1;
         int64 m = 0;
+        constexpr int64 kAheadRows = 16;  // slots prefetched ahead of the one probed
+        for (int64 i = 0; exact != nullptr && i < std::min<int64>(kAheadRows, all.n); ++i)
+            st->lengths->cl->prefetch(all.ids[i]);
         for (int64 i = 0; i < all.n; ++i) {
+            if (exact != nullptr && i + kAheadRows < all.n) st->lengths->cl->prefetch(all.ids[i + kAheadRows]);
             double v = all.sims[i];
             bool ex = exact != nullptr && exact_content_similarity(st->lengths, all.ids[i], v, st->oq.length, &v);
             if (v >= hi || (!last && v < lo)) continue;
