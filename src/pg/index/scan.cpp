@@ -663,12 +663,18 @@ void scan_lengths(Relation index, ScanLengths* sl) {
     MetaData meta;
     read_meta(index, &meta);
     const ContentLengths* cur = backend_lengths.get();
-    const bool usable =
+    bool usable =
         cur != nullptr && cur->index == relid && cur->relfilenode == index->rd_node.relNode && cur->tmpl.get() == tp;
-    if (!usable) {
-        uint64 postings = 0;
-        for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
-        if (meta.nsegments == 0 || recheck_count.rows * kPostingsPerRecheck < postings) return;
+    // A table that misses segments written since (merges, VACUUM's rewrites) is counted again when
+    // the rechecks of their rows reach the share again (rows the table knows are never rechecked).
+    bool complete = usable;
+    for (uint32 s = 0; complete && s < meta.nsegments; ++s)
+        complete = std::find(cur->serials.begin(), cur->serials.end(), meta.seg[s].serial) != cur->serials.end();
+    uint64 postings = 0;
+    for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
+    const bool due = meta.nsegments > 0 && recheck_count.rows * kPostingsPerRecheck >= postings;
+    if (!usable || (!complete && due)) {
+        if (!due) return;
         // Under the pinned metapage, so that VACUUM recycles none of the pages read.
         Buffer mb = ReadBuffer(index, kMetaBlock);
         LockBuffer(mb, BUFFER_LOCK_SHARE);
