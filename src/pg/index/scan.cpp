@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -481,6 +482,238 @@ Results all_ids(Relation index) {
     return res;
 }
 
+// ---- content lengths of segment rows, for exact content distances without the heap ----
+//
+// An ordered content scan only knows a row's content bound fl(o / |qc|) from the postings, since
+// its content length |bc| = |b| - (the frequencies of b's template signatures) depends on the
+// template; every row whose bound lies below the k-th distance is fetched and rechecked. A backend
+// that runs such scans of an index against one template repeatedly derives |bc| for every row of
+// the index's segments from the segments themselves (a row's template part is the sum of its
+// frequencies in the template signatures' lists), once, and then gives those rows their exact
+// distance. Exactness: a segment is written once and never changed (a rewrite makes a new one with
+// a new serial), and VACUUM removes a row's entries from every segment before its heap slot can be
+// reused; so while a segment is in the metapage each of its ids names the row whose value it
+// indexed (a slot reused after a scan began holds a row the scan's snapshot does not see). Rows in
+// segments written since, and pending rows, keep the bound and the executor's recheck.
+struct ContentLengths {
+    Oid index = InvalidOid;
+    Oid relfilenode = InvalidOid;   // a REINDEX or TRUNCATE starts serials again in new storage
+    TemplateRef tmpl;               // held, so its address identifies it while this lives
+    std::vector<uint64_t> serials;  // the segments covered
+    // A row: its id, content length and its segment's position in serials, in one slot (a probe
+    // is one cache miss).
+    struct Slot {
+        uint64_t id;
+        uint32_t clen;
+        uint32_t seg;
+    };
+    std::vector<Slot> slots;  // open addressing; id kEmpty marks a free slot
+    static constexpr uint64_t kEmpty = UINT64_MAX;
+
+    size_t slot(uint64_t id) const {
+        uint64_t h = id * 0x9E3779B97F4A7C15ull;
+        return (size_t)(h >> 20) & (slots.size() - 1);
+    }
+    // The slot of id, or of the free slot where it would go.
+    size_t probe(uint64_t id) const {
+        size_t s = slot(id);
+        while (slots[s].id != kEmpty && slots[s].id != id) s = (s + 1) & (slots.size() - 1);
+        return s;
+    }
+    // Starts loading the slot where id's probe begins.
+    void prefetch(uint64_t id) const { __builtin_prefetch(&slots[slot(id)]); }
+};
+
+// Bytes of one slot of ContentLengths; the table has two slots per row at least.
+constexpr size_t kLengthSlotBytes = sizeof(ContentLengths::Slot);
+// The most memory a backend's table may take (tables of up to 4,194,304 rows: 2^23 slots).
+constexpr size_t kLengthsMaxBytes = 128u << 20;
+
+// The backend's table (of the index and template searched by content last) and the rows its
+// ordered content scans have had rechecked since it last changed index or template: a table is
+// built once those rechecks reach a share of the postings in the index's segments (which bound
+// the postings the count reads), so that a backend pays for the count only after its rechecks
+// have cost a part of what the count costs, and a backend that orders by content a few times
+// never pays for it (a recheck reads a row from the heap, often from TOAST, and looks every
+// signature of it up in the template; the count decodes and files one posting).
+std::shared_ptr<const ContentLengths> backend_lengths;
+struct RecheckCount {
+    Oid index = InvalidOid;
+    const PreparedTemplate* tmpl = nullptr;  // compared, never followed
+    uint64_t rows = 0;
+};
+RecheckCount recheck_count;
+// The share: a table is built after rechecks of (postings in segments) / kPostingsPerRecheck rows.
+constexpr uint64_t kPostingsPerRecheck = 2048;
+
+// The table being built: held here, not by a local, since PostgreSQL's errors skip C++ frames.
+std::shared_ptr<ContentLengths> building;
+
+// Builds the table of index for tmpl over the segments of meta (a copy taken under the pinned
+// metapage) into building; leaves it null when the rows would take more than kLengthsMaxBytes.
+// Call outside pg_entry.
+void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
+    building.reset();
+    uint64 rows = 0;
+    for (uint32 s = 0; s < meta->nsegments; ++s) rows += meta->seg[s].ndocs;
+    size_t nslots = 1024;
+    while (nslots < 2 * rows) nslots *= 2;
+    if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return;
+    pg_entry([&] {
+        building = std::make_shared<ContentLengths>();
+        building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
+        building->serials.reserve(meta->nsegments);
+        return Datum(0);
+    });
+    ContentLengths* cl = building.get();
+    cl->index = RelationGetRelid(index);
+    cl->relfilenode = index->rd_node.relNode;
+    cl->tmpl = tmpl;
+    // Every row of every segment (its document list), with its whole length.
+    char* page = (char*)palloc(BLCKSZ);
+    for (uint32 s = 0; s < meta->nsegments; ++s) {
+        const SegmentDesc& sd = meta->seg[s];
+        cl->serials.push_back(sd.serial);  // reserved above: no allocation
+        if (sd.doclist_blk == InvalidBlockNumber) continue;
+        PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
+        ListIter it;
+        list_iter_init(&it, index, &ref, page);
+        Posting p;
+        while (list_iter_next(&it, &p)) {
+            size_t k = cl->probe(p.id);
+            if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
+            cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
+        }
+        CHECK_FOR_INTERRUPTS();
+    }
+    pfree(page);
+    // Less each row's frequencies in the template signatures' lists, a batch of signatures at a
+    // time (the source copies the inline lists it finds).
+    const std::vector<uint64_t>& th = tmpl->hashes;
+    constexpr size_t kBatch = 4096;
+    pg_entry([&] {
+        std::vector<uint32_t> ones(kBatch, 1), idx(kBatch);
+        for (size_t from = 0; from < th.size(); from += kBatch) {
+            const uint32_t n = (uint32_t)std::min(kBatch, th.size() - from);
+            MultisetView v;
+            v.hashes = th.data() + from;
+            v.freqs.data = reinterpret_cast<const unsigned char*>(ones.data());
+            v.freqs.width = 4;
+            v.size = n;
+            v.length = n;
+            PageSource src(index, *meta, v, LengthRange{0, kMaxLength});
+            for (uint32_t i = 0; i < n; ++i) idx[i] = i;
+            src.prepare(idx.data(), n);
+            for (uint32_t i = 0; i < n; ++i)
+                src.scan(i, 0, kMaxLength, [&](const Posting& p) {
+                    ContentLengths::Slot& sl = cl->slots[cl->probe(p.id)];
+                    if (sl.id != p.id || sl.clen < p.freq)
+                        pg_guard([&] { corrupted(index, "posting of a row missing from its document list", 0); });
+                    sl.clen -= p.freq;
+                    return true;
+                });
+            pg_guard([&] { CHECK_FOR_INTERRUPTS(); });
+        }
+        return Datum(0);
+    });
+    ereport(DEBUG1, (errmsg("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of %zu "
+                            "signatures",
+                            (unsigned long long)rows, RelationGetRelationName(index), th.size())));
+}
+
+// What an ordered content scan keeps of the content measure: the template of its ORDER BY
+// query, the table (null when it has none) and which of the table's segments are still in the
+// metapage as the scan starts (the rows of the others keep their bound). Allocated with new and
+// freed with the scan's memory context (alloc_scan_lengths), so no C++ local owns it.
+struct ScanLengths {
+    TemplateRef tmpl;
+    std::shared_ptr<const ContentLengths> cl;
+    std::vector<bool> current;
+};
+
+// Frees a scan's ScanLengths with the scan's memory context.
+void free_scan_lengths(void* arg) {
+    delete static_cast<ScanLengths*>(arg);
+}
+
+// An empty ScanLengths freed when cxt is reset or deleted.
+ScanLengths* alloc_scan_lengths(MemoryContext cxt) {
+    MemoryContextCallback* cb = (MemoryContextCallback*)MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+    ScanLengths* sl = nullptr;
+    pg_entry([&] {
+        sl = new ScanLengths();
+        return Datum(0);
+    });
+    cb->func = free_scan_lengths;
+    cb->arg = sl;
+    MemoryContextRegisterResetCallback(cxt, cb);
+    return sl;
+}
+
+// Sets sl's table for an ordered content scan of index against sl->tmpl, building it when the
+// backend's rechecks say so; leaves it null when there is none.
+void scan_lengths(Relation index, ScanLengths* sl) {
+    const Oid relid = RelationGetRelid(index);
+    const PreparedTemplate* tp = sl->tmpl.get();
+    if (recheck_count.index != relid || recheck_count.tmpl != tp) {
+        recheck_count.index = relid;
+        recheck_count.tmpl = tp;
+        recheck_count.rows = 0;
+    }
+    MetaData meta;
+    read_meta(index, &meta);
+    const ContentLengths* cur = backend_lengths.get();
+    bool usable =
+        cur != nullptr && cur->index == relid && cur->relfilenode == index->rd_node.relNode && cur->tmpl.get() == tp;
+    // A table that misses segments written since (merges, VACUUM's rewrites) is counted again when
+    // the rechecks of their rows reach the share again (rows the table knows are never rechecked).
+    bool complete = usable;
+    for (uint32 s = 0; complete && s < meta.nsegments; ++s)
+        complete = std::find(cur->serials.begin(), cur->serials.end(), meta.seg[s].serial) != cur->serials.end();
+    uint64 postings = 0;
+    for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
+    const bool due = meta.nsegments > 0 && recheck_count.rows * kPostingsPerRecheck >= postings;
+    if (!usable || (!complete && due)) {
+        if (!due) return;
+        // Under the pinned metapage, so that VACUUM recycles none of the pages read.
+        Buffer mb = ReadBuffer(index, kMetaBlock);
+        LockBuffer(mb, BUFFER_LOCK_SHARE);
+        std::memcpy(&meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+        LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+        check_meta(index, &meta);
+        backend_lengths.reset();
+        build_lengths(index, &meta, sl->tmpl);
+        ReleaseBuffer(mb);
+        recheck_count.rows = 0;
+        backend_lengths = std::move(building);
+        if (!backend_lengths) return;
+    }
+    pg_entry([&] {
+        sl->cl = backend_lengths;
+        sl->current.assign(sl->cl->serials.size(), false);
+        for (size_t k = 0; k < sl->cl->serials.size(); ++k)
+            for (uint32 s = 0; s < meta.nsegments; ++s)
+                if (meta.seg[s].serial == sl->cl->serials[k]) sl->current[k] = true;
+        return Datum(0);
+    });
+}
+
+// The exact content similarity of row id whose content bound is bound, when the table knows the
+// row: the operator's expression on the overlap o and the content length. The bound is
+// fl(o / qlen) with integers o <= qlen < 2^32, so bound * qlen lies within 2^-20 of o and
+// rounds to it.
+bool exact_content_similarity(const ScanLengths* sl, uint64 id, double bound, uint64_t qlen, double* out) {
+    if (sl == nullptr || !sl->cl) return false;
+    const ContentLengths& cl = *sl->cl;
+    const ContentLengths::Slot& s = cl.slots[cl.probe(id)];
+    if (s.id != id || !sl->current[s.seg]) return false;
+    const uint64_t o = (uint64_t)std::llround(bound * (double)qlen);
+    const uint64_t bc = s.clen;
+    if (o == 0 || o > bc || o > qlen) return false;
+    *out = static_cast<double>(o) / static_cast<double>(qlen + bc - o);
+    return true;
+}
+
 // Sorts ids ascending (for intersection and membership tests).
 void sort_ids(uint64* ids, int64 n) {
     std::sort(ids, ids + n);
@@ -509,6 +742,9 @@ struct ScanState {
     // `<-> spotsigs_content_query`: the tiers are of the content bound, and the values returned are
     // lower bounds of the distance that the executor recomputes (xs_recheckorderby)
     bool order_content;
+    // with order_content: the template, and the backend's content lengths when it has them
+    ScanLengths* lengths;
+    bool* batch_exact;  // per row of the batch: its value is its exact content similarity
     int tier;           // next tier to compute; order_tier_count() = the zero tier, + 1 the NULL rows
     uint64* positives;  // ids with similarity > 0 (sorted), known once the last tier ran
     int64 npositives;
@@ -613,7 +849,7 @@ bool key_query(ScanKey key, MultisetView* out) {
 // the rows found are only candidates, which the executor rechecks with the operator. *no_template
 // is set when the template is empty: then the content similarity is the plain similarity. False
 // for a NULL field.
-bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_template) {
+bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_template, TemplateRef* keep = nullptr) {
     if (key->sk_flags & SK_ISNULL) return false;
     struct varlena* qc;
     double threshold;
@@ -632,6 +868,7 @@ bool content_key_search(ScanKey key, MultisetView* out, double* tau, bool* no_te
         out->length = length;
         *tau = threshold;
         *no_template = tmpl->hashes.empty();
+        if (keep != nullptr) *keep = tmpl;
         tmpl.reset();
         return Datum(0);
     });
@@ -692,16 +929,21 @@ void compute_filter(IndexScanDesc scan, ScanState* st) {
 }
 
 // Orders a batch by descending similarity, then ascending id.
-void sort_batch(Results* r) {
+void sort_batch(Results* r, bool* exact = nullptr) {
     pg_entry([&] {
-        std::vector<std::pair<double, uint64>> v((size_t)r->n);
-        for (int64 i = 0; i < r->n; ++i) v[(size_t)i] = {r->sims[i], r->ids[i]};
-        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-            return a.first != b.first ? a.first > b.first : a.second < b.second;
-        });
+        struct Row {
+            double sim;
+            uint64 id;
+            bool exact;
+        };
+        std::vector<Row> v((size_t)r->n);
+        for (int64 i = 0; i < r->n; ++i) v[(size_t)i] = {r->sims[i], r->ids[i], exact != nullptr && exact[i]};
+        std::sort(v.begin(), v.end(),
+                  [](const Row& a, const Row& b) { return a.sim != b.sim ? a.sim > b.sim : a.id < b.id; });
         for (int64 i = 0; i < r->n; ++i) {
-            r->sims[i] = v[(size_t)i].first;
-            r->ids[i] = v[(size_t)i].second;
+            r->sims[i] = v[(size_t)i].sim;
+            r->ids[i] = v[(size_t)i].id;
+            if (exact != nullptr) exact[i] = v[(size_t)i].exact;
         }
         return Datum(0);
     });
@@ -725,16 +967,34 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
             st->npositives = all.n;
             sort_ids(st->positives, st->npositives);
         }
+        // A row's value: its similarity (plain), else its exact content similarity when the
+        // backend's content lengths know the row, else its content bound. The value is a function
+        // of the row for the whole scan (the table and its current segments are fixed when the
+        // scan starts), at most the bound, and this tier's search finds every row whose bound,
+        // hence every row whose value, is at least lo: so the rows with a value in [lo, hi) are
+        // returned now, those above in an earlier tier, those below in a later one (the last
+        // positive tier returns every row left, all with a positive value).
+        bool* exact =
+            st->lengths != nullptr && st->lengths->cl ? (bool*)palloc(sizeof(bool) * (all.n ? all.n : 1)) : nullptr;
+        const bool last = st->tier == ntiers - 1;
         int64 m = 0;
+        constexpr int64 kAheadRows = 16;  // slots prefetched ahead of the one probed
+        for (int64 i = 0; exact != nullptr && i < std::min<int64>(kAheadRows, all.n); ++i)
+            st->lengths->cl->prefetch(all.ids[i]);
         for (int64 i = 0; i < all.n; ++i) {
-            if (all.sims[i] >= hi) continue;
+            if (exact != nullptr && i + kAheadRows < all.n) st->lengths->cl->prefetch(all.ids[i + kAheadRows]);
+            double v = all.sims[i];
+            bool ex = exact != nullptr && exact_content_similarity(st->lengths, all.ids[i], v, st->oq.length, &v);
+            if (v >= hi || (!last && v < lo)) continue;
             if (st->have_filter && !contains(st->filter, st->nfilter, all.ids[i])) continue;
             all.ids[m] = all.ids[i];
-            all.sims[m] = all.sims[i];
+            all.sims[m] = v;
+            if (exact != nullptr) exact[m] = ex;
             m++;
         }
         all.n = m;
-        sort_batch(&all);
+        sort_batch(&all, exact);
+        st->batch_exact = exact;
         st->tier++;
         st->batch = all;
         return true;
@@ -744,6 +1004,7 @@ bool next_batch(IndexScanDesc scan, ScanState* st) {
         Results r;
         next_zero_chunk(scan, st, &r);
         st->batch = r;
+        st->batch_exact = nullptr;
         if (r.n > 0 || !st->zero_finished) return true;
         st->tier++;
     }
@@ -804,10 +1065,12 @@ static void prepare(IndexScanDesc scan, ScanState* st) {
         if (ok->sk_strategy == kStrategyContentDistance) {
             double tau;
             bool no_template = false;
-            have_query = content_key_search(ok, &st->oq, &tau, &no_template);
+            st->lengths = alloc_scan_lengths(st->cxt);
+            have_query = content_key_search(ok, &st->oq, &tau, &no_template, &st->lengths->tmpl);
             // Without a template the content distance is the plain one (as for % above): the
             // plain tiers are exact, and their values need no recheck.
-            st->order_content = !no_template;
+            st->order_content = have_query && !no_template;
+            if (st->order_content && !st->empty) scan_lengths(scan->indexRelation, st->lengths);
         } else {
             have_query = key_query(ok, &st->oq);
         }
@@ -855,10 +1118,15 @@ bool amgettuple(IndexScanDesc scan, ScanDirection dir) {
     id_to_tid(st->batch.ids[i], &scan->xs_heaptid);
     scan->xs_recheck = st->recheck;
     // A content distance is 1 - fl(o / (|q| + |bc| - o)) >= 1 - content_bound(o, |q|) (the claim at
-    // core content_bound; fl(1 - x) does not grow with x): the value returned is a lower bound that
-    // the executor replaces by the operator's own value, holding each row back until no later row
-    // can come before it. The tiers return the rows in ascending order of that bound.
-    scan->xs_recheckorderby = st->order_content;
+    // core content_bound; fl(1 - x) does not grow with x): the value returned for a row the
+    // backend's content lengths do not know is a lower bound that the executor replaces by the
+    // operator's own value, holding each row back until no later row can come before it; a row
+    // they know has its exact distance (the operator's expression on the same integers) and is
+    // not rechecked. The tiers return the rows in ascending order of these values, each at most
+    // the distance of every row returned after it.
+    const bool exact = st->batch_exact != nullptr && st->batch_exact[i];
+    scan->xs_recheckorderby = st->order_content && !exact;
+    if (st->order_content && !exact && !st->batch_null) recheck_count.rows++;
     scan->xs_orderbyvals[0] = st->batch_null ? (Datum)0 : Float8GetDatum(1.0 - st->batch.sims[i]);
     scan->xs_orderbynulls[0] = st->batch_null;
     return true;
