@@ -217,7 +217,7 @@ void register_trigger_gucs() {
     DefineCustomBoolVariable("spotsigs.trigger_refresh",
                              "Lets a spotsigs_flag_duplicates trigger without a threshold refresh its table's "
                              "statistics as the table grows.",
-                             "When the table holds twice the rows of its stored statistics (and at least 16), "
+                             "When the table holds a quarter more rows than its stored statistics (and at least 16), "
                              "an insert by the table's owner runs spotsigs_analyze and re-flags every row with "
                              "spotsigs_flag_batch before its own row is flagged.",
                              &refresh_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
