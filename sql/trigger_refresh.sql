@@ -1,7 +1,8 @@
 -- The content trigger's statistics refresh (spotsigs.trigger_refresh): a trigger without a
 -- threshold, on a table that starts empty, analyzes the table and re-flags every row when the
--- rows it sees reach twice the stored statistics' rows (16 the first time). After a load in id
--- order every flag equals the brute force with the stored template, and spotsigs_flag_batch's.
+-- rows it sees reach the stored statistics' rows plus a quarter (16 the first time). After a
+-- load in id order every flag equals the brute force with the stored template, and
+-- spotsigs_flag_batch's.
 \i sql/include/sqlerr.sql
 
 -- 40 stories in 1-4 copies on 3 sites (a site template of 25 sentences on each page; copies of a
@@ -44,25 +45,26 @@ CREATE TRIGGER rflag BEFORE INSERT OR UPDATE ON rpages FOR EACH ROW
   EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
 SHOW spotsigs.trigger_refresh;
 
--- Refresh points: 16 rows do not refresh; the 17th row finds 16 and refreshes, the 33rd finds
--- 32, the 65th (within one statement) 64; 100 rows stay with the statistics of 64.
+-- Refresh points (targets 16, 20, 25, 31, 38, 47, 58, 72, 90, 112): 16 rows do not refresh; the
+-- 17th row finds 16 and refreshes, the 21st finds 20, the 32nd to 91st (within one statement) 31
+-- to 90; 100 rows stay with the statistics of 90.
 INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id <= 16 ORDER BY id;
 SELECT count(*) AS statistics FROM spotsigs_stats WHERE relation = 'rpages'::regclass;
 INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id = 17;
 SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'rpages'::regclass;
-INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id BETWEEN 18 AND 32 ORDER BY id;
+INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id BETWEEN 18 AND 20 ORDER BY id;
 SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'rpages'::regclass;
-INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id = 33;
+INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id = 21;
 SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'rpages'::regclass;
-INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id > 33 ORDER BY id;
+INSERT INTO rpages (id, sig) SELECT id, sig FROM rsrc WHERE id > 21 ORDER BY id;
 SELECT rows_analyzed, template = spotsigs_template('rpages', 'id', 'sig') AS is_a_template_of_the_table,
        template_size > 0 AS has_template
 FROM spotsigs_stats WHERE relation = 'rpages'::regclass;
--- The stored template is that of the first 64 rows.
-CREATE TABLE rfirst64 AS SELECT id, sig FROM rsrc WHERE id <= 64;
-ALTER TABLE rfirst64 ADD PRIMARY KEY (id);
-SELECT spotsigs_template('rfirst64', 'id', 'sig') = (SELECT template FROM spotsigs_stats
-                                                    WHERE relation = 'rpages'::regclass) AS template_of_64_rows;
+-- The stored template is that of the first 90 rows.
+CREATE TABLE rfirst90 AS SELECT id, sig FROM rsrc WHERE id <= 90;
+ALTER TABLE rfirst90 ADD PRIMARY KEY (id);
+SELECT spotsigs_template('rfirst90', 'id', 'sig') = (SELECT template FROM spotsigs_stats
+                                                    WHERE relation = 'rpages'::regclass) AS template_of_90_rows;
 
 -- Every flag equals the brute force with the stored template, and what spotsigs_flag_batch
 -- gives (its UPDATEs would fire the trigger: disabled while it runs).
@@ -163,6 +165,6 @@ DROP TABLE rpriv, rrls;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM rr_owner;
 
-DROP TABLE rpages, rbefore, rfirst64, roff, rrr, rfirst, rcancel, rsrc;
+DROP TABLE rpages, rbefore, rfirst90, roff, rrr, rfirst, rcancel, rsrc;
 DROP ROLE rr_owner, rr_writer;
 DROP FUNCTION rslow(), rdiff(regclass), rw(int, int), rstory(int, int), rsite(int);

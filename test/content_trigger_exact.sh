@@ -5,7 +5,7 @@
 # without a threshold. Reference in plain SQL on the stored template t: every row's content
 # c = spotsig_remove(sig, t); for each row of the second half, the earlier row (smaller insertion
 # number) of highest similarity(c, c') >= 0.4, ties to the smallest id; but a row the trigger's
-# statistics refresh re-flagged (when the table doubled, docs/ingest.md) has the best match of
+# statistics refresh re-flagged (when the table grew by a quarter, docs/ingest.md) has the best match of
 # smaller id among the rows that refresh saw. duplicate and similarity must equal it for every row. Then % spotsig_content_query(q, ...) through the index for every
 # 5th page must return exactly the rows with similarity(c_q, c) >= 0.4, and ORDER BY <-> by
 # content the brute force's distances (below). Exits non-zero on any

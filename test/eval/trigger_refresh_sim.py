@@ -10,7 +10,8 @@ the refresh; ties to the smallest id. The replay computes, for each number k of 
 analyzes, the template of the first k rows of the insertion order (spotsigs_template, the
 definition spotsigs_analyze stores) and every pair of the whole set whose content similarity under
 it reaches 0.4 (spotsigs_join of the rows without it), then follows the refresh rule row by row.
-With the rule as built (factor 2, at least 16 rows, the rows present before the new one) it gives
+With the rule as built (factor 1.25, at least 16 rows, the rows present before the new one; factor
+2 the rule before) it gives
 the figures test/eval/trigger_eval.sh measures through the trigger; other rules can be tried
 without building them (--factor, --count-new, --half), and the incremental statistics designed in
 docs/content-measure.md (--step N: each row flagged with the template of the rows present, rounded
@@ -18,7 +19,7 @@ down to a multiple of N rows and never below the last analysis; the re-flags at 
 kept).
 
 Usage: test/with-cluster python3 test/eval/trigger_refresh_sim.py [--sets newsframes-dev,docversions-dev]
-           [--seeds 1,2,3] [--modes empty,half] [--factor 2] [--count-new] [--half N] [--step N]
+           [--seeds 1,2,3] [--modes empty,half] [--factor 1.25] [--count-new] [--half N] [--step N]
 """
 import argparse
 import collections
@@ -158,7 +159,7 @@ def main():
     ap.add_argument('--sets', default='newsframes-dev,docversions-dev')
     ap.add_argument('--seeds', default='1,2')
     ap.add_argument('--modes', default='empty,half')
-    ap.add_argument('--factor', type=float, default=2.0)
+    ap.add_argument('--factor', type=float, default=1.25)
     ap.add_argument('--count-new', action='store_true', help='count the arriving row toward the target')
     ap.add_argument('--half', type=int, default=None, help='rows loaded before the analysis (default half)')
     ap.add_argument('--step', type=int, default=0, help='incremental statistics, the template every N rows')

@@ -32,11 +32,16 @@ bool refresh_enabled = true;
 // The relation this backend is refreshing, InvalidOid when none.
 Oid reflag_relid = InvalidOid;
 
-// The number of rows at which the next refresh is due: twice the rows of the stored statistics,
-// and at least kRefreshMinRows (the only target without statistics).
+// The number of rows at which the next refresh is due: the rows of the stored statistics grown by
+// a quarter (rows + floor(rows / 4)), and at least kRefreshMinRows (the only target without
+// statistics). So the template in force is always that of at least four fifths of the rows the
+// table held at its last refresh's target: a template of half the rows (doubling) can differ from
+// the whole's on signatures near the decision, and a load from half a table then keeps it to the
+// end (docs/ingest.md, "What a flag depends on").
 uint64 refresh_target(const TriggerConfig* c) {
     const uint64 rows = c->tmpl_found && c->tmpl_rows > 0 ? uint64(c->tmpl_rows) : 0;
-    return rows * 2 > kRefreshMinRows ? rows * 2 : kRefreshMinRows;
+    const uint64 grown = rows + rows / 4;
+    return grown > kRefreshMinRows ? grown : kRefreshMinRows;
 }
 
 // Reads c's template again from the store under a new snapshot: the statement's own snapshot
@@ -212,7 +217,7 @@ void register_trigger_gucs() {
     DefineCustomBoolVariable("spotsigs.trigger_refresh",
                              "Lets a spotsigs_flag_duplicates trigger without a threshold refresh its table's "
                              "statistics as the table grows.",
-                             "When the table holds twice the rows of its stored statistics (and at least 16), "
+                             "When the table holds a quarter more rows than its stored statistics (and at least 16), "
                              "an insert by the table's owner runs spotsigs_analyze and re-flags every row with "
                              "spotsigs_flag_batch before its own row is flagged.",
                              &refresh_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
