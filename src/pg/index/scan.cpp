@@ -20,6 +20,7 @@ extern "C" {
 #include "core/index/df_cache.hpp"
 #include "core/template/stored.hpp"
 #include "pg/boundary.hpp"
+#include "pg/compat.hpp"
 #include "pg/gucs.hpp"
 #include "pg/type/datum.hpp"
 #include "pg/type/query.hpp"
@@ -497,7 +498,7 @@ Results all_ids(Relation index) {
 // segments written since, and pending rows, keep the bound and the executor's recheck.
 struct ContentLengths {
     Oid index = InvalidOid;
-    Oid relfilenode = InvalidOid;   // a REINDEX or TRUNCATE starts serials again in new storage
+    SPOTSIGS_STORAGE_T storage{};   // a REINDEX or TRUNCATE starts serials again in new storage
     TemplateRef tmpl;               // held, so its address identifies it while this lives
     std::vector<uint64_t> serials;  // the segments covered
     // A row: its id, content length and its segment's position in serials, in one slot (a probe
@@ -567,7 +568,7 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
     });
     ContentLengths* cl = building.get();
     cl->index = RelationGetRelid(index);
-    cl->relfilenode = index->rd_node.relNode;
+    cl->storage = SPOTSIGS_STORAGE_OF(index);
     cl->tmpl = tmpl;
     // Every row of every segment (its document list), with its whole length.
     char* page = (char*)palloc(BLCKSZ);
@@ -663,8 +664,8 @@ void scan_lengths(Relation index, ScanLengths* sl) {
     MetaData meta;
     read_meta(index, &meta);
     const ContentLengths* cur = backend_lengths.get();
-    bool usable =
-        cur != nullptr && cur->index == relid && cur->relfilenode == index->rd_node.relNode && cur->tmpl.get() == tp;
+    bool usable = cur != nullptr && cur->index == relid &&
+                  SPOTSIGS_STORAGE_EQUAL(cur->storage, SPOTSIGS_STORAGE_OF(index)) && cur->tmpl.get() == tp;
     // A table that misses segments written since (merges, VACUUM's rewrites) is counted again when
     // the rechecks of their rows reach the share again (rows the table knows are never rechecked).
     bool complete = usable;
