@@ -86,6 +86,20 @@ SELECT count(*) AS statistics FROM spotsigs_stats WHERE relation = 'roff'::regcl
 SELECT count(*) AS differences_from_plain_04 FROM roff n
 WHERE n.dup IS DISTINCT FROM (SELECT o.id FROM roff o WHERE o.id < n.id AND similarity(n.sig, o.sig) >= 0.4
                               ORDER BY similarity(n.sig, o.sig) DESC, o.id LIMIT 1);
+-- spotsigs.trigger_refresh_growth = 2: targets 16, 32, 64; 40 rows keep the statistics of 32.
+SET spotsigs.trigger_refresh_growth = 2;
+CREATE TABLE rgrow (LIKE rpages INCLUDING ALL);
+CREATE TRIGGER rgrow_flag BEFORE INSERT ON rgrow FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+INSERT INTO rgrow (id, sig) SELECT id, sig FROM rsrc WHERE id <= 40 ORDER BY id;
+SELECT rows_analyzed, rdiff('rgrow') AS differences_from_brute_force FROM spotsigs_stats
+WHERE relation = 'rgrow'::regclass;
+RESET spotsigs.trigger_refresh_growth;
+SHOW spotsigs.trigger_refresh_growth;
+-- A factor that would refresh on every row, or not a number: refused (22023, 22P02).
+\set VERBOSITY terse
+SET spotsigs.trigger_refresh_growth = 1;
+SET spotsigs.trigger_refresh_growth = 'never';
+\set VERBOSITY default
 -- Nor does a REPEATABLE READ transaction refresh (its re-flag could meet rows a refresh
 -- committed since its snapshot, and fail).
 CREATE TABLE rrr (LIKE rpages INCLUDING ALL);

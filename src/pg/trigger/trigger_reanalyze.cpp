@@ -19,6 +19,9 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
+#include <algorithm>
+#include <cmath>
+
 #include "pg/compat.hpp"
 #include "pg/index/index.hpp"
 #include "pg/trigger/trigger_template.hpp"
@@ -32,15 +35,22 @@ bool refresh_enabled = true;
 // The relation this backend is refreshing, InvalidOid when none.
 Oid reflag_relid = InvalidOid;
 
-// The number of rows at which the next refresh is due: the rows of the stored statistics grown by
-// a quarter (rows + floor(rows / 4)), and at least kRefreshMinRows (the only target without
-// statistics). So the template in force is always that of at least four fifths of the rows the
-// table held at its last refresh's target: a template of half the rows (doubling) can differ from
-// the whole's on signatures near the decision, and a load from half a table then keeps it to the
-// end (docs/ingest.md, "What a flag depends on").
+// spotsigs.trigger_refresh_growth: the factor by which the rows must grow past the stored
+// statistics' before a refresh.
+double refresh_growth = 1.25;
+
+// The number of rows at which the next refresh is due: the rows of the stored statistics times
+// spotsigs.trigger_refresh_growth (rounded down, at least one row more), and at least
+// kRefreshMinRows (the only target without statistics). At the default 1.25 the template in force
+// is always that of at least four fifths of the rows the table held at its last refresh's target:
+// a template of half the rows (doubling) can differ from the whole's on signatures near the
+// decision, and a load from half a table then keeps it to the end (docs/ingest.md, "What a flag
+// depends on"). A larger factor refreshes less often, for less quality.
 uint64 refresh_target(const TriggerConfig* c) {
     const uint64 rows = c->tmpl_found && c->tmpl_rows > 0 ? uint64(c->tmpl_rows) : 0;
-    const uint64 grown = rows + rows / 4;
+    const double scaled = std::floor(double(rows) * refresh_growth);
+    // The setting's maximum keeps the product far inside uint64 for any table's row count.
+    const uint64 grown = std::max<uint64>(uint64(scaled), rows + 1);
     return grown > kRefreshMinRows ? grown : kRefreshMinRows;
 }
 
@@ -217,10 +227,16 @@ void register_trigger_gucs() {
     DefineCustomBoolVariable("spotsigs.trigger_refresh",
                              "Lets a spotsigs_flag_duplicates trigger without a threshold refresh its table's "
                              "statistics as the table grows.",
-                             "When the table holds a quarter more rows than its stored statistics (and at least 16), "
-                             "an insert by the table's owner runs spotsigs_analyze and re-flags every row with "
-                             "spotsigs_flag_batch before its own row is flagged.",
+                             "When the table holds spotsigs.trigger_refresh_growth times the rows of its stored "
+                             "statistics (and at least 16), an insert by the table's owner runs spotsigs_analyze and "
+                             "re-flags every row with spotsigs_flag_batch before its own row is flagged.",
                              &refresh_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomRealVariable("spotsigs.trigger_refresh_growth",
+                             "How much a table must grow past its stored statistics before a trigger without a "
+                             "threshold refreshes them.",
+                             "A factor of the rows the statistics were gathered from: smaller refreshes more often "
+                             "(flags closer to the whole table's template), larger costs less.",
+                             &refresh_growth, 1.25, 1.01, 1000.0, PGC_USERSET, 0, nullptr, nullptr, nullptr);
 }
 
 }  // namespace spotsigs::pg

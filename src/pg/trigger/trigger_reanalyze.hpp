@@ -20,7 +20,8 @@ constexpr uint64 kRefreshMinRows = 16;
 // may SELECT and UPDATE it; no row-level security enabled on it or on a partitioned table above
 // it; no security-restricted operation; the table's SHARE UPDATE EXCLUSIVE lock free or held by
 // this transaction; and the rows with a signature that a new snapshot shows number at least the
-// stored statistics' rows plus a quarter (at least kRefreshMinRows). c's template is then the new one.
+// stored statistics' rows times spotsigs.trigger_refresh_growth (at least kRefreshMinRows). c's
+// template is then the new one.
 // Raises PostgreSQL errors (those of spotsigs_analyze and the re-flag's UPDATE).
 void maybe_refresh(TriggerConfig* c, Relation rel);
 
