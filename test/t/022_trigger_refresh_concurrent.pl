@@ -12,6 +12,8 @@ use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('trigger_refresh_concurrent');
 $node->init;
+# The schedule below is laid out on refreshes at each doubling (16, 32, 64 rows ...).
+$node->append_conf('postgresql.conf', "spotsigs.trigger_refresh_growth = 2\n");
 $node->start;
 
 # 100 stories in 1-4 copies on 3 sites (the fixture of sql/trigger_refresh.sql): ids 1-100 for
