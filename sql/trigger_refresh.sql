@@ -95,6 +95,32 @@ SELECT rows_analyzed, rdiff('rgrow') AS differences_from_brute_force FROM spotsi
 WHERE relation = 'rgrow'::regclass;
 RESET spotsigs.trigger_refresh_growth;
 SHOW spotsigs.trigger_refresh_growth;
+-- The template changing between two refreshes: rows 1-32 are stories on site 0 (1-3 copies
+-- each), rows 33-48 pages of a new site 9, every other one a copy of a site-0 story. The refresh
+-- at 38 rows saw 6 of them, the one at 47 rows (the 48th insert) 15: its template differs, the
+-- re-flag changes some rows' flags and leaves other matches as they were, and every flag equals
+-- the brute force with the template of each refresh.
+CREATE TABLE rsite_src AS
+SELECT row_number() OVER (ORDER BY s, v)::int AS id, spotsigs(rsite(0) || ' . ' || rstory(s, v)) AS sig
+FROM generate_series(1, 16) s, generate_series(1, 1 + s % 3) v;
+INSERT INTO rsite_src SELECT 32 + k, spotsigs(rsite(9) || ' . ' ||
+       CASE WHEN k % 2 = 1 THEN rstory(k, 9) ELSE rstory(100 + k, 1) END) FROM generate_series(1, 16) k;
+CREATE TABLE rsitep (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
+CREATE INDEX ON rsitep USING spotsigs (sig);
+CREATE TRIGGER rsitep_flag BEFORE INSERT ON rsitep FOR EACH ROW
+  EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+INSERT INTO rsitep (id, sig) SELECT id, sig FROM rsite_src WHERE id <= 47 ORDER BY id;
+SELECT rows_analyzed, rdiff('rsitep') AS differences_from_brute_force FROM spotsigs_stats
+WHERE relation = 'rsitep'::regclass;
+CREATE TABLE rsite_before AS SELECT id, dup, sim FROM rsitep;
+CREATE TABLE rsite_tmpl AS SELECT template FROM spotsigs_stats WHERE relation = 'rsitep'::regclass;
+INSERT INTO rsitep (id, sig) SELECT id, sig FROM rsite_src WHERE id = 48;
+SELECT rows_analyzed, template IS DISTINCT FROM (SELECT template FROM rsite_tmpl) AS template_changed,
+       rdiff('rsitep') AS differences_from_brute_force
+FROM spotsigs_stats WHERE relation = 'rsitep'::regclass;
+SELECT count(*) FILTER (WHERE (b.dup, b.sim) IS DISTINCT FROM (p.dup, p.sim)) AS reflagged,
+       count(*) FILTER (WHERE (b.dup, b.sim) IS NOT DISTINCT FROM (p.dup, p.sim) AND p.dup IS NOT NULL) AS kept_match
+FROM rsite_before b JOIN rsitep p USING (id);
 -- A factor that would refresh on every row, or not a number: refused (22023, 22P02).
 \set VERBOSITY terse
 SET spotsigs.trigger_refresh_growth = 1;
@@ -179,6 +205,6 @@ DROP TABLE rpriv, rrls;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM rr_owner;
 
-DROP TABLE rpages, rbefore, rfirst90, roff, rrr, rfirst, rcancel, rsrc;
+DROP TABLE rpages, rbefore, rfirst90, roff, rrr, rfirst, rcancel, rsrc, rsite_src, rsitep, rsite_before, rsite_tmpl;
 DROP ROLE rr_owner, rr_writer;
 DROP FUNCTION rslow(), rdiff(regclass), rw(int, int), rstory(int, int), rsite(int);

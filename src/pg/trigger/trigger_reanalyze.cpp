@@ -121,7 +121,11 @@ const char* column_type_sql(Relation rel, AttrNumber att) {
 // spotsigs_analyze(rel, sig, id), then every row's flag set to what spotsigs_flag_batch(rel, id,
 // sig, dup, sim, NULL, min) computes with the new template (the best match among the rows of
 // smaller id, ties to the smallest id), in one UPDATE that writes only the rows whose values
-// change. Through SPI as the current user.
+// change. Through SPI as the current user. Every row is judged: a row's flag can change only if
+// it, its match, or a row of smaller id that the new template makes a match holds a signature
+// that entered or left the template (docs/ingest.md, "Which flags a refresh can change"), but only
+// when every other row holds the batch result under the old template, which rows inserted out of
+// id order, by other sessions or before a user's own analysis need not.
 void analyze_and_reflag(const TriggerConfig* c, Relation rel) {
     const char* sig = column_name(rel, c->sig_att);
     const char* id = column_name(rel, c->id_att);
