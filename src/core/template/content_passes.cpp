@@ -344,7 +344,7 @@ private:
         const bool splittable = r.hi - r.lo > 1;
         // The entries and, at most, the samples of their signatures (reserved below).
         const size_t first_bytes = e * sizeof(Entry) + (e / 2) * (2 * sizeof(uint64_t)) + e * sizeof(uint32_t) + 8;
-        if (!fits(first_bytes + finish_bytes(group_.pairs.size()))) {
+        if (!fits(first_bytes + (group_.empty() ? 0 : finish_bytes(group_.pairs.size())))) {
             if (!group_.empty()) return Step::kGroupFull;
             if (splittable) return Step::kSplit;
             too_large("the entries of one signature bucket", fixed() + first_bytes);
