@@ -4,14 +4,20 @@
 //
 // A signature's decision depends only on its own sample and on the similarities of the sample's
 // pages in the round. So the signatures are split by a hash (the top bits of fmix64 of the
-// signature) into ranges, and each range is judged on its own: one read collects the range's
-// (signature, page) entries and finds its signatures held by two or more pages, their samples
-// and the distinct pairs of sampled pages; the pairs' overlaps are then summed over further reads,
-// each holding the sampled pages' signatures of one hash range (the overlap of two pages is the
-// sum over signature ranges of their overlaps within each range). With the pages' lengths (the
-// round's) the similarity of a pair, and the sum over a sample's pairs in the definition's order,
-// are those of the one-pass statistics bit for bit. The second round does the same with the
-// first round's template removed from every page.
+// signature) into ranges: one read of a range collects its (signature, page) entries and finds its
+// signatures held by two or more pages, their samples and the distinct pairs of sampled pages.
+// The samples and pairs of consecutive ranges are gathered into a group while it fits in half of
+// the limit; the group's pairs then have their overlaps summed over further reads shared by all
+// its ranges, each holding the sampled pages' signatures of one hash range (the overlap of two
+// pages is the sum over signature ranges of their overlaps within each range), and its
+// signatures are judged. With the pages' lengths (the round's) the similarity of a pair, and the
+// sum over a sample's pairs in the definition's order, are those of the one-pass statistics bit
+// for bit. The second round does the same with the first round's template removed from every
+// page; a sample does not depend on the round, so when one group held the whole first round it
+// is judged again as it is, after the overlap reads alone. The overlap reads then keep only
+// the signatures that pass a filter of those held by two or more pages (no other adds to an
+// overlap). Reads: 1 + R + G x Q a round (R ranges, G groups, Q overlap reads a group), and
+// with one group 1 + R + 2 Q in all.
 #pragma once
 
 #include <cstddef>
