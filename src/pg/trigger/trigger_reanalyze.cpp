@@ -24,13 +24,15 @@ extern "C" {
 
 #include "pg/compat.hpp"
 #include "pg/index/index.hpp"
+#include "pg/trigger/trigger_refresh_worker.hpp"
 #include "pg/trigger/trigger_template.hpp"
 
 namespace spotsigs::pg {
 
 namespace {
 
-bool refresh_enabled = true;
+// spotsigs.trigger_refresh.
+int refresh_mode = kRefreshOn;
 
 // The relation this backend is refreshing, InvalidOid when none.
 Oid reflag_relid = InvalidOid;
@@ -46,9 +48,9 @@ double refresh_growth = 1.25;
 // a template of half the rows (doubling) can differ from the whole's on signatures near the
 // decision, and a load from half a table then keeps it to the end (docs/ingest.md, "What a flag
 // depends on"). A larger factor refreshes less often, for less quality.
-uint64 refresh_target(const TriggerConfig* c) {
+uint64 refresh_target(const TriggerConfig* c, double growth) {
     const uint64 rows = c->tmpl_found && c->tmpl_rows > 0 ? uint64(c->tmpl_rows) : 0;
-    const double scaled = std::floor(double(rows) * refresh_growth);
+    const double scaled = std::floor(double(rows) * growth);
     // The setting's maximum keeps the product far inside uint64 for any table's row count.
     const uint64 grown = std::max<uint64>(uint64(scaled), rows + 1);
     return grown > kRefreshMinRows ? grown : kRefreshMinRows;
@@ -169,47 +171,29 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel) {
     SPI_finish();
 }
 
-}  // namespace
-
-bool reflagging(Oid relid) {
-    return OidIsValid(reflag_relid) && reflag_relid == relid;
+// The checks every refresh makes of the refreshing role: it owns the table (as ANALYZE needs) and
+// may SELECT and UPDATE it (the re-flag), outside a security-restricted operation, with no
+// row-level security on the table or a partitioned table above it.
+bool may_refresh(const TriggerConfig* c, Relation rel) {
+    const Oid user = GetUserId();
+    return !InSecurityRestrictedOperation() && SPOTSIGS_REL_OWNERCHECK(c->relid, user) &&
+           pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) == ACLCHECK_OK && !any_row_security(rel);
 }
 
-void maybe_refresh(TriggerConfig* c, Relation rel) {
-    // Mode 'first' keeps any match it finds: no batch re-flag reproduces it. Under a transaction
-    // snapshot the re-flag could meet rows updated by a refresh committed since, and fail (40001).
-    if (!refresh_enabled || !c->content || !c->best || OidIsValid(reflag_relid) || IsolationUsesXactSnapshot()) return;
-    // The index's entry count bounds the rows from above (every row with a signature has an
-    // entry; dead rows keep theirs until VACUUM): below the target, nothing to count.
-    Relation index = index_open(c->index_oid, AccessShareLock);
-    const uint64 entries = index::indexed_rows(index);
-    index_close(index, AccessShareLock);
-    if (entries < refresh_target(c) || entries < c->refresh_check) return;
-    // Analyzing needs the table's ownership (as ANALYZE), the re-flag SELECT and UPDATE on it.
-    // Not under a security-restricted operation, nor where row-level security is enabled.
-    const Oid user = GetUserId();
-    if (InSecurityRestrictedOperation() || !SPOTSIGS_REL_OWNERCHECK(c->relid, user) ||
-        pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) != ACLCHECK_OK || any_row_security(rel))
-        return;
-    // The lock spotsigs_flag_batch takes, held to the end of the transaction: one refresh of a
-    // table at a time. Taken without waiting: while another transaction holds it (a refresh, a
-    // VACUUM), this row keeps the stored template and the next row tries again.
-    const bool held = CheckRelationLockedByMe(rel, ShareUpdateExclusiveLock, true);
-    if (!held && !ConditionalLockRelationOid(c->relid, ShareUpdateExclusiveLock)) return;
+// With the table's SHARE UPDATE EXCLUSIVE lock held: reads c's template again, counts the rows a
+// new snapshot shows (*rows_out) and, when they reach the target of `growth` (*target_out),
+// analyzes and re-flags. True when it refreshed.
+bool refresh_if_due(TriggerConfig* c, Relation rel, double growth, uint64* rows_out, uint64* target_out) {
     reload_template(c, rel);  // another session may have refreshed since this statement began
-    const uint64 target = refresh_target(c);
+    const uint64 target = refresh_target(c, growth);
+    *target_out = target;
     const int nest = NewGUCNestLevel();
     (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
                             false);
     const uint64 rows = visible_rows(c, rel);
     AtEOXact_GUC(true, nest);
-    if (rows < target) {
-        // Not due: dead entries made up the count. Rows are counted again once the index has
-        // gained as many entries as rows are missing (each new row adds an entry).
-        c->refresh_check = entries + (target - rows);
-        if (!held) UnlockRelationOid(c->relid, ShareUpdateExclusiveLock);
-        return;
-    }
+    *rows_out = rows;
+    if (rows < target) return false;
     reflag_relid = c->relid;
     PG_TRY();
     {
@@ -225,16 +209,75 @@ void maybe_refresh(TriggerConfig* c, Relation rel) {
     { reflag_relid = InvalidOid; }
     PG_END_TRY();
     reload_template(c, rel);
+    return true;
+}
+
+}  // namespace
+
+bool reflagging(Oid relid) {
+    return OidIsValid(reflag_relid) && reflag_relid == relid;
+}
+
+void maybe_refresh(TriggerConfig* c, Relation rel) {
+    // Mode 'first' keeps any match it finds: no batch re-flag reproduces it. Under a transaction
+    // snapshot the re-flag could meet rows updated by a refresh committed since, and fail (40001).
+    if (refresh_mode == kRefreshOff || !c->content || !c->best || OidIsValid(reflag_relid) ||
+        IsolationUsesXactSnapshot())
+        return;
+    // A background refresh this session launched for the table has not finished: it will see
+    // every row committed before it takes the table's lock.
+    if (refresh_mode == kRefreshBackground && background_refresh_pending(c->relid)) return;
+    // The index's entry count bounds the rows from above (every row with a signature has an
+    // entry; dead rows keep theirs until VACUUM): below the target, nothing to count.
+    Relation index = index_open(c->index_oid, AccessShareLock);
+    const uint64 entries = index::indexed_rows(index);
+    index_close(index, AccessShareLock);
+    if (entries < refresh_target(c, refresh_growth) || entries < c->refresh_check) return;
+    if (!may_refresh(c, rel)) return;
+    // In the background: a worker waits for this transaction to end, then counts and refreshes
+    // under its own snapshot; this row keeps the stored template. Without a free worker slot (or,
+    // before PostgreSQL 16, for a role that cannot log in), the refresh runs here.
+    if (refresh_mode == kRefreshBackground && launch_background_refresh(c, refresh_growth)) {
+        // Should the worker find fewer rows than entries (dead ones), this session launches again
+        // only after another growth step's worth of entries, not at every row.
+        c->refresh_check =
+            entries + std::max<uint64>(1, refresh_target(c, refresh_growth) - uint64(std::max<int64>(c->tmpl_rows, 0)));
+        return;
+    }
+    // The lock spotsigs_flag_batch takes, held to the end of the transaction: one refresh of a
+    // table at a time. Taken without waiting: while another transaction holds it (a refresh, a
+    // VACUUM), this row keeps the stored template and the next row tries again.
+    const bool held = CheckRelationLockedByMe(rel, ShareUpdateExclusiveLock, true);
+    if (!held && !ConditionalLockRelationOid(c->relid, ShareUpdateExclusiveLock)) return;
+    uint64 rows = 0, target = 0;
+    if (!refresh_if_due(c, rel, refresh_growth, &rows, &target)) {
+        // Not due: dead entries made up the count. Rows are counted again once the index has
+        // gained as many entries as rows are missing (each new row adds an entry).
+        c->refresh_check = entries + (target - rows);
+        if (!held) UnlockRelationOid(c->relid, ShareUpdateExclusiveLock);
+    }
+}
+
+bool refresh_in_background_worker(TriggerConfig* c, Relation rel, double growth) {
+    if (!may_refresh(c, rel)) return false;
+    uint64 rows = 0, target = 0;
+    return refresh_if_due(c, rel, growth, &rows, &target);
 }
 
 void register_trigger_gucs() {
-    DefineCustomBoolVariable("spotsigs.trigger_refresh",
+    static const struct config_enum_entry modes[] = {
+        {"off", kRefreshOff, false}, {"on", kRefreshOn, false},    {"background", kRefreshBackground, false},
+        {"true", kRefreshOn, true},  {"false", kRefreshOff, true}, {"yes", kRefreshOn, true},
+        {"no", kRefreshOff, true},   {"1", kRefreshOn, true},      {"0", kRefreshOff, true},
+        {nullptr, 0, false}};
+    DefineCustomEnumVariable("spotsigs.trigger_refresh",
                              "Lets a spotsigs_flag_duplicates trigger without a threshold refresh its table's "
-                             "statistics as the table grows.",
+                             "statistics as the table grows: off, on (in the inserting statement) or background.",
                              "When the table holds spotsigs.trigger_refresh_growth times the rows of its stored "
                              "statistics (and at least 16), an insert by the table's owner runs spotsigs_analyze and "
-                             "re-flags every row with spotsigs_flag_batch before its own row is flagged.",
-                             &refresh_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+                             "re-flags every row with spotsigs_flag_batch: before its own row is flagged (on), or in "
+                             "a background worker once its transaction has ended (background).",
+                             &refresh_mode, kRefreshOn, modes, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomRealVariable("spotsigs.trigger_refresh_growth",
                              "How much a table must grow past its stored statistics before a trigger without a "
                              "threshold refreshes them.",
