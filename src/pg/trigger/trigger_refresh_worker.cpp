@@ -192,6 +192,9 @@ void spotsigs_refresh_worker_main(Datum) {
     BackgroundWorkerInitializeConnectionByOid(r.database, r.role, 0);
 #endif
     pgstat_report_appname("spotsigs refresh");
+    // The refresh reads and writes under READ COMMITTED whatever the role's or database's default:
+    // under a transaction snapshot its re-flag could meet rows a concurrent refresh updated.
+    DefaultXactIsoLevel = XACT_READ_COMMITTED;
 
     // The launching transaction's rows become visible when it ends; its lock on its own xid is
     // released then (committed or aborted alike).
