@@ -27,6 +27,7 @@ plain="'sig', 'dup', 'sim', '0.8', 'best'"
 plain04="'sig', 'dup', 'sim', '0.4', 'best'"
 content="'sig', 'dup', 'sim'"
 ONE_ROW=${ONE_ROW:-0}
+. test/bench/refresh_wait.sh
 rows=$(mktemp /tmp/content_trigger_bench.XXXXXX)
 trap 'rm -f "$rows"' EXIT
 echo "# test/bench/content_trigger_bench.sh (SLICE=$SLICE ROUNDS=$ROUNDS SETS=${SETS:-all} ONE_ROW=$ONE_ROW), $(date -u +%FT%TZ), $(nproc) cores"
@@ -69,8 +70,8 @@ SQL
 )
   t1=$(date +%s%N)
   # The worker registered before the commit; wait until none is left.
-  while [ "$(q -At -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'spotsigs refresh'")" != 0 ]; do sleep 0.02; done
-  t2=$(date +%s%N)
+  refresh_settle
+  t2=$settled_ns
   n=$(q -At -c 'SELECT count(dup) FROM pages')
   read -r ms cpu <<<"$out"
   echo "$ms $(echo "$ms + ($t2 - $t1) / 1000000" | bc) $n $cpu"

@@ -20,7 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 # With spotsigs.trigger_refresh = background (e.g. PGOPTIONS='-c spotsigs.trigger_refresh=background'),
 # a refresh runs after the inserting statement commits: wait until no refresh worker is left.
-settle() { while [ "$(q -At -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'spotsigs refresh'")" != 0 ]; do sleep 0.05; done; }
+. test/bench/refresh_wait.sh
+settle() { refresh_settle; }
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 for set in ${SETS:-newsframes-dev docversions-dev}; do
   q <<SQL

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../.."
 set=${1:-newsframes-dev}; seed=${2:-1}
 shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+. test/bench/refresh_wait.sh
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 q <<SQL
 DROP TABLE IF EXISTS src;
@@ -29,8 +30,8 @@ for mode in plain on background off; do
   set_="SET spotsigs.trigger_refresh = on;"; [ $mode = off ] || [ $mode = background ] && set_="SET spotsigs.trigger_refresh = $mode;"
   { echo "$set_"; echo '\timing on'; cat $f; } | psql -X -q -v ON_ERROR_STOP=1 2>&1 | grep '^Time' | awk '{print $2}' > $f.t
   t0=$(date +%s%N)
-  while [ "$(q -At -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'spotsigs refresh'")" != 0 ]; do sleep 0.02; done
-  [ $mode = background ] && echo "$set background: the last refresh worker ended $((($(date +%s%N) - t0) / 1000000)) ms after the last statement"
+  refresh_settle
+  [ $mode = background ] && echo "$set background: the last refresh worker ended $(((settled_ns - t0) / 1000000)) ms after the last statement"
   python3 - "$f.t" "$set" "$mode" "$(cat /proc/loadavg | cut -d' ' -f1-3)" <<'PY'
 import sys
 t=[float(x) for x in open(sys.argv[1])]

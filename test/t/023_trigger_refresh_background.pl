@@ -72,10 +72,23 @@ sub workers {
     return $node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'spotsigs refresh'});
 }
 
-# Waits (at most 60 s) until no refresh worker is left; true when none is.
+# Waits (at most 60 s) until no refresh worker has been seen for a second (a worker registered
+# at the end of a statement shows in pg_stat_activity only once it has started); true when so.
 sub wait_workers {
+    my $quiet = 0;
     for (1 .. 600) {
-        return 1 if workers() == 0;
+        $quiet = workers() == 0 ? $quiet + 1 : 0;
+        return 1 if $quiet >= 10;
+        usleep(100_000);
+    }
+    return 0;
+}
+
+# Waits (at most 60 s) until the stored statistics of table $t were computed on $n rows.
+sub wait_analyzed {
+    my ($t, $n) = @_;
+    for (1 .. 600) {
+        return 1 if analyzed($t) eq $n;
         usleep(100_000);
     }
     return 0;
@@ -95,8 +108,8 @@ for (1 .. 600) {
 }
 is($waiting, '1', 'one worker launched, waiting for the inserting transaction');
 $b->query_safe('COMMIT');
+ok(wait_analyzed('one_xact', $total), 'the worker analyzed every committed row');
 ok(wait_workers(), 'the worker finished');
-is(analyzed('one_xact'), $total, 'the worker analyzed every committed row');
 is($node->safe_psql('postgres', q{SELECT wrong('one_xact')}), '0', 'every flag equals the brute force after the worker');
 $node->safe_psql('postgres', q{
 CREATE TABLE one_xact_before AS SELECT * FROM one_xact;
@@ -147,8 +160,8 @@ ok(wait_workers(), 'the cancelled worker exited');
 $h->query_safe('COMMIT');
 is(analyzed('cancelled'), '0', 'the cancelled worker left no statistics');
 $node->safe_psql('postgres', q{INSERT INTO cancelled SELECT id, sig FROM src WHERE id = 42});
+ok(wait_analyzed('cancelled', '42'), 'the next due insert refreshed');
 ok(wait_workers(), 'the next worker finished');
-is(analyzed('cancelled'), '42', 'the next due insert refreshed');
 is($node->safe_psql('postgres', q{SELECT wrong('cancelled')}), '0', 'every flag equals the brute force');
 
 $b->quit;

@@ -127,8 +127,9 @@ const char* column_type_sql(Relation rel, AttrNumber att) {
 // it, its match, or a row of smaller id that the new template makes a match holds a signature
 // that entered or left the template (docs/ingest.md, "Which flags a refresh can change"), but only
 // when every other row holds the batch result under the old template, which rows inserted out of
-// id order, by other sessions or before a user's own analysis need not.
-void analyze_and_reflag(const TriggerConfig* c, Relation rel) {
+// id order, by other sessions or before a user's own analysis need not. Without `analyze`, the
+// re-flag alone, with the template stored.
+void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
     const char* sig = column_name(rel, c->sig_att);
     const char* id = column_name(rel, c->id_att);
     const char* schema = quote_identifier(get_namespace_name(c->ext_schema));
@@ -138,11 +139,16 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel) {
     const char* qdup = quote_identifier(column_name(rel, c->dup_att));
 
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
-    char* sql = psprintf("SELECT %s.spotsigs_analyze($1, $2, $3)", schema);
     Oid types[3] = {REGCLASSOID, NAMEOID, NAMEOID};
     Datum values[3] = {ObjectIdGetDatum(c->relid), name_datum(sig), name_datum(id)};
-    int rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "spotsigs_flag_duplicates: analyzing failed: %s", SPI_result_code_string(rc));
+    char* sql = nullptr;
+    int rc = 0;
+    if (analyze) {
+        sql = psprintf("SELECT %s.spotsigs_analyze($1, $2, $3)", schema);
+        rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "spotsigs_flag_duplicates: analyzing failed: %s", SPI_result_code_string(rc));
+    }
 
     StringInfoData set, differs;
     initStringInfo(&set);
@@ -180,20 +186,9 @@ bool may_refresh(const TriggerConfig* c, Relation rel) {
            pg_class_aclcheck(c->relid, user, ACL_SELECT | ACL_UPDATE) == ACLCHECK_OK && !any_row_security(rel);
 }
 
-// With the table's SHARE UPDATE EXCLUSIVE lock held: reads c's template again, counts the rows a
-// new snapshot shows (*rows_out) and, when they reach the target of `growth` (*target_out),
-// analyzes and re-flags. True when it refreshed.
-bool refresh_if_due(TriggerConfig* c, Relation rel, double growth, uint64* rows_out, uint64* target_out) {
-    reload_template(c, rel);  // another session may have refreshed since this statement began
-    const uint64 target = refresh_target(c, growth);
-    *target_out = target;
-    const int nest = NewGUCNestLevel();
-    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-                            false);
-    const uint64 rows = visible_rows(c, rel);
-    AtEOXact_GUC(true, nest);
-    *rows_out = rows;
-    if (rows < target) return false;
+// Runs analyze_and_reflag(c, rel, analyze) as the current user with search_path pinned, marking
+// the table as being re-flagged meanwhile (reflagging()), then reads c's template again.
+void run_refresh(TriggerConfig* c, Relation rel, bool analyze) {
     reflag_relid = c->relid;
     PG_TRY();
     {
@@ -202,13 +197,33 @@ bool refresh_if_due(TriggerConfig* c, Relation rel, double growth, uint64* rows_
         const int reflag_nest = NewGUCNestLevel();
         (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
                                 0, false);
-        analyze_and_reflag(c, rel);
+        analyze_and_reflag(c, rel, analyze);
         AtEOXact_GUC(true, reflag_nest);
     }
     PG_FINALLY();
     { reflag_relid = InvalidOid; }
     PG_END_TRY();
     reload_template(c, rel);
+}
+
+// With the table's SHARE UPDATE EXCLUSIVE lock held: reads c's template again and counts the rows
+// a new snapshot shows (*rows_out) against the target of `growth` (*target_out).
+uint64 count_rows(TriggerConfig* c, Relation rel, double growth, uint64* target_out) {
+    reload_template(c, rel);  // another session may have refreshed since this statement began
+    *target_out = refresh_target(c, growth);
+    const int nest = NewGUCNestLevel();
+    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                            false);
+    const uint64 rows = visible_rows(c, rel);
+    AtEOXact_GUC(true, nest);
+    return rows;
+}
+
+// With the lock held: refreshes when the rows reach the target. True when it refreshed.
+bool refresh_if_due(TriggerConfig* c, Relation rel, double growth, uint64* rows_out, uint64* target_out) {
+    *rows_out = count_rows(c, rel, growth, target_out);
+    if (*rows_out < *target_out) return false;
+    run_refresh(c, rel, true);
     return true;
 }
 
@@ -262,6 +277,15 @@ bool refresh_in_background_worker(TriggerConfig* c, Relation rel, double growth)
     if (!may_refresh(c, rel)) return false;
     uint64 rows = 0, target = 0;
     return refresh_if_due(c, rel, growth, &rows, &target);
+}
+
+bool reflag_arrivals_in_background_worker(TriggerConfig* c, Relation rel) {
+    if (!may_refresh(c, rel)) return false;
+    uint64 target = 0;
+    const uint64 rows = count_rows(c, rel, 1.0, &target);
+    if (!c->tmpl_found || rows <= uint64(std::max<int64>(c->tmpl_rows, 0))) return false;
+    run_refresh(c, rel, false);
+    return true;
 }
 
 void register_trigger_gucs() {

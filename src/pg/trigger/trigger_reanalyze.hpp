@@ -36,6 +36,12 @@ void maybe_refresh(TriggerConfig* c, Relation rel);
 // `growth` (the launching session's setting). True when it refreshed.
 bool refresh_in_background_worker(TriggerConfig* c, Relation rel, double growth);
 
+// The background worker's second pass, in a transaction begun after its refresh committed: rows
+// inserted while the refresh ran were flagged on arrival with the template before it. When a new
+// snapshot shows more rows than the stored statistics were computed on, re-flags every row with
+// the stored template (no analysis). True when it re-flagged.
+bool reflag_arrivals_in_background_worker(TriggerConfig* c, Relation rel);
+
 // True while this backend re-flags relid: the UPDATEs of spotsigs_flag_batch must not be
 // re-judged by a BEFORE UPDATE firing of the trigger itself.
 bool reflagging(Oid relid);

@@ -84,16 +84,18 @@ bool live_column(Relation rel, AttrNumber att) {
            !TupleDescAttr(RelationGetDescr(rel), att - 1)->attisdropped;
 }
 
-// The worker's transaction: opens the table with its SHARE UPDATE EXCLUSIVE lock (waiting for a
-// refresh, VACUUM or ANALYZE that holds it), checks that the request still describes it, and
-// refreshes when due. A table dropped meanwhile, or whose columns were dropped, is left alone.
-void refresh_table(const RefreshRequest& r) {
+// One of the worker's transactions: opens the table with its SHARE UPDATE EXCLUSIVE lock (waiting
+// for a refresh, VACUUM or ANALYZE that holds it), checks that the request still describes it,
+// then refreshes when due (`second` false) or re-flags the rows that arrived during the refresh
+// (`second` true). A table dropped meanwhile, or whose columns were dropped, is left alone. True
+// when it wrote.
+bool refresh_table(const RefreshRequest& r, bool second) {
     Relation rel = try_relation_open(r.relid, ShareUpdateExclusiveLock);
-    if (rel == nullptr) return;
+    if (rel == nullptr) return false;
     if (!live_column(rel, r.sig_att) || !live_column(rel, r.id_att) || !live_column(rel, r.dup_att) ||
         (r.sim_att != 0 && !live_column(rel, r.sim_att))) {
         relation_close(rel, ShareUpdateExclusiveLock);
-        return;
+        return false;
     }
     // The template is read into a child of the transaction's context, freed at its end.
     TriggerConfig c;
@@ -108,10 +110,33 @@ void refresh_table(const RefreshRequest& r) {
     c.best = true;
     c.cxt = CurrentMemoryContext;
     c.tmpl_lxid = InvalidLocalTransactionId;
-    const bool refreshed = refresh_in_background_worker(&c, rel, r.growth);
+    const bool wrote =
+        second ? reflag_arrivals_in_background_worker(&c, rel) : refresh_in_background_worker(&c, rel, r.growth);
     ereport(DEBUG1, (errmsg("spotsigs refresh of \"%s\": %s", RelationGetRelationName(rel),
-                            refreshed ? "analyzed and re-flagged" : "not due")));
+                            second ? (wrote ? "re-flagged the rows that arrived meanwhile" : "no row arrived meanwhile")
+                                   : (wrote ? "analyzed and re-flagged" : "not due"))));
     relation_close(rel, NoLock);
+    return wrote;
+}
+
+// Runs refresh_table(r, second) in a transaction of its own. True when it wrote. The second pass
+// first waits for every transaction then writing the table (as CREATE INDEX CONCURRENTLY does):
+// a statement that began before the refresh committed flags its rows with the template before,
+// and the pass's snapshot, taken after the wait, sees them all; every statement that begins later
+// reads the new template.
+bool in_transaction(const RefreshRequest& r, bool second) {
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    if (second) {
+        LOCKTAG tag;
+        SET_LOCKTAG_RELATION(tag, MyDatabaseId, r.relid);
+        WaitForLockers(tag, ShareLock, false);
+    }
+    PushActiveSnapshot(GetTransactionSnapshot());
+    const bool wrote = refresh_table(r, second);
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    return wrote;
 }
 
 }  // namespace
@@ -176,10 +201,9 @@ bool launch_background_refresh(const TriggerConfig* c, double growth) {
 }  // namespace spotsigs::pg
 
 // Connects as the launching role, waits for the launching transaction, then refreshes in a
-// transaction of its own. SIGTERM (pg_terminate_backend, shutdown) and SIGINT (pg_cancel_backend)
-// are served at the analysis's and the re-flag's interrupt checks: the transaction rolls back and
-// the worker exits; the table keeps its flags and statistics, and the next due insert launches
-// another.
+// transaction of its own (and a second for the rows that arrived meanwhile). SIGTERM (pg_terminate_backend, shutdown)
+// and SIGINT (pg_cancel_backend) are served at the analysis's and the re-flag's interrupt checks: the transaction rolls
+// back and the worker exits; the table keeps its flags and statistics, and the next due insert launches another.
 void spotsigs_refresh_worker_main(Datum) {
     using namespace spotsigs::pg;
     RefreshRequest r;
@@ -204,15 +228,19 @@ void spotsigs_refresh_worker_main(Datum) {
     if (TransactionIdIsValid(r.xid)) XactLockTableWait(r.xid, nullptr, nullptr, XLTW_None);
     CommitTransactionCommand();
 
-    SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
-    PushActiveSnapshot(GetTransactionSnapshot());
-    char* name = get_rel_name(r.relid);
-    pgstat_report_activity(STATE_RUNNING,
-                           psprintf("spotsigs refresh: analyzing and re-flagging %s", name ? name : "(dropped)"));
-    refresh_table(r);
-    PopActiveSnapshot();
+    const char* relname = get_rel_name(r.relid);
+    const char* name = MemoryContextStrdup(TopMemoryContext, relname ? relname : "(dropped)");
     CommitTransactionCommand();
+    pgstat_report_activity(STATE_RUNNING, psprintf("spotsigs refresh: analyzing and re-flagging %s", name));
+    // Rows inserted while the refresh ran were flagged with the template before it (their
+    // statements read it before the refresh committed): a second transaction, begun after the
+    // commit, re-flags every row once more with the new template if any row arrived.
+    if (in_transaction(r, false)) {
+        pgstat_report_activity(STATE_RUNNING,
+                               psprintf("spotsigs refresh: re-flagging the rows that arrived in %s", name));
+        (void)in_transaction(r, true);
+    }
     pgstat_report_activity(STATE_IDLE, nullptr);
     proc_exit(0);
 }
