@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -547,62 +548,114 @@ RecheckCount recheck_count;
 // The share: a table is built after rechecks of (postings in segments) / kPostingsPerRecheck rows.
 constexpr uint64_t kPostingsPerRecheck = 2048;
 
-// The table being built: held here, not by a local, since PostgreSQL's errors skip C++ frames.
+// The table being built, a slice per ordered content scan, so that no one query pays for the
+// whole count: held here, not by a local, since PostgreSQL's errors skip C++ frames. The build
+// covers the segments of its own copy of the metapage; it goes on only while every one of them
+// is still in the metapage (a segment is never changed while it is there, so its pages read in
+// different scans agree), and starts again otherwise. The rows keep the recheck until it is done.
 std::shared_ptr<ContentLengths> building;
+MetaData building_meta;      // the segments the build covers
+uint32 building_seg = 0;     // the next segment whose document list the build reads
+size_t building_sig = 0;     // the next template signature whose lists the build subtracts
+bool building_torn = false;  // a step was left by an error: the table is partly filed
+// The time one scan gives the build at most (it does at least one step: a segment's document
+// list or a batch of kCountBatch template signatures).
+constexpr int64_t kCountSliceMicros = 2000;
+constexpr size_t kCountBatch = 256;
 
-// Builds the table of index for tmpl over the segments of meta (a copy taken under the pinned
-// metapage) into building; leaves it null when the rows would take more than kLengthsMaxBytes.
-// Call outside pg_entry.
-void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
-    building.reset();
-    uint64 rows = 0;
-    for (uint32 s = 0; s < meta->nsegments; ++s) rows += meta->seg[s].ndocs;
-    size_t nslots = 1024;
-    while (nslots < 2 * rows) nslots *= 2;
-    if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return;
-    pg_entry([&] {
-        building = std::make_shared<ContentLengths>();
-        building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
-        building->serials.reserve(meta->nsegments);
-        return Datum(0);
-    });
-    ContentLengths* cl = building.get();
-    cl->index = RelationGetRelid(index);
-    cl->storage = SPOTSIGS_STORAGE_OF(index);
-    cl->tmpl = tmpl;
-    // Every row of every segment (its document list), with its whole length.
-    char* page = (char*)palloc(BLCKSZ);
-    for (uint32 s = 0; s < meta->nsegments; ++s) {
-        const SegmentDesc& sd = meta->seg[s];
-        cl->serials.push_back(sd.serial);  // reserved above: no allocation
-        if (sd.doclist_blk == InvalidBlockNumber) continue;
-        PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
-        ListIter it;
-        list_iter_init(&it, index, &ref, page);
-        Posting p;
-        while (list_iter_next(&it, &p)) {
-            size_t k = cl->probe(p.id);
-            if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
-            cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
-        }
-        CHECK_FOR_INTERRUPTS();
+int64_t now_micros() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Whether every segment of the build's metapage copy is still in meta.
+bool building_current(const MetaData* meta) {
+    for (uint32 s = 0; s < building_meta.nsegments; ++s) {
+        bool found = false;
+        for (uint32 t = 0; !found && t < meta->nsegments; ++t)
+            found = meta->seg[t].serial == building_meta.seg[s].serial;
+        if (!found) return false;
     }
-    pfree(page);
+    return true;
+}
+
+// Goes on with the table of index for tmpl in building, for up to kCountSliceMicros, starting it
+// over the segments of meta (a copy taken under the pinned metapage) when there is none for this
+// index and template or its segments are no longer all in meta. Returns true when the table is
+// complete; leaves building null (and returns false) when the rows would take more than
+// kLengthsMaxBytes. Call outside pg_entry, with the metapage pinned.
+bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
+    const int64_t deadline = now_micros() + kCountSliceMicros;
+    if (building && !(building->index == RelationGetRelid(index) &&
+                      SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) &&
+                      building->tmpl.get() == tmpl.get() && building_current(meta)))
+        building.reset();
+    if (building_torn) building.reset();
+    if (!building) {
+        uint64 rows = 0;
+        for (uint32 s = 0; s < meta->nsegments; ++s) rows += meta->seg[s].ndocs;
+        size_t nslots = 1024;
+        while (nslots < 2 * rows) nslots *= 2;
+        if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return false;
+        pg_entry([&] {
+            building = std::make_shared<ContentLengths>();
+            building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
+            building->serials.reserve(meta->nsegments);
+            return Datum(0);
+        });
+        std::memcpy(&building_meta, meta, sizeof(MetaData));
+        building_seg = 0;
+        building_sig = 0;
+        building->index = RelationGetRelid(index);
+        building->storage = SPOTSIGS_STORAGE_OF(index);
+        building->tmpl = tmpl;
+    }
+    ContentLengths* cl = building.get();
+    const MetaData& bm = building_meta;
+    building_torn = true;
+    // Every row of every segment (its document list), with its whole length.
+    if (building_seg < bm.nsegments) {
+        char* page = (char*)palloc(BLCKSZ);
+        do {
+            const uint32 s = building_seg;
+            const SegmentDesc& sd = bm.seg[s];
+            cl->serials.push_back(sd.serial);  // reserved: no allocation
+            if (sd.doclist_blk != InvalidBlockNumber) {
+                PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
+                ListIter it;
+                list_iter_init(&it, index, &ref, page);
+                Posting p;
+                while (list_iter_next(&it, &p)) {
+                    size_t k = cl->probe(p.id);
+                    if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
+                    cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
+                }
+            }
+            ++building_seg;
+            CHECK_FOR_INTERRUPTS();
+        } while (building_seg < bm.nsegments && now_micros() < deadline);
+        pfree(page);
+        if (building_seg < bm.nsegments) {
+            building_torn = false;
+            return false;
+        }
+    }
     // Less each row's frequencies in the template signatures' lists, a batch of signatures at a
     // time (the source copies the inline lists it finds).
     const std::vector<uint64_t>& th = tmpl->hashes;
-    constexpr size_t kBatch = 4096;
+    bool stepped = false;
     pg_entry([&] {
-        std::vector<uint32_t> ones(kBatch, 1), idx(kBatch);
-        for (size_t from = 0; from < th.size(); from += kBatch) {
-            const uint32_t n = (uint32_t)std::min(kBatch, th.size() - from);
+        std::vector<uint32_t> ones(kCountBatch, 1), idx(kCountBatch);
+        while (building_sig < th.size() && (!stepped || now_micros() < deadline)) {
+            const size_t from = building_sig;
+            const uint32_t n = (uint32_t)std::min(kCountBatch, th.size() - from);
             MultisetView v;
             v.hashes = th.data() + from;
             v.freqs.data = reinterpret_cast<const unsigned char*>(ones.data());
             v.freqs.width = 4;
             v.size = n;
             v.length = n;
-            PageSource src(index, *meta, v, LengthRange{0, kMaxLength});
+            PageSource src(index, bm, v, LengthRange{0, kMaxLength});
             for (uint32_t i = 0; i < n; ++i) idx[i] = i;
             src.prepare(idx.data(), n);
             for (uint32_t i = 0; i < n; ++i)
@@ -613,13 +666,20 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
                     sl.clen -= p.freq;
                     return true;
                 });
+            building_sig = from + n;
+            stepped = true;
             pg_guard([&] { CHECK_FOR_INTERRUPTS(); });
         }
         return Datum(0);
     });
+    building_torn = false;
+    if (building_sig < th.size()) return false;
+    uint64 rows = 0;
+    for (uint32 s = 0; s < bm.nsegments; ++s) rows += bm.seg[s].ndocs;
     ereport(DEBUG1, (errmsg("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of %zu "
                             "signatures",
                             (unsigned long long)rows, RelationGetRelationName(index), th.size())));
+    return true;
 }
 
 // What an ordered content scan keeps of the content measure: the template of its ORDER BY
@@ -675,19 +735,26 @@ void scan_lengths(Relation index, ScanLengths* sl) {
     for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
     const bool due = meta.nsegments > 0 && recheck_count.rows * kPostingsPerRecheck >= postings;
     if (!usable || (!complete && due)) {
-        if (!due) return;
-        // Under the pinned metapage, so that VACUUM recycles none of the pages read.
-        Buffer mb = ReadBuffer(index, kMetaBlock);
-        LockBuffer(mb, BUFFER_LOCK_SHARE);
-        std::memcpy(&meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
-        LockBuffer(mb, BUFFER_LOCK_UNLOCK);
-        check_meta(index, &meta);
-        backend_lengths.reset();
-        build_lengths(index, &meta, sl->tmpl);
-        ReleaseBuffer(mb);
-        recheck_count.rows = 0;
-        backend_lengths = std::move(building);
-        if (!backend_lengths) return;
+        if (!usable) backend_lengths.reset();
+        if (!due) {
+            if (!usable) return;
+        } else {
+            // Under the pinned metapage, so that VACUUM recycles none of the pages read.
+            Buffer mb = ReadBuffer(index, kMetaBlock);
+            LockBuffer(mb, BUFFER_LOCK_SHARE);
+            std::memcpy(&meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+            LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+            check_meta(index, &meta);
+            const bool done = build_lengths_step(index, &meta, sl->tmpl);
+            ReleaseBuffer(mb);
+            if (done) {
+                recheck_count.rows = 0;
+                backend_lengths = std::move(building);
+                building.reset();
+            }
+            // An unfinished build leaves a usable older table in use for the segments it knows.
+            if (!backend_lengths) return;
+        }
     }
     pg_entry([&] {
         sl->cl = backend_lengths;
