@@ -8,10 +8,12 @@
 extern "C" {
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
+#include "utils/guc.h"
 }
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -558,10 +560,29 @@ MetaData building_meta;      // the segments the build covers
 uint32 building_seg = 0;     // the next segment whose document list the build reads
 size_t building_sig = 0;     // the next template signature whose lists the build subtracts
 bool building_torn = false;  // a step was left by an error: the table is partly filed
+uint32 building_scans = 0;   // the scans that have given the build a step since it (re)started
 // The time one scan gives the build at most (it does at least one step: a segment's document
-// list or a batch of kCountBatch template signatures).
+// list or a batch of kCountBatch template signatures, and stops at the first step past the time).
 constexpr int64_t kCountSliceMicros = 2000;
 constexpr size_t kCountBatch = 256;
+
+}  // namespace
+
+// spotsigs.content_count_step (tests only): when positive, the units of the count one scan does,
+// in place of the time budget: a segment's document list is one unit, each template signature
+// whose lists are subtracted another; so a test can make the count span a known number of scans.
+int content_count_step = 0;
+
+void register_index_gucs() {
+    DefineCustomIntVariable("spotsigs.content_count_step",
+                            "For tests: the units of the count of content lengths one ordered content scan does.",
+                            "A segment's document list is one unit, a template signature's lists another; 0 (the "
+                            "default) gives each scan a time budget instead.",
+                            &content_count_step, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr,
+                            nullptr);
+}
+
+namespace {
 
 int64_t now_micros() {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -579,16 +600,29 @@ bool building_current(const MetaData* meta) {
     return true;
 }
 
-// Goes on with the table of index for tmpl in building, for up to kCountSliceMicros, starting it
+// Goes on with the table of index for tmpl in building, for up to kCountSliceMicros (or
+// content_count_step units when that is set), starting it
 // over the segments of meta (a copy taken under the pinned metapage) when there is none for this
 // index and template or its segments are no longer all in meta. Returns true when the table is
 // complete; leaves building null (and returns false) when the rows would take more than
 // kLengthsMaxBytes. Call outside pg_entry, with the metapage pinned.
 bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
     const int64_t deadline = now_micros() + kCountSliceMicros;
-    if (building && !(building->index == RelationGetRelid(index) &&
-                      SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) &&
-                      building->tmpl.get() == tmpl.get() && building_current(meta)))
+    // The units this step may do (content_count_step), or none counted (the time budget).
+    const int64_t units = content_count_step > 0 ? content_count_step : INT64_MAX;
+    int64_t done_units = 0;
+    auto more = [&] { return content_count_step > 0 ? done_units < units : now_micros() < deadline; };
+    if (building && building->index == RelationGetRelid(index) &&
+        SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) && building->tmpl.get() == tmpl.get() &&
+        (building_torn || !building_current(meta))) {
+        ereport(DEBUG1, (errmsg("spotsigs: the count of content lengths of index \"%s\" starts again: %s",
+                                RelationGetRelationName(index),
+                                building_torn ? "a step was interrupted" : "segments it covers were rewritten")));
+        building.reset();
+    }
+    if (building &&
+        !(building->index == RelationGetRelid(index) &&
+          SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) && building->tmpl.get() == tmpl.get()))
         building.reset();
     if (building_torn) building.reset();
     if (!building) {
@@ -606,6 +640,7 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
         std::memcpy(&building_meta, meta, sizeof(MetaData));
         building_seg = 0;
         building_sig = 0;
+        building_scans = 0;
         building->index = RelationGetRelid(index);
         building->storage = SPOTSIGS_STORAGE_OF(index);
         building->tmpl = tmpl;
@@ -613,6 +648,7 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
     ContentLengths* cl = building.get();
     const MetaData& bm = building_meta;
     building_torn = true;
+    ++building_scans;
     // Every row of every segment (its document list), with its whole length.
     if (building_seg < bm.nsegments) {
         char* page = (char*)palloc(BLCKSZ);
@@ -632,8 +668,9 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
                 }
             }
             ++building_seg;
+            ++done_units;
             CHECK_FOR_INTERRUPTS();
-        } while (building_seg < bm.nsegments && now_micros() < deadline);
+        } while (building_seg < bm.nsegments && more());
         pfree(page);
         if (building_seg < bm.nsegments) {
             building_torn = false;
@@ -643,12 +680,14 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
     // Less each row's frequencies in the template signatures' lists, a batch of signatures at a
     // time (the source copies the inline lists it finds).
     const std::vector<uint64_t>& th = tmpl->hashes;
-    bool stepped = false;
     pg_entry([&] {
         std::vector<uint32_t> ones(kCountBatch, 1), idx(kCountBatch);
-        while (building_sig < th.size() && (!stepped || now_micros() < deadline)) {
+        while (building_sig < th.size() && (done_units == 0 || more())) {
             const size_t from = building_sig;
-            const uint32_t n = (uint32_t)std::min(kCountBatch, th.size() - from);
+            size_t batch = kCountBatch;
+            if (content_count_step > 0)
+                batch = (size_t)std::max<int64_t>(1, std::min<int64_t>(kCountBatch, units - done_units));
+            const uint32_t n = (uint32_t)std::min(batch, th.size() - from);
             MultisetView v;
             v.hashes = th.data() + from;
             v.freqs.data = reinterpret_cast<const unsigned char*>(ones.data());
@@ -667,7 +706,7 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
                     return true;
                 });
             building_sig = from + n;
-            stepped = true;
+            done_units += n;
             pg_guard([&] { CHECK_FOR_INTERRUPTS(); });
         }
         return Datum(0);
@@ -676,9 +715,12 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
     if (building_sig < th.size()) return false;
     uint64 rows = 0;
     for (uint32 s = 0; s < bm.nsegments; ++s) rows += bm.seg[s].ndocs;
-    ereport(DEBUG1, (errmsg("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of %zu "
-                            "signatures",
-                            (unsigned long long)rows, RelationGetRelationName(index), th.size())));
+    ereport(DEBUG1, (errmsg_plural("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of "
+                                   "%zu signatures in %u scan",
+                                   "spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of "
+                                   "%zu signatures in %u scans",
+                                   building_scans, (unsigned long long)rows, RelationGetRelationName(index), th.size(),
+                                   building_scans)));
     return true;
 }
 
