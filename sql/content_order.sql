@@ -76,17 +76,18 @@ SELECT codiff(4) AS after_reindex, codiff(4) AS after_reindex_again;
 UPDATE tco SET sig = corow(id + 1) WHERE id % 5 = 0;
 SELECT spotsigs_analyze('tco', 'sig') > 0 AS has_template;
 SELECT codiff(4) AS new_template, codiff(4) AS new_template_again, codiff5(4) AS limit5_new_template;
--- The count a few units per scan (spotsigs.content_count_step, a setting for tests: a segment's
--- document list is one unit, each template signature another). At 20 units per scan, one segment
--- and a template of 80 signatures take 5 scans, from the second (the first one's rechecks make the
--- count due), the DEBUG1 line saying how many; every order meanwhile equals the brute force (the
--- rows keep the bound and the recheck until the count is done). codiff(200) is 2 ordered scans.
+-- The count a few units per scan (spotsigs.content_count_step, a setting for tests: a row of a
+-- segment's document list is one unit, each template signature another). At 100 units per scan,
+-- one segment of 432 rows and a template of 80 signatures (512 units) take 6 scans, the document
+-- list resumed across five, from the second (the first one's rechecks make the count due), the
+-- DEBUG1 line saying how many; every order meanwhile equals the brute force (the rows keep the
+-- bound and the recheck until the count is done). codiff(200) is 2 ordered scans.
 REINDEX INDEX tco_sig;
 SELECT template_size AS template_signatures FROM spotsigs_stats WHERE relation = 'tco'::regclass;
 \c
 SET enable_seqscan = off;
 SET jit = off;
-SET spotsigs.content_count_step = 20;
+SET spotsigs.content_count_step = 100;
 SET client_min_messages = debug1;
 SELECT codiff(200) AS scans_1_2;
 SELECT codiff(200) AS scans_3_4;
@@ -99,7 +100,7 @@ SELECT codiff(4) AS after_count, codiff5(4) AS limit5_after_count;
 \c
 SET enable_seqscan = off;
 SET jit = off;
-SET spotsigs.content_count_step = 20;
+SET spotsigs.content_count_step = 100;
 SET client_min_messages = debug1;
 SELECT codiff(200) AS scans_1_2;
 SET client_min_messages = warning;

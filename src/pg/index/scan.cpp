@@ -561,25 +561,32 @@ uint32 building_seg = 0;     // the next segment whose document list the build r
 size_t building_sig = 0;     // the next template signature whose lists the build subtracts
 bool building_torn = false;  // a step was left by an error: the table is partly filed
 uint32 building_scans = 0;   // the scans that have given the build a step since it (re)started
-// The time one scan gives the build at most (it does at least one step: a segment's document
-// list or a batch of kCountBatch template signatures, and stops at the first step past the time).
+ListIter building_iter;      // the document list being read, when building_in_list
+bool building_in_list = false;
+char* building_page = nullptr;  // building_iter's page copy (TopMemoryContext, kept for reuse)
+// The time one scan gives the build at most (it does at least one step: kCountDocs rows of a
+// segment's document list or a batch of kCountBatch template signatures, and stops at the first
+// step past the time).
 constexpr int64_t kCountSliceMicros = 2000;
 constexpr size_t kCountBatch = 256;
+// The rows of a document list one step files (a step of the count reads at most this many).
+constexpr uint32 kCountDocs = 4096;
 
 }  // namespace
 
 // spotsigs.content_count_step (tests only): when positive, the units of the count one scan does,
-// in place of the time budget: a segment's document list is one unit, each template signature
-// whose lists are subtracted another; so a test can make the count span a known number of scans.
+// in place of the time budget: each row filed from a segment's document list is one unit, each
+// template signature whose lists are subtracted another; so a test can make the count span a known
+// number of scans.
 int content_count_step = 0;
 
 void register_index_gucs() {
-    DefineCustomIntVariable("spotsigs.content_count_step",
-                            "For tests: the units of the count of content lengths one ordered content scan does.",
-                            "A segment's document list is one unit, a template signature's lists another; 0 (the "
-                            "default) gives each scan a time budget instead.",
-                            &content_count_step, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr,
-                            nullptr);
+    DefineCustomIntVariable(
+        "spotsigs.content_count_step",
+        "For tests: the units of the count of content lengths one ordered content scan does.",
+        "4096 rows of a segment's document list are one unit, a template signature's lists another; "
+        "0 (the default) gives each scan a time budget instead.",
+        &content_count_step, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 }
 
 namespace {
@@ -641,6 +648,7 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
         building_seg = 0;
         building_sig = 0;
         building_scans = 0;
+        building_in_list = false;
         building->index = RelationGetRelid(index);
         building->storage = SPOTSIGS_STORAGE_OF(index);
         building->tmpl = tmpl;
@@ -651,27 +659,48 @@ bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef&
     ++building_scans;
     // Every row of every segment (its document list), with its whole length.
     if (building_seg < bm.nsegments) {
-        char* page = (char*)palloc(BLCKSZ);
+        if (building_page == nullptr) building_page = (char*)MemoryContextAlloc(TopMemoryContext, BLCKSZ);
         do {
             const uint32 s = building_seg;
             const SegmentDesc& sd = bm.seg[s];
-            cl->serials.push_back(sd.serial);  // reserved: no allocation
-            if (sd.doclist_blk != InvalidBlockNumber) {
-                PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
-                ListIter it;
-                list_iter_init(&it, index, &ref, page);
-                Posting p;
-                while (list_iter_next(&it, &p)) {
-                    size_t k = cl->probe(p.id);
-                    if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
-                    cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
+            bool list_done = true;
+            if (!building_in_list) {
+                cl->serials.push_back(sd.serial);  // reserved: no allocation
+                if (sd.doclist_blk != InvalidBlockNumber) {
+                    PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
+                    list_iter_init(&building_iter, index, &ref, building_page);
+                    building_in_list = true;
                 }
+            } else {
+                // Left by an earlier scan: its page copy and position still hold (the segment is
+                // unchanged while it is in the metapage); only the relation is this scan's.
+                building_iter.index = index;
+                building_iter.walk.index = index;
             }
-            ++building_seg;
-            ++done_units;
+            if (building_in_list) {
+                uint32 chunk = kCountDocs;
+                if (content_count_step > 0)
+                    chunk = (uint32)std::max<int64_t>(1, std::min<int64_t>(kCountDocs, units - done_units));
+                Posting p;
+                list_done = false;
+                uint32 filed = 0;
+                for (; filed < chunk; ++filed) {
+                    if (!list_iter_next(&building_iter, &p)) {
+                        list_done = true;
+                        break;
+                    }
+                    size_t slot = cl->probe(p.id);
+                    if (cl->slots[slot].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
+                    cl->slots[slot] = ContentLengths::Slot{p.id, p.length, s};
+                }
+                done_units += content_count_step > 0 ? filed : 1;
+            }
+            if (list_done) {
+                building_in_list = false;
+                ++building_seg;
+            }
             CHECK_FOR_INTERRUPTS();
         } while (building_seg < bm.nsegments && more());
-        pfree(page);
         if (building_seg < bm.nsegments) {
             building_torn = false;
             return false;
