@@ -25,7 +25,9 @@
 # queries `ORDER BY sig <-> spotsig_content_query(q, 't75k', 'sig') LIMIT 10` on their own
 # (the ones that fall due for the count of content lengths, or a slice of it, included) and prints
 # p50, p99 and max, and then the median and max of COLD bare `%` searches, each the first of a new
-# connection, run after it.
+# connection, run after it. On the 1M rows the count falls due at a new connection's 134th such
+# query (its rechecks reach 1 in 2,048 of the index's postings), so FIRST=100 times no count;
+# FIRST=2000 takes the whole count in.
 # The cluster lives in OUT/cluster (default OUT=build/content-query-bench) and is kept between
 # runs (the 1M rows take several minutes to build); REBUILD=1 builds the tables again, BUILD_ONLY=1
 # stops after building them.
@@ -33,6 +35,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 corpus=${1:-$repo/../shared/data/textcorpus}
+[ -d "$corpus" ] || { echo "content_query_bench: no corpus at $corpus (pass the textcorpus directory)" >&2; exit 2; }
 corpus=$(cd "$corpus" && pwd)
 : "${ROWS:=1000000}" "${NQ:=200}" "${COLD:=10}" "${REBUILD:=0}" "${SHARED_BUFFERS:=2GB}"
 : "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}"
