@@ -566,8 +566,10 @@ bool building_in_list = false;
 char* building_page = nullptr;  // building_iter's page copy (TopMemoryContext, kept for reuse)
 // The time one scan gives the build at most (it does at least one step: kCountDocs rows of a
 // segment's document list or a batch of kCountBatch template signatures, and stops at the first
-// step past the time).
-constexpr int64_t kCountSliceMicros = 2000;
+// step past the time). The scans that fall due while the count goes on still recheck the rows it
+// has not counted, so a slice too thin costs more in rechecks over its many scans than it spares
+// each one; this one stays within the cost of an ordinary recheck-heavy scan.
+constexpr int64_t kCountSliceMicros = 20000;
 constexpr size_t kCountBatch = 256;
 // The rows of a document list one step files (a step of the count reads at most this many).
 constexpr uint32 kCountDocs = 4096;
