@@ -4,7 +4,7 @@
 # force with the stored template (the best match of smaller id at content similarity >= 0.4),
 # whether the rows came in one transaction, in random order, or one per transaction. A role that
 # does not own the table launches nothing; a cancelled worker leaves the table as it was, and the
-# next due insert launches another.
+# next due insert launches another; without a free worker slot the statement refreshes itself.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -167,4 +167,24 @@ is($node->safe_psql('postgres', q{SELECT wrong('cancelled')}), '0', 'every flag 
 $b->quit;
 $h->quit;
 $node->stop;
+
+# 5. No worker slot to be had (max_worker_processes = 0): the refresh runs in the statement, as
+# with spotsigs.trigger_refresh = on.
+my $full = PostgreSQL::Test::Cluster->new('trigger_refresh_no_slot');
+$full->init;
+$full->append_conf('postgresql.conf', "spotsigs.trigger_refresh = background\nmax_worker_processes = 0\n");
+$full->start;
+$full->safe_psql('postgres', q{
+CREATE EXTENSION spotsigs;
+CREATE TABLE docs (id int PRIMARY KEY, sig spotsig, dup int, sim float8);
+CREATE INDEX ON docs USING spotsigs (sig);
+CREATE TRIGGER flag BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates('sig', 'dup', 'sim');
+});
+is($full->safe_psql('postgres', q{
+BEGIN;
+INSERT INTO docs SELECT i, spotsigs('the page ' || i || ' is a page that the site ' || (i % 3) || ' shows')
+FROM generate_series(1, 20) i;
+SELECT rows_analyzed FROM spotsigs_stats WHERE relation = 'docs'::regclass;
+COMMIT;}), '16', 'without a worker slot the 17th row refreshed in its statement');
+$full->stop;
 done_testing();
