@@ -11,6 +11,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use lib 'test/t';
+use RefreshFixture;
 
 my $node = PostgreSQL::Test::Cluster->new('trigger_refresh_background');
 $node->init;
@@ -19,17 +21,7 @@ $node->start;
 
 # 100 stories in 1-4 copies on 3 sites (the fixture of sql/trigger_refresh.sql), ids in a
 # scrambled order of the rows.
-$node->safe_psql('postgres', q{
-CREATE EXTENSION spotsigs;
-CREATE FUNCTION rw(a int, b int) RETURNS text LANGUAGE sql IMMUTABLE AS
-$$ SELECT 'w' || substr(md5(a::text || ':' || b::text), 1, 6) $$;
-CREATE FUNCTION rstory(s int, variant int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-SELECT string_agg('the ' || rw(s, i) || ' is a ' ||
-       CASE WHEN (i + variant) % (2 + s % 5) = 0 THEN rw(s * 1000 + variant, i) ELSE rw(s + 100000, i) END ||
-       ' that the ' || rw(s + 200000, i), ' . ' ORDER BY i) FROM generate_series(1, 30) i $$;
-CREATE FUNCTION rsite(k int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-SELECT string_agg('the ' || rw(-k, i) || ' is a ' || rw(-k - 10, i) || ' that the ' || rw(-k - 20, i), ' . ' ORDER BY i)
-FROM generate_series(1, 25) i $$;
+$node->safe_psql('postgres', 'CREATE EXTENSION spotsigs;' . $refresh_fixture_sql . q{
 CREATE TABLE src AS
 SELECT row_number() OVER (ORDER BY md5(s::text || ':' || v::text))::int AS id,
        spotsigs(rsite((s + v) % 3) || ' . ' || rstory(s, v)) AS sig
@@ -40,20 +32,6 @@ BEGIN
   EXECUTE format('CREATE INDEX ON %I USING spotsigs (sig)', t);
   EXECUTE format('CREATE TRIGGER flag BEFORE INSERT ON %I FOR EACH ROW '
                  'EXECUTE FUNCTION spotsigs_flag_duplicates(''sig'', ''dup'', ''sim'')', t);
-END $$;
--- Rows whose flag differs from the brute force with the table's stored template.
-CREATE FUNCTION wrong(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format($q$
-    WITH t AS (SELECT template AS t FROM spotsigs_stats WHERE relation = %L::regclass),
-    ref AS (SELECT n.id, b.id AS dup, b.s FROM %s n CROSS JOIN t LEFT JOIN LATERAL (
-      SELECT o.id, similarity(spotsig_remove(n.sig, t.t), spotsig_remove(o.sig, t.t)) AS s FROM %s o
-      WHERE o.id < n.id AND similarity(spotsig_remove(n.sig, t.t), spotsig_remove(o.sig, t.t)) >= 0.4
-      ORDER BY 2 DESC, o.id LIMIT 1) b ON true)
-    SELECT count(*) FROM ref JOIN %s p USING (id) WHERE ref.dup IS DISTINCT FROM p.dup OR ref.s IS DISTINCT FROM p.sim
-  $q$, rel, rel, rel, rel) INTO n;
-  RETURN n;
 END $$;
 SELECT make_docs('one_xact');
 SELECT make_docs('one_by_one');
