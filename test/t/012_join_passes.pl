@@ -57,7 +57,7 @@ sub compare {
 			"$call, limit $limit: says '$word' of a peak of $peak kB");
 		$first_read{"$call $limit"} = $first;
 	}
-	$skipped_by_note += $1 while $err =~ /(\d+) out-of-line values outside the pass skipped by their noted length/g;
+	$skipped_by_note += $1 while $err =~ /(\d+) values outside the pass skipped by their noted length/g;
 	my $res = $node->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM (TABLE got EXCEPT ALL TABLE want) d) || ' ' ||
 		       (SELECT count(*) FROM (TABLE want EXCEPT ALL TABLE got) d) || ' ' ||

@@ -136,7 +136,8 @@ struct CollectReceiver {
     uint64 rows;
     RowFilter* filter;                   // null: keep every row, and raise the error past the memory limit
     bool external;                       // the value being handed over was stored out of line
-    uint64 skipped_by_note;              // out-of-line values skipped by their length in RowFilter::external
+    uint64 skipped_by_note;              // values skipped by their length in RowFilter::external
+    size_t note_hint;                    // where in RowFilter::external the next row's note is tried first
     size_t stride_bytes;                 // bytes of the rows kept since the last stride
     Multiset* content;                   // RowFilter::remove: a row without the template
     std::vector<unsigned char>* packed;  // ... and packed again
@@ -209,9 +210,9 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len, uint64
             if (f->budget != nullptr) reserve_or_overflow(r, *f->ids);
             f->ids->push_back(id);
         }
-        if (f->note_external != nullptr && r->external) {
+        if (f->note_external != nullptr && (r->external || f->remove != nullptr)) {
             if (f->budget != nullptr) reserve_or_overflow(r, *f->note_external);
-            f->note_external->push_back(ExternalLength{id, length});
+            f->note_external->push_back(ExternalLength{id, length, static_cast<uint32_t>(stored_length)});
         }
     }
     return !f->overflowed && f->holds(length);
@@ -270,28 +271,44 @@ void hand_over(void* ctx, int64 id, const char* data, size_t len) {
     }
 }
 
-// True when a pass's filter restricts lengths and sig, stored out of line or compressed, lies
-// outside them: only its header is fetched or decompressed, not the whole value (later passes
-// skip most of the relation's rows this way).
+// The note of row id in f->external (sorted by id), or null. The entry after the last one found
+// is tried first: a relation read again in the same order finds each note in one step.
+const ExternalLength* find_note(CollectReceiver* r, const RowFilter* f, int64 id) {
+    const std::vector<ExternalLength>& notes = *f->external;
+    size_t at = r->note_hint;
+    if (at >= notes.size() || notes[at].id != id) {
+        auto it = std::lower_bound(notes.begin(), notes.end(), id,
+                                   [](const ExternalLength& e, int64 key) { return e.id < key; });
+        if (it == notes.end() || it->id != id) return nullptr;
+        at = static_cast<size_t>(it - notes.begin());
+    }
+    r->note_hint = at + 1;
+    return &notes[at];
+}
+
+// True when a pass's filter restricts lengths and sig lies outside them, found without reading
+// the whole value (later passes skip most of the relation's rows this way): by its noted length,
+// or else, stored out of line or compressed, by its header alone. A read that removes a template
+// keeps or drops a row by its length without it, which only the first read's note of every row
+// gives (reading the header gives the stored length); without a note the row is read whole.
 bool outside_range(CollectReceiver* r, int64 id, Datum sig) {
     RowFilter* f = r->filter;
-    // A row read without a template is kept or not by its length without it (known only once read).
-    if (f == nullptr || !f->restricts() || f->remove != nullptr) return false;
+    if (f == nullptr || !f->restricts()) return false;
     struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(sig));
-    if (!VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
-    if (f->external != nullptr && VARATT_IS_EXTERNAL_ONDISK(raw)) {
-        auto it = std::lower_bound(f->external->begin(), f->external->end(), id,
-                                   [](const ExternalLength& e, int64 key) { return e.id < key; });
-        if (it != f->external->end() && it->id == id) {
-            const bool outside = !f->holds(it->length);
+    const bool every_row_noted = f->remove != nullptr;
+    if (!every_row_noted && !VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw)) return false;
+    if (f->external != nullptr && (every_row_noted || VARATT_IS_EXTERNAL_ONDISK(raw))) {
+        if (const ExternalLength* note = find_note(r, f, id)) {
+            const bool outside = !f->holds(note->length);
             if (outside) {
-                f->seen.add(id, it->length);
+                f->seen.add(id, note->stored);
                 ++r->skipped_by_note;
                 if (++r->rows % kReadStride == 0) CHECK_FOR_INTERRUPTS();
             }
             return outside;
         }
     }
+    if (every_row_noted) return false;
     MemoryContext old = MemoryContextSwitchTo(r->scratch);
     struct varlena* head = PG_DETOAST_DATUM_SLICE(sig, 0, kPackedHeaderSize);
     MemoryContextSwitchTo(old);
@@ -445,8 +462,8 @@ void read_rows(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Pr
                  "toast relation (holding at most %llu kB of incomplete values)",
                  src.relname, noted, scanned, static_cast<unsigned long long>(deferred.peak_open_bytes() >> 10));
         if (recv->skipped_by_note > 0)
-            elog(DEBUG1, "reading %s: %llu out-of-line values outside the pass skipped by their noted length",
-                 src.relname, static_cast<unsigned long long>(recv->skipped_by_note));
+            elog(DEBUG1, "reading %s: %llu values outside the pass skipped by their noted length", src.relname,
+                 static_cast<unsigned long long>(recv->skipped_by_note));
     });
     // The last rows since the last stride's look (a relation of fewer rows gets no other).
     check_read_memory(recv);

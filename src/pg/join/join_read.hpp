@@ -58,10 +58,12 @@ bool filed_within_budget(ReadPipeline& out);
 // memory_limit bytes, and the filing thread's errors.
 void read_source(const JoinSource& src, ReadPipeline& out, size_t memory_limit, Progress& progress);
 
-// The length of a row whose value is stored out of line.
+// The length of a row whose value is stored out of line (or of any row, for a read that removes
+// a template): length as the read keeps it, stored as the relation holds it (for RowsDigest).
 struct ExternalLength {
     int64_t id;
     uint32_t length;
+    uint32_t stored;
 };
 // What read_source_filtered keeps of the rows: those with lengths in [lo, hi] outside
 // [gap_lo, gap_hi) (a pass's, JoinPass::reads); past the memory limit it stops keeping rows and
@@ -91,9 +93,11 @@ struct RowFilter {
     bool overflowed = false;
     LengthTally* tally = nullptr;
     std::vector<int64_t>* ids = nullptr;  // when given, every row's id (with the tally)
-    // When given (with the tally), every row with an out-of-line value, and its length: a later
-    // read (the same snapshot) given them sorted by id in `external` finds the lengths there
-    // instead of fetching each such value's first chunk from the toast relation to skip it.
+    // When given (with the tally), every row with an out-of-line value, and its length (with
+    // remove: every row, and its length without the template): a later read (the same snapshot)
+    // given them sorted by id in `external` finds the lengths there instead of fetching each such
+    // value's first chunk from the toast relation, or reading the whole row and removing the
+    // template from it, to skip it.
     std::vector<ExternalLength>* note_external = nullptr;
     const std::vector<ExternalLength>* external = nullptr;
     // Every row read, kept or not; when expected is given, a read that ends with another digest
