@@ -157,6 +157,51 @@ for my $tau (qw(0.3 0.5 0.9)) {
 		$want, "spotsigs_join_rs(archive, distributed batch) at $tau: distributed = single node");
 }
 
+# The length-range split (spotsigs_citus_ranges): at 0.9 the coordinator cuts the length axis,
+# and pairs whose longer row's length is exactly a range's lower end, or whose shorter row's length
+# is exactly on a border, are among the pairs, which equal one node's. On this set the borders at
+# 0.5 (and at 0.05) would hold twice the table or more: the pair split (checked below at 0.5).
+for my $tau (qw(0.9)) {
+	my $mark = -s $coord->logfile;
+	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	my $log = substr(slurp_file($coord->logfile), $mark);
+	like($log, qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+\]/, "at $tau the join is split by length into three ranges");
+	my ($los, $borders) = $log =~ /length ranges from \[([\d, ]+)\] \(borders \[([\d, ]+)\]\)/;
+	my $on = $coord->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE greatest(length(a.sig), length(b.sig)) = ANY('{$los}'::int[])) || ' '
+		    || count(*) FILTER (WHERE least(length(a.sig), length(b.sig)) = ANY('{$borders}'::int[]) AND least(length(a.sig), length(b.sig)) > 0)
+		  FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j JOIN pages_local a ON a.id = j.id1 JOIN pages_local b ON b.id = j.id2});
+	my ($at_lo, $at_border) = split / /, $on;
+	cmp_ok($at_lo + $at_border, '>', 0, "at $tau pairs sit on the range ends or borders ($on)");
+	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j(a, b, s)"),
+		"spotsigs_join at $tau split by length: distributed = single node");
+	# Each worker ran one task of one range: no shard read, its range's rows and border fetched or
+	# exported here; together they hold the table and less than the pair split's two tables.
+	my ($out, @tasks) = worker_tasks("SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	my ($rows, $sum) = (0, 0);
+	for my $i (0 .. 2) {
+		is(join(' ', map { $_->{shards} } @{ $tasks[$i] }), '0', 'worker ' . ($i + 1) . ' ran one range task, reading no shard');
+		$rows += $_->{rows} + $_->{fetched} for @{ $tasks[$i] };
+		$sum += $_->{pairs} for @{ $tasks[$i] };
+	}
+	cmp_ok($rows, '>=', 1353, "at $tau the ranges and their borders hold the table's rows ($rows)");
+	cmp_ok($rows, '<', 2 * 1353, "at $tau fewer than the pair split's two tables");
+	is($sum, $out, "at $tau the range tasks' pairs add up to the join's ($out)");
+}
+{
+	my $mark = -s $coord->logfile;
+	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', 0.5)");
+	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.5 the pair split');
+}
+{
+	my $mark = -s $coord->logfile;
+	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages', 'id', 'sig', 0.05) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', 0.05) j(a, b, s)"),
+		'spotsigs_join at 0.05: distributed = single node');
+	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.05 the pair split');
+}
+
 # Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
 # one task per worker, which paired the rows of its two shards and found pairs among candidates
 # it verified; the workers' rows add up to the table and their pairs to the single-node join's.
