@@ -470,7 +470,8 @@ COMMENT ON FUNCTION spotsigs_citus_range_task(jsonb, integer, double precision, 
 -- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges, or the rows
 -- handled over all ranges, each row's own plus its borders', would be at least the
 -- pair split's (w + 1) / 2 times the table). From each shard's histogram of lengths; the work of
--- a length L is its rows times the rows of lengths in [tau * L, L], cut into w equal parts.
+-- a length L is its rows' signature entries (rows times L: what a task reads, indexes and
+-- verifies grows with them), cut into w equal parts.
 CREATE FUNCTION spotsigs_citus_ranges(rel regclass, id_column name, sig_column name, tau double precision,
                                       w integer)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -494,8 +495,7 @@ BEGIN
              WHERE s.success
              GROUP BY 1) h;
     WITH l AS (SELECT (e.key)::integer AS len, (e.value)::numeric AS n FROM jsonb_each_text(hist) e),
-         c AS (SELECT l.len, l.n * (SELECT sum(m.n) FROM l m WHERE m.len >= floor(tau * l.len) - 1 AND m.len <= l.len) AS work
-                 FROM l),
+         c AS (SELECT l.len, l.n * greatest(l.len, 1) AS work FROM l),
          cum AS (SELECT len, sum(work) OVER (ORDER BY len) - work AS before FROM c),
          a AS (SELECT sum(work) AS all_work FROM c)
     SELECT array_agg(DISTINCT lo ORDER BY lo) INTO los
