@@ -76,6 +76,47 @@ SELECT codiff(4) AS after_reindex, codiff(4) AS after_reindex_again;
 UPDATE tco SET sig = corow(id + 1) WHERE id % 5 = 0;
 SELECT spotsigs_analyze('tco', 'sig') > 0 AS has_template;
 SELECT codiff(4) AS new_template, codiff(4) AS new_template_again, codiff5(4) AS limit5_new_template;
+-- The count a few units per scan (spotsigs.content_count_step, a setting for tests: a row of a
+-- segment's document list is one unit, each template signature another). At 100 units per scan,
+-- one segment of 432 rows and a template of 80 signatures (512 units) take 6 scans, the document
+-- list resumed across five, from the second (the first one's rechecks make the count due), the
+-- DEBUG1 line saying how many; every order meanwhile equals the brute force (the rows keep the
+-- bound and the recheck until the count is done). codiff(200) is 2 ordered scans.
+REINDEX INDEX tco_sig;
+SELECT template_size AS template_signatures FROM spotsigs_stats WHERE relation = 'tco'::regclass;
+\c
+SET enable_seqscan = off;
+SET jit = off;
+SET spotsigs.content_count_step = 100;
+SET client_min_messages = debug1;
+SELECT codiff(200) AS scans_1_2;
+SELECT codiff(200) AS scans_3_4;
+SELECT codiff(200) AS scans_5_6;
+SELECT codiff(200) AS scans_7_8;
+SET client_min_messages = warning;
+SELECT codiff(4) AS after_count, codiff5(4) AS limit5_after_count;
+-- The index changed mid-count: pending rows leave the segments it covers in place, so the count
+-- goes on; VACUUM's rewrite of a segment that lost rows makes it start again over the new segments.
+\c
+SET enable_seqscan = off;
+SET jit = off;
+SET spotsigs.content_count_step = 100;
+SET client_min_messages = debug1;
+SELECT codiff(200) AS scans_1_2;
+SET client_min_messages = warning;
+INSERT INTO tco SELECT i, corow(i) FROM generate_series(2001, 2039) i;
+SET client_min_messages = debug1;
+SELECT codiff(200) AS with_pending_scans_3_4;
+SET client_min_messages = warning;
+DELETE FROM tco WHERE id % 7 = 0;
+VACUUM tco;
+SET client_min_messages = debug1;
+SELECT codiff(200) AS after_vacuum_scans_5_6;
+SELECT codiff(200) AS after_vacuum_scans_7_8;
+SELECT codiff(200) AS after_vacuum_scans_9_10;
+SET client_min_messages = warning;
+SELECT codiff(4) AS after_restarted_count, codiff5(4) AS limit5_after_restarted_count;
+RESET spotsigs.content_count_step;
 RESET enable_seqscan;
 DROP TABLE tco;
 DROP FUNCTION codiff(int), codiff5(int), corow(int);

@@ -126,6 +126,16 @@ FROM rsite_before b JOIN rsitep p USING (id);
 SET spotsigs.trigger_refresh_growth = 1;
 SET spotsigs.trigger_refresh_growth = 'never';
 \set VERBOSITY default
+-- The modes: on, background, off (the boolean spellings still name on and off); anything else
+-- is refused (22023) with the list. test/t/023_trigger_refresh_background.pl tests background.
+SELECT sqlerr('SET spotsigs.trigger_refresh = sometimes');
+SET spotsigs.trigger_refresh = background;
+SHOW spotsigs.trigger_refresh;
+SET spotsigs.trigger_refresh = false;
+SHOW spotsigs.trigger_refresh;
+SET spotsigs.trigger_refresh = true;
+SHOW spotsigs.trigger_refresh;
+RESET spotsigs.trigger_refresh;
 -- Nor does a REPEATABLE READ transaction refresh (its re-flag could meet rows a refresh
 -- committed since its snapshot, and fail).
 CREATE TABLE rrr (LIKE rpages INCLUDING ALL);

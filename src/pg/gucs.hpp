@@ -25,4 +25,9 @@ void register_similarity_gucs();
 // Registers the join GUCs: spotsigs.max_threads, join_memory_limit, join_huge_pages, join_method.
 void register_join_gucs();
 
+namespace index {
+// Registers the index GUCs: spotsigs.content_count_step (index/scan.cpp).
+void register_index_gucs();
+}  // namespace index
+
 }  // namespace spotsigs::pg

@@ -19,6 +19,7 @@ void _PG_init(void) {
     spotsigs::pg::register_join_gucs();
     spotsigs::pg::planner::register_join_planner();
     spotsigs::pg::register_trigger_gucs();
+    spotsigs::pg::index::register_index_gucs();
     spotsigs::pg::register_similarity_gucs();
     spotsigs::pg::register_citus_fold();
 }

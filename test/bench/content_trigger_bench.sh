@@ -13,16 +13,21 @@
 # SETS (default all three) picks the sets. ONE_ROW=1: the second half as one INSERT ... VALUES per
 # row (in the same transaction), timed from the first to the last: a trigger's per-statement costs
 # are paid per row there.
+# BACKGROUND=1 adds the content trigger with spotsigs.trigger_refresh = background: its insert is
+# committed (the worker it launches waits for the commit), timed to the commit, then to the end of
+# the refresh workers (the flags final); the table is then put back (the rows deleted, the half
+# analyzed again, vacuumed).
 # Usage: test/with-cluster test/bench/content_trigger_bench.sh > test/bench/results/content_trigger.txt
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
 SLICE=${SLICE:-20000} ROUNDS=${ROUNDS:-2}
-q() { PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+q() { PGOPTIONS="-c client_min_messages=warning ${QOPTS:-}" psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 plain="'sig', 'dup', 'sim', '0.8', 'best'"
 plain04="'sig', 'dup', 'sim', '0.4', 'best'"
 content="'sig', 'dup', 'sim'"
 ONE_ROW=${ONE_ROW:-0}
+. test/bench/refresh_wait.sh
 rows=$(mktemp /tmp/content_trigger_bench.XXXXXX)
 trap 'rm -f "$rows"' EXIT
 echo "# test/bench/content_trigger_bench.sh (SLICE=$SLICE ROUNDS=$ROUNDS SETS=${SETS:-all} ONE_ROW=$ONE_ROW), $(date -u +%FT%TZ), $(nproc) cores"
@@ -43,6 +48,35 @@ SELECT count(dup) FROM pages;
 ROLLBACK;
 SQL
   q -c 'DROP TRIGGER flag ON pages' -c 'VACUUM pages'
+}
+# timed_insert_bg: the second half through the content trigger with background refreshes,
+# committed; prints "milliseconds-to-commit milliseconds-to-final-flags flagged
+# backend-processor-seconds", then puts the table back.
+timed_insert_bg() {
+  q -c "CREATE TRIGGER flag BEFORE INSERT ON pages FOR EACH ROW EXECUTE FUNCTION spotsigs_flag_duplicates($content)"
+  local out t1 t2 n
+  # $rows times the INSERT (\timing); the COMMIT is timed too, and the two are added.
+  out=$(QOPTS="-c spotsigs.trigger_refresh=background" q -v rows="$rows" -At <<'SQL' | awk -v hz="$(getconf CLK_TCK)" '/^Time:/ { ms += $2 } /^cpu0 / { c0 = $2 } /^cpu1 / { c1 = $2 } END { printf "%.3f %.2f\n", ms, (c1 - c0) / hz }'
+SELECT pg_backend_pid() AS pid \gset
+\setenv PID :pid
+BEGIN;
+\! awk '{ print "cpu0", $14 + $15 }' /proc/$PID/stat
+\i :rows
+\timing on
+COMMIT;
+\timing off
+\! awk '{ print "cpu1", $14 + $15 }' /proc/$PID/stat
+SQL
+)
+  t1=$(date +%s%N)
+  # The worker registered before the commit; wait until none is left.
+  refresh_settle
+  t2=$settled_ns
+  n=$(q -At -c 'SELECT count(dup) FROM pages')
+  read -r ms cpu <<<"$out"
+  echo "$ms $(echo "$ms + ($t2 - $t1) / 1000000" | bc) $n $cpu"
+  q -c 'DROP TRIGGER flag ON pages' -c 'DELETE FROM pages WHERE ord > (SELECT count(*) / 2 FROM shuffled)' \
+    -c "SELECT spotsigs_analyze('pages', 'sig')" -c 'UPDATE pages SET dup = NULL, sim = NULL WHERE dup IS NOT NULL' -c 'VACUUM pages' >/dev/null
 }
 for set in ${SETS:-newsframes-dev docversions-dev textcorpus}; do
   if [ "$set" = textcorpus ]; then
@@ -78,13 +112,22 @@ SQL
   fi
   read -r base new <<<"$(q -At -F ' ' -c 'SELECT count(*), (SELECT count(*) FROM shuffled) - count(*) FROM pages')"
   timed_insert "$content" >/dev/null
-  pt=0 ct=0 pc=0 cc=0 p4c=0
+  pt=0 ct=0 pc=0 cc=0 p4c=0 bt=0 bf=0 bc=0
   for r in $(seq "$ROUNDS"); do
     read -r ms pf pcpu <<<"$(timed_insert "$plain")"
     read -r ms2 cf ccpu <<<"$(timed_insert "$content")"
     read -r ms4 p4f p4cpu <<<"$(timed_insert "$plain04")"
-    echo "$set round $r: plain ($plain) $ms ms, backend processor $pcpu s, $pf flagged; content ($content) $ms2 ms, backend processor $ccpu s, $cf flagged; plain ($plain04) $ms4 ms, backend processor $p4cpu s, $p4f flagged"
+    bg=""
+    if [ "${BACKGROUND:-0}" = 1 ]; then
+      read -r bms bfin bflag bcpu <<<"$(timed_insert_bg)"
+      bg="; content, background refresh: $bms ms to the commit, $bfin ms to the final flags, backend processor $bcpu s, $bflag flagged"
+      bt=$(echo "$bt + $bms" | bc) bf=$(echo "$bf + $bfin" | bc) bc=$(echo "$bc + $bcpu" | bc)
+    fi
+    echo "$set round $r: plain ($plain) $ms ms, backend processor $pcpu s, $pf flagged; content ($content) $ms2 ms, backend processor $ccpu s, $cf flagged; plain ($plain04) $ms4 ms, backend processor $p4cpu s, $p4f flagged$bg"
     pt=$(echo "$pt + $ms" | bc) ct=$(echo "$ct + $ms2" | bc) pc=$(echo "$pc + $pcpu" | bc) cc=$(echo "$cc + $ccpu" | bc) p4c=$(echo "$p4c + $p4cpu" | bc)
   done
+  if [ "${BACKGROUND:-0}" = 1 ]; then
+    echo "$set, background refresh: content/plain to the commit $(echo "scale=2; $pt / $bt" | bc)x elapsed, $(echo "scale=2; $pc / $bc" | bc)x per backend processor second; to the final flags $(echo "scale=2; $pt / $bf" | bc)x elapsed"
+  fi
   echo "$set: $base rows analyzed, $new inserted per run: plain $(echo "$new * $ROUNDS * 1000 / $pt" | bc) rows/s, content $(echo "$new * $ROUNDS * 1000 / $ct" | bc) rows/s, content/plain $(echo "scale=2; $pt / $ct" | bc)x (goal >= 0.8x); per second of the backend's processor time: plain $(echo "$new * $ROUNDS / $pc" | bc) rows, content $(echo "$new * $ROUNDS / $cc" | bc) rows, content/plain $(echo "scale=2; $pc / $cc" | bc)x (plain at 0.4: $(echo "$new * $ROUNDS / $p4c" | bc) rows); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 done

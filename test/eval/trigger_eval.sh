@@ -18,6 +18,10 @@ shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+# With spotsigs.trigger_refresh = background (e.g. PGOPTIONS='-c spotsigs.trigger_refresh=background'),
+# a refresh runs after the inserting statement commits: wait until no refresh worker is left.
+. test/bench/refresh_wait.sh
+settle() { refresh_settle; }
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 for set in ${SETS:-newsframes-dev docversions-dev}; do
   q <<SQL
@@ -47,13 +51,16 @@ SQL
     t0=$(date +%s.%N)
     if [ "$scenario" = content_half ] || [ "$scenario" = content_half_batch ]; then
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src WHERE ord <= $half ORDER BY ord"
+      settle
       q -At -c "SELECT 'template signatures: ' || spotsigs_analyze('pages', 'sig')" >&2
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src WHERE ord > $half ORDER BY ord"
+      settle
       # Every flag recomputed with the stored template (as if inserted in id order).
       [ "$scenario" = content_half_batch ] &&
         q -At -c "SELECT 'flag_batch: ' || spotsigs_flag_batch('pages', 'id', 'sig', 'dup', 'sim', NULL, 0)" >&2
     else
       q -c "INSERT INTO pages (id, sig) SELECT id, sig FROM src ORDER BY ord"
+      settle
     fi
     t1=$(date +%s.%N)
     q -At -F ' ' -c 'SELECT id, dup FROM pages WHERE dup IS NOT NULL' > "$tmp/edges"

@@ -78,6 +78,27 @@ uint32_t Collection::add(int64_t id, const MultisetView& sig) {
     return static_cast<uint32_t>(ids_.size() - 1);
 }
 
+void Collection::append(Collection&& other) {
+    const size_t n = ids_.size() + other.ids_.size();
+    if (n > UINT32_MAX) throw Error(ErrorKind::ProgramLimit, "a join collection holds at most 4294967295 documents");
+    if (chunks_.size() + other.chunks_.size() >= UINT32_MAX)
+        throw Error(ErrorKind::ProgramLimit, "a join collection holds too many chunks");
+    const uint64_t base = chunks_.size();
+    reserve(n, 0);
+    chunks_.reserve(chunks_.size() + other.chunks_.size());
+    for (Chunk& c : other.chunks_) chunks_.push_back(std::move(c));
+    for (size_t i = 0; i < other.ids_.size(); ++i) {
+        where_.push_back(((other.where_[i] >> 32) + base) << 32 | (other.where_[i] & 0xffffffffu));
+        sizes_.push_back(other.sizes_[i]);
+        fpos_.push_back(other.fpos_[i]);
+        widths_.push_back(other.widths_[i]);
+        lengths_.push_back(other.lengths_[i]);
+        ids_.push_back(other.ids_[i]);
+    }
+    next_chunk_ = std::max(next_chunk_, other.next_chunk_);
+    other = Collection();
+}
+
 size_t Collection::growth_for(const MultisetView& sig) const noexcept {
     uint32_t fmax = 0;
     for (uint32_t i = 0; i < sig.size; ++i) fmax = std::max(fmax, static_cast<uint32_t>(sig.freqs[i]));

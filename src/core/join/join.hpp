@@ -21,6 +21,9 @@ class Collection {
 public:
     // Appends a document; returns its index.
     uint32_t add(int64_t id, const MultisetView& sig);
+    // Appends other's documents after this one's, in their order, taking over other's chunks
+    // (their signatures are not copied); other is left empty.
+    void append(Collection&& other);
     size_t size() const noexcept { return ids_.size(); }
     int64_t id(size_t i) const noexcept { return ids_[i]; }
     // The i-th document's multiset (inline: the join's lister and verification ask for it once

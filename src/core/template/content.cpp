@@ -734,15 +734,17 @@ Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>
     return m;
 }
 
-Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop, const CancelToken* cancel) {
-    const SignatureSet set(drop, cancel);
+namespace {
+// Documents [begin, end) of docs without the signatures of set, in their order.
+Collection without_range(const Collection& docs, const SignatureSet& set, size_t begin, size_t end,
+                         const CancelToken* cancel) {
     StopCheck check(cancel);
     Collection out;
     size_t total = 0;
-    for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
-    out.reserve(docs.size(), total);
+    for (size_t i = begin; i < end; ++i) total += docs.doc(i).size;
+    out.reserve(end - begin, total);
     Multiset m;
-    for (size_t i = 0; i < docs.size(); ++i) {
+    for (size_t i = begin; i < end; ++i) {
         const MultisetView v = docs.doc(i);
         check.add(v.size + 1);
         // A document holding no signature of the set is added as it is, without the copy into m.
@@ -756,6 +758,36 @@ Collection without_signatures(const Collection& docs, const std::vector<uint64_t
         out.add(docs.id(i), m.view());
     }
     return out;
+}
+}  // namespace
+
+Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop, const CancelToken* cancel,
+                              int threads) {
+    const SignatureSet set(drop, cancel);
+    // Below this many documents a second thread costs more than it saves.
+    constexpr size_t kMinPerThread = 4096;
+    const size_t parts =
+        std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), docs.size() / kMinPerThread));
+    if (parts == 1) return without_range(docs, set, 0, docs.size(), cancel);
+    // Contiguous ranges of about equal signature counts, each copied on its own thread into its
+    // own collection; the collections are then joined in range order, so the documents keep
+    // docs' order (the pairs' indexes stay valid in docs).
+    size_t total = 0;
+    for (size_t i = 0; i < docs.size(); ++i) total += docs.doc(i).size;
+    std::vector<size_t> bounds{0};
+    size_t seen = 0;
+    for (size_t i = 0; i < docs.size() && bounds.size() < parts; ++i) {
+        seen += docs.doc(i).size;
+        if (seen * parts >= total * bounds.size()) bounds.push_back(i + 1);
+    }
+    while (bounds.size() <= parts) bounds.push_back(docs.size());
+    bounds.back() = docs.size();
+    std::vector<Collection> out(parts);
+    join_detail::run_workers(static_cast<int>(parts), parts, 1, [&](int, size_t b, size_t e) {
+        for (size_t p = b; p < e; ++p) out[p] = without_range(docs, set, bounds[p], bounds[p + 1], cancel);
+    });
+    for (size_t p = 1; p < parts; ++p) out[0].append(std::move(out[p]));
+    return std::move(out[0]);
 }
 
 }  // namespace spotsigs

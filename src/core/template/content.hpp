@@ -48,10 +48,10 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 
 // signatures in both rounds.
 size_t template_memory_bytes(const Collection& docs, int threads);
 
-// docs without the signatures in drop (ascending): same documents, ids and order. Throws
-// Error(Canceled) when cancel is set.
+// docs without the signatures in drop (ascending): same documents, ids and order, copied on up
+// to threads threads. Throws Error(Canceled) when cancel is set.
 Collection without_signatures(const Collection& docs, const std::vector<uint64_t>& drop,
-                              const CancelToken* cancel = nullptr);
+                              const CancelToken* cancel = nullptr, int threads = 1);
 
 // One multiset without the signatures in drop (ascending).
 Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop);

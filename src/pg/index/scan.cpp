@@ -8,9 +8,12 @@
 extern "C" {
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
+#include "utils/guc.h"
 }
 
 #include <algorithm>
+#include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -547,62 +550,182 @@ RecheckCount recheck_count;
 // The share: a table is built after rechecks of (postings in segments) / kPostingsPerRecheck rows.
 constexpr uint64_t kPostingsPerRecheck = 2048;
 
-// The table being built: held here, not by a local, since PostgreSQL's errors skip C++ frames.
+// The table being built, a slice per ordered content scan, so that no one query pays for the
+// whole count: held here, not by a local, since PostgreSQL's errors skip C++ frames. The build
+// covers the segments of its own copy of the metapage; it goes on only while every one of them
+// is still in the metapage (a segment is never changed while it is there, so its pages read in
+// different scans agree), and starts again otherwise. The rows keep the recheck until it is done.
 std::shared_ptr<ContentLengths> building;
+MetaData building_meta;      // the segments the build covers
+uint32 building_seg = 0;     // the next segment whose document list the build reads
+size_t building_sig = 0;     // the next template signature whose lists the build subtracts
+bool building_torn = false;  // a step was left by an error: the table is partly filed
+uint32 building_scans = 0;   // the scans that have given the build a step since it (re)started
+ListIter building_iter;      // the document list being read, when building_in_list
+bool building_in_list = false;
+char* building_page = nullptr;  // building_iter's page copy (TopMemoryContext, kept for reuse)
+// The time one scan gives the build at most (it does at least one step: kCountDocs rows of a
+// segment's document list or a batch of kCountBatch template signatures, and stops at the first
+// step past the time). The scans that fall due while the count goes on still recheck the rows it
+// has not counted, so a slice too thin costs more in rechecks over its many scans than it spares
+// each one; this one stays within the cost of an ordinary recheck-heavy scan.
+constexpr int64_t kCountSliceMicros = 20000;
+constexpr size_t kCountBatch = 256;
+// The rows of a document list one step files (a step of the count reads at most this many).
+constexpr uint32 kCountDocs = 4096;
 
-// Builds the table of index for tmpl over the segments of meta (a copy taken under the pinned
-// metapage) into building; leaves it null when the rows would take more than kLengthsMaxBytes.
-// Call outside pg_entry.
-void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
-    building.reset();
-    uint64 rows = 0;
-    for (uint32 s = 0; s < meta->nsegments; ++s) rows += meta->seg[s].ndocs;
-    size_t nslots = 1024;
-    while (nslots < 2 * rows) nslots *= 2;
-    if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return;
-    pg_entry([&] {
-        building = std::make_shared<ContentLengths>();
-        building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
-        building->serials.reserve(meta->nsegments);
-        return Datum(0);
-    });
-    ContentLengths* cl = building.get();
-    cl->index = RelationGetRelid(index);
-    cl->storage = SPOTSIGS_STORAGE_OF(index);
-    cl->tmpl = tmpl;
-    // Every row of every segment (its document list), with its whole length.
-    char* page = (char*)palloc(BLCKSZ);
-    for (uint32 s = 0; s < meta->nsegments; ++s) {
-        const SegmentDesc& sd = meta->seg[s];
-        cl->serials.push_back(sd.serial);  // reserved above: no allocation
-        if (sd.doclist_blk == InvalidBlockNumber) continue;
-        PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
-        ListIter it;
-        list_iter_init(&it, index, &ref, page);
-        Posting p;
-        while (list_iter_next(&it, &p)) {
-            size_t k = cl->probe(p.id);
-            if (cl->slots[k].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
-            cl->slots[k] = ContentLengths::Slot{p.id, p.length, s};
-        }
-        CHECK_FOR_INTERRUPTS();
+}  // namespace
+
+// spotsigs.content_count_step (tests only): when positive, the units of the count one scan does,
+// in place of the time budget: each row filed from a segment's document list is one unit, each
+// template signature whose lists are subtracted another; so a test can make the count span a known
+// number of scans.
+int content_count_step = 0;
+
+void register_index_gucs() {
+    DefineCustomIntVariable(
+        "spotsigs.content_count_step",
+        "For tests: the units of the count of content lengths one ordered content scan does.",
+        "4096 rows of a segment's document list are one unit, a template signature's lists another; "
+        "0 (the default) gives each scan a time budget instead.",
+        &content_count_step, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
+}
+
+namespace {
+
+int64_t now_micros() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Whether every segment of the build's metapage copy is still in meta.
+bool building_current(const MetaData* meta) {
+    for (uint32 s = 0; s < building_meta.nsegments; ++s) {
+        bool found = false;
+        for (uint32 t = 0; !found && t < meta->nsegments; ++t)
+            found = meta->seg[t].serial == building_meta.seg[s].serial;
+        if (!found) return false;
     }
-    pfree(page);
+    return true;
+}
+
+// Goes on with the table of index for tmpl in building, for up to kCountSliceMicros (or
+// content_count_step units when that is set), starting it
+// over the segments of meta (a copy taken under the pinned metapage) when there is none for this
+// index and template or its segments are no longer all in meta. Returns true when the table is
+// complete; leaves building null (and returns false) when the rows would take more than
+// kLengthsMaxBytes. Call outside pg_entry, with the metapage pinned.
+bool build_lengths_step(Relation index, const MetaData* meta, const TemplateRef& tmpl) {
+    const int64_t deadline = now_micros() + kCountSliceMicros;
+    // The units this step may do (content_count_step), or none counted (the time budget).
+    const int64_t units = content_count_step > 0 ? content_count_step : INT64_MAX;
+    int64_t done_units = 0;
+    auto more = [&] { return content_count_step > 0 ? done_units < units : now_micros() < deadline; };
+    if (building && building->index == RelationGetRelid(index) &&
+        SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) && building->tmpl.get() == tmpl.get() &&
+        (building_torn || !building_current(meta))) {
+        ereport(DEBUG1, (errmsg("spotsigs: the count of content lengths of index \"%s\" starts again: %s",
+                                RelationGetRelationName(index),
+                                building_torn ? "a step was interrupted" : "segments it covers were rewritten")));
+        building.reset();
+    }
+    if (building &&
+        !(building->index == RelationGetRelid(index) &&
+          SPOTSIGS_STORAGE_EQUAL(building->storage, SPOTSIGS_STORAGE_OF(index)) && building->tmpl.get() == tmpl.get()))
+        building.reset();
+    if (building_torn) building.reset();
+    if (!building) {
+        uint64 rows = 0;
+        for (uint32 s = 0; s < meta->nsegments; ++s) rows += meta->seg[s].ndocs;
+        size_t nslots = 1024;
+        while (nslots < 2 * rows) nslots *= 2;
+        if (nslots * kLengthSlotBytes > kLengthsMaxBytes) return false;
+        pg_entry([&] {
+            building = std::make_shared<ContentLengths>();
+            building->slots.assign(nslots, ContentLengths::Slot{ContentLengths::kEmpty, 0, 0});
+            building->serials.reserve(meta->nsegments);
+            return Datum(0);
+        });
+        std::memcpy(&building_meta, meta, sizeof(MetaData));
+        building_seg = 0;
+        building_sig = 0;
+        building_scans = 0;
+        building_in_list = false;
+        building->index = RelationGetRelid(index);
+        building->storage = SPOTSIGS_STORAGE_OF(index);
+        building->tmpl = tmpl;
+    }
+    ContentLengths* cl = building.get();
+    const MetaData& bm = building_meta;
+    building_torn = true;
+    ++building_scans;
+    // Every row of every segment (its document list), with its whole length.
+    if (building_seg < bm.nsegments) {
+        if (building_page == nullptr) building_page = (char*)MemoryContextAlloc(TopMemoryContext, BLCKSZ);
+        do {
+            const uint32 s = building_seg;
+            const SegmentDesc& sd = bm.seg[s];
+            bool list_done = true;
+            if (!building_in_list) {
+                cl->serials.push_back(sd.serial);  // reserved: no allocation
+                if (sd.doclist_blk != InvalidBlockNumber) {
+                    PartRef ref{0, (uint32)sd.ndocs, true, sd.doclist_blk, sd.doclist_off, nullptr, 0};
+                    list_iter_init(&building_iter, index, &ref, building_page);
+                    building_in_list = true;
+                }
+            } else {
+                // Left by an earlier scan: its page copy and position still hold (the segment is
+                // unchanged while it is in the metapage); only the relation is this scan's.
+                building_iter.index = index;
+                building_iter.walk.index = index;
+            }
+            if (building_in_list) {
+                uint32 chunk = kCountDocs;
+                if (content_count_step > 0)
+                    chunk = (uint32)std::max<int64_t>(1, std::min<int64_t>(kCountDocs, units - done_units));
+                Posting p;
+                list_done = false;
+                uint32 filed = 0;
+                for (; filed < chunk; ++filed) {
+                    if (!list_iter_next(&building_iter, &p)) {
+                        list_done = true;
+                        break;
+                    }
+                    size_t slot = cl->probe(p.id);
+                    if (cl->slots[slot].id == p.id) corrupted(index, "row indexed twice", sd.doclist_blk);
+                    cl->slots[slot] = ContentLengths::Slot{p.id, p.length, s};
+                }
+                done_units += content_count_step > 0 ? filed : 1;
+            }
+            if (list_done) {
+                building_in_list = false;
+                ++building_seg;
+            }
+            CHECK_FOR_INTERRUPTS();
+        } while (building_seg < bm.nsegments && more());
+        if (building_seg < bm.nsegments) {
+            building_torn = false;
+            return false;
+        }
+    }
     // Less each row's frequencies in the template signatures' lists, a batch of signatures at a
     // time (the source copies the inline lists it finds).
     const std::vector<uint64_t>& th = tmpl->hashes;
-    constexpr size_t kBatch = 4096;
     pg_entry([&] {
-        std::vector<uint32_t> ones(kBatch, 1), idx(kBatch);
-        for (size_t from = 0; from < th.size(); from += kBatch) {
-            const uint32_t n = (uint32_t)std::min(kBatch, th.size() - from);
+        std::vector<uint32_t> ones(kCountBatch, 1), idx(kCountBatch);
+        while (building_sig < th.size() && (done_units == 0 || more())) {
+            const size_t from = building_sig;
+            size_t batch = kCountBatch;
+            if (content_count_step > 0)
+                batch = (size_t)std::max<int64_t>(1, std::min<int64_t>(kCountBatch, units - done_units));
+            const uint32_t n = (uint32_t)std::min(batch, th.size() - from);
             MultisetView v;
             v.hashes = th.data() + from;
             v.freqs.data = reinterpret_cast<const unsigned char*>(ones.data());
             v.freqs.width = 4;
             v.size = n;
             v.length = n;
-            PageSource src(index, *meta, v, LengthRange{0, kMaxLength});
+            PageSource src(index, bm, v, LengthRange{0, kMaxLength});
             for (uint32_t i = 0; i < n; ++i) idx[i] = i;
             src.prepare(idx.data(), n);
             for (uint32_t i = 0; i < n; ++i)
@@ -613,13 +736,23 @@ void build_lengths(Relation index, const MetaData* meta, const TemplateRef& tmpl
                     sl.clen -= p.freq;
                     return true;
                 });
+            building_sig = from + n;
+            done_units += n;
             pg_guard([&] { CHECK_FOR_INTERRUPTS(); });
         }
         return Datum(0);
     });
-    ereport(DEBUG1, (errmsg("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of %zu "
-                            "signatures",
-                            (unsigned long long)rows, RelationGetRelationName(index), th.size())));
+    building_torn = false;
+    if (building_sig < th.size()) return false;
+    uint64 rows = 0;
+    for (uint32 s = 0; s < bm.nsegments; ++s) rows += bm.seg[s].ndocs;
+    ereport(DEBUG1, (errmsg_plural("spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of "
+                                   "%zu signatures in %u scan",
+                                   "spotsigs: content lengths of %llu rows of index \"%s\" counted for a template of "
+                                   "%zu signatures in %u scans",
+                                   building_scans, (unsigned long long)rows, RelationGetRelationName(index), th.size(),
+                                   building_scans)));
+    return true;
 }
 
 // What an ordered content scan keeps of the content measure: the template of its ORDER BY
@@ -675,19 +808,26 @@ void scan_lengths(Relation index, ScanLengths* sl) {
     for (uint32 s = 0; s < meta.nsegments; ++s) postings += meta.seg[s].npostings;
     const bool due = meta.nsegments > 0 && recheck_count.rows * kPostingsPerRecheck >= postings;
     if (!usable || (!complete && due)) {
-        if (!due) return;
-        // Under the pinned metapage, so that VACUUM recycles none of the pages read.
-        Buffer mb = ReadBuffer(index, kMetaBlock);
-        LockBuffer(mb, BUFFER_LOCK_SHARE);
-        std::memcpy(&meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
-        LockBuffer(mb, BUFFER_LOCK_UNLOCK);
-        check_meta(index, &meta);
-        backend_lengths.reset();
-        build_lengths(index, &meta, sl->tmpl);
-        ReleaseBuffer(mb);
-        recheck_count.rows = 0;
-        backend_lengths = std::move(building);
-        if (!backend_lengths) return;
+        if (!usable) backend_lengths.reset();
+        if (!due) {
+            if (!usable) return;
+        } else {
+            // Under the pinned metapage, so that VACUUM recycles none of the pages read.
+            Buffer mb = ReadBuffer(index, kMetaBlock);
+            LockBuffer(mb, BUFFER_LOCK_SHARE);
+            std::memcpy(&meta, meta_of(BufferGetPage(mb)), sizeof(MetaData));
+            LockBuffer(mb, BUFFER_LOCK_UNLOCK);
+            check_meta(index, &meta);
+            const bool done = build_lengths_step(index, &meta, sl->tmpl);
+            ReleaseBuffer(mb);
+            if (done) {
+                recheck_count.rows = 0;
+                backend_lengths = std::move(building);
+                building.reset();
+            }
+            // An unfinished build leaves a usable older table in use for the segments it knows.
+            if (!backend_lengths) return;
+        }
     }
     pg_entry([&] {
         sl->cl = backend_lengths;

@@ -261,7 +261,7 @@ JoinPairs content_join(const JoinCall& call, const Collection& docs, const JoinO
     }
     *stats_s = seconds_since(t0);
     auto t1 = std::chrono::steady_clock::now();
-    Collection content = without_signatures(docs, drop);
+    Collection content = without_signatures(docs, drop, o.cancel, o.threads);
     *templates = drop.size();
     *copy_s = seconds_since(t1);
     return self_join(content, with_budget(o, docs.memory_bytes() + content.memory_bytes()));
