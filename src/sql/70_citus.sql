@@ -469,7 +469,7 @@ COMMENT ON FUNCTION spotsigs_citus_range_task(jsonb, integer, double precision, 
 -- The length ranges of the split for a self-join of rel at tau over w tasks: {"los": [...],
 -- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges, or the rows
 -- handled over all ranges, each row's own plus its borders', would be at least the
--- pair split's (w + 1) / 2 times the table). From each shard's histogram of lengths; the work of
+-- pair split's (w + 1) / 2 times the table, unless spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
 -- a length L is its rows' signature entries (rows times L: what a task reads, indexes and
 -- verifies grows with them), cut into w equal parts.
 CREATE FUNCTION spotsigs_citus_ranges(rel regclass, id_column name, sig_column name, tau double precision,
@@ -512,7 +512,8 @@ BEGIN
     SELECT sum((e.value)::numeric) INTO handled
       FROM jsonb_each_text(hist) e, generate_subscripts(los, 1) r
      WHERE (e.key)::integer >= borders[r] AND (r = cardinality(los) OR (e.key)::integer < los[r + 1]);
-    IF handled >= total * (w + 1) / 2 THEN
+    -- spotsigs.citus_split = length (superuser, for tests and benchmarks) skips this cost check.
+    IF handled >= total * (w + 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
         RETURN NULL;
     END IF;
     RETURN jsonb_build_object('los', los, 'borders', borders);
@@ -551,8 +552,11 @@ BEGIN
         RETURN;
     END IF;
     w := cardinality(keys);
-    -- The plain measure: the length-range split when it applies (spotsigs_citus_ranges).
-    IF template IS NULL AND threshold IS NOT NULL THEN
+    -- The plain measure: the length-range split when it applies (spotsigs_citus_ranges), unless
+    -- spotsigs.citus_split = pairs (superuser, for tests and benchmarks: both splits give the same
+    -- pairs).
+    IF template IS NULL AND threshold IS NOT NULL
+       AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'pairs' THEN
         ranges := @extschema@.spotsigs_citus_ranges(rel, id_column, sig_column, threshold, w);
     END IF;
     IF ranges IS NOT NULL THEN

@@ -202,6 +202,31 @@ for my $tau (qw(0.9)) {
 	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.05 the pair split');
 }
 
+# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split where the cost
+# check would pick the other: the pair split at 0.9, the length split at 0.5; the pairs are one
+# node's either way. Another role may not set it (once the library is loaded; before, PostgreSQL
+# drops its placeholder value with a WARNING when the library loads).
+for my $case (['pairs', '0.9'], ['length', '0.5']) {
+	my ($split, $tau) = @$case;
+	my $mark = -s $coord->logfile;
+	is($coord->safe_psql('postgres', "SET spotsigs.citus_split = $split; $pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j(a, b, s)"),
+		"spotsigs.citus_split = $split at $tau: distributed = single node");
+	my $log = substr(slurp_file($coord->logfile), $mark);
+	if ($split eq 'length') {
+		like($log, qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+\]/, "spotsigs.citus_split = length at $tau: the length split");
+	} else {
+		unlike($log, qr/length ranges/, "spotsigs.citus_split = pairs at $tau: the pair split");
+		like($log, qr/spotsigs_citus_join: the template and the rows of 3 nodes exported/, "spotsigs.citus_split = pairs at $tau: the rows exported for the pair split");
+	}
+}
+{
+	my ($rc, $out, $err) = $coord->psql('postgres',
+		"CREATE ROLE split_tester; SELECT spotsigs_threshold(0.5); SET ROLE split_tester; SET spotsigs.citus_split = pairs", extra_params => ['-v', 'VERBOSITY=verbose']);
+	like($err, qr/42501: permission denied to set parameter "spotsigs.citus_split"/, 'spotsigs.citus_split: 42501 for a role that is not superuser');
+	$coord->safe_psql('postgres', 'DROP ROLE split_tester');
+}
+
 # Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
 # one task per worker, which paired the rows of its two shards and found pairs among candidates
 # it verified; the workers' rows add up to the table and their pairs to the single-node join's.
