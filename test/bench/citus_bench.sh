@@ -14,7 +14,8 @@
 # their balance (most/least over the workers); the bytes moved between nodes against the table's
 # size (on one machine, so no speed-up is expected: the workers share its cores). Then a line per
 # tau with one node's time, both splits' times and ratios, and the length split's time over the
-# pair split's.
+# pair split's. SPLITS (default "pairs length") sets the order of the two, e.g. "length pairs" to
+# see what the order (a warmer cache, a changing load) does to the comparison.
 #
 #   test/bench/citus_bench.sh [path/to/textcorpus]     (default: ../shared/data/textcorpus)
 #
@@ -30,7 +31,7 @@ if [[ -z $corpus ]]; then
   done
 fi
 [[ -r $corpus/docs.tsv.gz ]] || { echo "textcorpus not found (pass its directory)" >&2; exit 1; }
-: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${OUT:=$repo/build/citus-bench}"
+: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${SPLITS:=pairs length}" "${OUT:=$repo/build/citus-bench}"
 bin=${PGBIN:-$(dirname "$(command -v pg_config)")}
 [[ -f $("$bin/pg_config" --pkglibdir)/citus.so ]] || { echo "Citus is not installed: run test/citus/build-citus" >&2; exit 1; }
 
@@ -77,7 +78,7 @@ for ((i = 1; i < nodes; i++)); do q 0 -c "SELECT citus_add_node('localhost', $((
 q 0 -c 'CREATE EXTENSION spotsigs'
 
 log "== spotsigs on Citus, $(date -u +%FT%TZ), $(nproc) cores, 1 coordinator + $WORKERS workers on this machine"
-log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS"
+log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS SCALE_MODE=$SCALE_MODE TAUS='$TAUS' SPLITS='$SPLITS'"
 psql_q() { q 0 "$@"; }
 source "$here/scaled_lib.sh"
 t0=$(date +%s.%N)
@@ -156,17 +157,18 @@ for tau in $TAUS; do
     args=", $tau"
     log "-- tau $tau"
   fi
+  times=() ratios=() same=() loads=()
   la0=$(loadavg)
   timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig'$args)"; one_s=$s; one=$val
   log "one node: $one_s s (load average before: $la0), ${one%% *} pairs"
   # The plain measure: the old pair split and the length split one after the other, forced by
   # spotsigs.citus_split (superuser, for tests and benchmarks); the default call has the pair
   # split only.
-  if [[ $tau == default ]]; then splits="auto"; else splits="pairs length"; fi
+  if [[ $tau == default ]]; then splits="auto"; else splits=$SPLITS; fi
   for split in $splits; do
     distributed "$split" "$args"
   done
-  if [[ $tau != default ]]; then
+  if [[ $tau != default && -n ${times[pairs]:-} && -n ${times[length]:-} ]]; then
     log "tau $tau: one node $one_s s; pair split ${times[pairs]} s (${ratios[pairs]}x, pairs ${same[pairs]}); length split ${times[length]} s (${ratios[length]}x, pairs ${same[length]}); length/pair $(awk "BEGIN{printf \"%.2f\", ${times[length]}/${times[pairs]}}"); load average ${loads[pairs]} / ${loads[length]}"
   fi
 done
