@@ -6,7 +6,7 @@
 -- The split of a self-join by the plain measure: by signature length (spotsigs_citus_ranges,
 -- below), each node one task of one length range, when that moves fewer rows than the pair split;
 -- otherwise (the content measure, or borders so wide at a small threshold that the ranges would
--- hold (W + 1) / 2 times the table or more) the pair split.
+-- hold (W - 1) / 2 times the table or more: always with 3 nodes) the pair split.
 -- The pair split: node v joins the rows of its own shards with each other, and with the rows of the
 -- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
 -- from those nodes. Every pair of rows then lies in exactly one task: on one node (v's self-join)
@@ -469,7 +469,9 @@ COMMENT ON FUNCTION spotsigs_citus_range_task(jsonb, integer, double precision, 
 -- The length ranges of the split for a self-join of rel at tau over w tasks: {"los": [...],
 -- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges, or the rows
 -- handled over all ranges, each row's own plus its borders', would be at least the
--- pair split's (w + 1) / 2 times the table, unless spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
+-- pair split's (w + 1) / 2 tables less one, that is (w - 1) / 2 times the table: none with 3
+-- tasks, where the pair split's single exchange was the faster one when measured; unless
+-- spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
 -- a length L is its rows' signature entries (rows times L: what a task reads, indexes and
 -- verifies grows with them), cut into w equal parts.
 CREATE FUNCTION spotsigs_citus_ranges(rel regclass, id_column name, sig_column name, tau double precision,
@@ -513,7 +515,7 @@ BEGIN
       FROM jsonb_each_text(hist) e, generate_subscripts(los, 1) r
      WHERE (e.key)::integer >= borders[r] AND (r = cardinality(los) OR (e.key)::integer < los[r + 1]);
     -- spotsigs.citus_split = length (superuser, for tests and benchmarks) skips this cost check.
-    IF handled >= total * (w + 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
+    IF handled >= total * (w - 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
         RETURN NULL;
     END IF;
     RETURN jsonb_build_object('los', los, 'borders', borders);

@@ -157,13 +157,21 @@ for my $tau (qw(0.3 0.5 0.9)) {
 		$want, "spotsigs_join_rs(archive, distributed batch) at $tau: distributed = single node");
 }
 
-# The length-range split (spotsigs_citus_ranges): at 0.9 the coordinator cuts the length axis,
-# and pairs whose longer row's length is exactly a range's lower end, or whose shorter row's length
-# is exactly on a border, are among the pairs, which equal one node's. On this set the borders at
-# 0.5 (and at 0.05) would hold twice the table or more: the pair split (checked below at 0.5).
+# The length-range split (spotsigs_citus_ranges), which the cost check takes only when its ranges
+# and borders hold under (W - 1) / 2 times the table: never with these 3 workers, and at 0.9 on
+# this set with 5 tasks (under two tables), not at 0.5 (wider borders) nor with 3 tasks.
+is($coord->safe_psql('postgres', q{
+	SELECT (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 5) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.5, 5) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 3) IS NOT NULL)}),
+	'true false false', 'the length split: at 0.9 with 5 tasks, not at 0.5, never with 3');
+# Forced here (spotsigs.citus_split = length): at 0.9 the coordinator cuts the length axis, and
+# pairs whose longer row's length is exactly a range's lower end, or whose shorter row's length is
+# exactly on a border, are among the pairs, which equal one node's.
+my $force_length = 'SET spotsigs.citus_split = length;';
 for my $tau (qw(0.9)) {
 	my $mark = -s $coord->logfile;
-	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	$coord->safe_psql('postgres', "$force_length SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
 	my $log = substr(slurp_file($coord->logfile), $mark);
 	like($log, qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+\]/, "at $tau the join is split by length into three ranges");
 	my ($los, $borders) = $log =~ /length ranges from \[([\d, ]+)\] \(borders \[([\d, ]+)\]\)/;
@@ -173,12 +181,12 @@ for my $tau (qw(0.9)) {
 		  FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j JOIN pages_local a ON a.id = j.id1 JOIN pages_local b ON b.id = j.id2});
 	my ($at_lo, $at_border) = split / /, $on;
 	cmp_ok($at_lo + $at_border, '>', 0, "at $tau pairs sit on the range ends or borders ($on)");
-	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
+	is($coord->safe_psql('postgres', "$force_length $pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
 		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j(a, b, s)"),
 		"spotsigs_join at $tau split by length: distributed = single node");
 	# Each worker ran one task of one range: no shard read, its range's rows and border fetched or
 	# exported here; together they hold the table and less than the pair split's two tables.
-	my ($out, @tasks) = worker_tasks("SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	my ($out, @tasks) = worker_tasks("$force_length SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
 	my ($rows, $sum) = (0, 0);
 	for my $i (0 .. 2) {
 		is(join(' ', map { $_->{shards} } @{ $tasks[$i] }), '0', 'worker ' . ($i + 1) . ' ran one range task, reading no shard');
@@ -189,10 +197,10 @@ for my $tau (qw(0.9)) {
 	cmp_ok($rows, '<', 2 * 1353, "at $tau fewer than the pair split's two tables");
 	is($sum, $out, "at $tau the range tasks' pairs add up to the join's ($out)");
 }
-{
+for my $tau (qw(0.9 0.5)) {
 	my $mark = -s $coord->logfile;
-	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', 0.5)");
-	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.5 the pair split');
+	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, "at $tau the pair split");
 }
 {
 	my $mark = -s $coord->logfile;
@@ -202,9 +210,9 @@ for my $tau (qw(0.9)) {
 	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.05 the pair split');
 }
 
-# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split where the cost
-# check would pick the other: the pair split at 0.9, the length split at 0.5; the pairs are one
-# node's either way. Another role may not set it (once the library is loaded; before, PostgreSQL
+# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split: the pair split
+# (what the cost check picks here) and the length split at 0.5; the pairs are one node's either
+# way. Another role may not set it (once the library is loaded; before, PostgreSQL
 # drops its placeholder value with a WARNING when the library loads).
 for my $case (['pairs', '0.9'], ['length', '0.5']) {
 	my ($split, $tau) = @$case;
