@@ -22,7 +22,8 @@ void check_threshold_value(double tau);
 // Registers the similarity GUCs (called from _PG_init).
 void register_similarity_gucs();
 
-// Registers the join GUCs: spotsigs.max_threads, join_memory_limit, join_huge_pages, join_method.
+// Registers the join GUCs: spotsigs.max_threads, join_memory_limit, join_huge_pages, join_method,
+// citus_split.
 void register_join_gucs();
 
 namespace index {

@@ -3,7 +3,11 @@
 -- the relation is distributed; nothing here needs Citus when the extension is created (PL/pgSQL
 -- looks up Citus's catalogs and functions only when it runs).
 --
--- The split: node v joins the rows of its own shards with each other, and with the rows of the
+-- The split of a self-join by the plain measure: by signature length (spotsigs_citus_ranges,
+-- below), each node one task of one length range, when that moves fewer rows than the pair split;
+-- otherwise (the content measure, or borders so wide at a small threshold that the ranges would
+-- hold (W - 1) / 2 times the table or more: always with 3 nodes) the pair split.
+-- The pair split: node v joins the rows of its own shards with each other, and with the rows of the
 -- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
 -- from those nodes. Every pair of rows then lies in exactly one task: on one node (v's self-join)
 -- or on two nodes v and w, of which exactly one takes the other. Only the fetched rows and the
@@ -371,6 +375,155 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_template_arg(regclass, spotsig) IS
     'internal: the template of a distributed join broadcast to the nodes, as the argument of their tasks';
 
+-- The length-range split of a self-join by the plain measure (spotsigs_citus_join). A pair whose
+-- similarity is at least tau has min(|A|, |B|) >= tau * max(|A|, |B|) (|A| = length(A), the
+-- multiset size: the intersection is at most the smaller, the union at least the larger). The
+-- length axis is cut at lo_1 = 0 < lo_2 < ... < lo_R into ranges [lo_r, lo_(r+1)) of about equal
+-- work; task r receives from every node the rows whose length lies in its range and those below
+-- it down to its border floor(tau * lo_r) - 1, and keeps the pairs with a row of its range
+-- (spotsigs_citus_match, pairs 'owned:lo_r'). The longer row of a pair lies in exactly one
+-- range, and the shorter one then lies within that range's border, so each pair is found once.
+
+-- Writes the (id, signature) rows of shards, read as the caller, whose length lies in
+-- [borders[r], los[r + 1]) (the last without an upper end) to the intermediate result
+-- prefix || r, one per range r; returns the rows written per range, as a jsonb array.
+CREATE FUNCTION spotsigs_citus_export_ranges(shards text[], prefix text, id_column name, sig_column name,
+                                             los integer[], borders integer[])
+    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    counts jsonb := '[]';
+    q text;
+BEGIN
+    IF cardinality(los) IS DISTINCT FROM cardinality(borders) THEN
+        RAISE EXCEPTION 'spotsigs_citus_export_ranges: one border per range' USING ERRCODE = '22023';
+    END IF;
+    FOR r IN 1 .. coalesce(cardinality(los), 0) LOOP
+        SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %I AS sig FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL'
+                                 ' AND @extschema@.length(%I) >= %s%s',
+                                 id_column, sig_column, s::regclass, id_column, sig_column, sig_column, borders[r],
+                                 CASE WHEN r < cardinality(los)
+                                      THEN format(' AND @extschema@.length(%I) < %s', sig_column, los[r + 1]) ELSE '' END),
+                          ' UNION ALL ')
+          INTO q FROM unnest(shards) s;
+        counts := counts || to_jsonb(pg_catalog.create_intermediate_result(prefix || r,
+                                         coalesce(q, 'SELECT NULL::pg_catalog.int8 AS id, NULL::@extschema@.spotsig AS sig WHERE false')));
+    END LOOP;
+    RETURN counts;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_export_ranges(text[], text, name, name, integer[], integer[]) IS
+    'internal: the rows of shards written to one intermediate result per length range of a distributed join';
+
+-- A task of the length-range split on its node: fetches the rows of its range from the nodes in
+-- remotes ([{"host", "port", "results": [id], "rows": n, "here": bool}, ...]; those "here" are
+-- already on this node) and returns, in spotsigs_citus_task's form, the pairs among them with a
+-- row of length >= lo. Logs its counts and times at LOG as spotsigs_citus_task does.
+CREATE FUNCTION spotsigs_citus_range_task(remotes jsonb, lo integer, threshold double precision, threads integer,
+                                          method text)
+    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
+DECLARE
+    node jsonb;
+    results text[] := '{}';
+    nrows bigint := 0;
+    fetched bigint := 0;
+    nbytes bigint := 0;
+    nresults integer := 0;
+    pairs jsonb;
+    result jsonb;
+    candidates bigint := @extschema@.spotsigs_join_candidates();
+    started timestamptz := clock_timestamp();
+    fetch_s float8;
+    match_s float8;
+BEGIN
+    FOR node IN SELECT jsonb_array_elements(remotes) LOOP
+        results := results || ARRAY(SELECT jsonb_array_elements_text(node -> 'results'));
+        IF (node ->> 'here')::boolean THEN
+            nrows := nrows + (node ->> 'rows')::pg_catalog.int8;
+        ELSE
+            nbytes := nbytes + pg_catalog.fetch_intermediate_results(ARRAY(SELECT jsonb_array_elements_text(node -> 'results')),
+                                                                     node ->> 'host', (node ->> 'port')::pg_catalog.int4);
+            fetched := fetched + (node ->> 'rows')::pg_catalog.int8;
+            nresults := nresults + jsonb_array_length(node -> 'results');
+        END IF;
+    END LOOP;
+    fetch_s := extract(epoch FROM clock_timestamp() - started);
+    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO pairs
+      FROM @extschema@.spotsigs_citus_match('{}'::pg_catalog.regclass[], 'id', 'sig', results, threshold, threads,
+                                            method, NULL::@extschema@.spotsig, 'owned:' || lo) j;
+    match_s := extract(epoch FROM clock_timestamp() - started) - fetch_s;
+    candidates := @extschema@.spotsigs_join_candidates() - candidates;
+    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
+                                 'self', pairs, 'cross', '[]'::jsonb);
+    RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
+        nrows, 0, fetched, nbytes, nresults, candidates, jsonb_array_length(pairs), octet_length(result::text),
+        round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
+        round(match_s::numeric, 2);
+    RETURN result;
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_range_task(jsonb, integer, double precision, integer, text) IS
+    'internal: one task of the length-range split of a distributed spotsigs_join (called by the coordinator)';
+
+-- The length ranges of the split for a self-join of rel at tau over w tasks: {"los": [...],
+-- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges, or the rows
+-- handled over all ranges, each row's own plus its borders', would be at least the
+-- pair split's (w + 1) / 2 tables less one, that is (w - 1) / 2 times the table: none with 3
+-- tasks, where the pair split's single exchange was the faster one when measured; unless
+-- spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
+-- a length L is its rows' signature entries (rows times L: what a task reads, indexes and
+-- verifies grows with them), cut into w equal parts.
+CREATE FUNCTION spotsigs_citus_ranges(rel regclass, id_column name, sig_column name, tau double precision,
+                                      w integer)
+    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    hist jsonb;
+    los integer[];
+    borders integer[];
+    total numeric;
+    handled numeric;
+BEGIN
+    IF w < 2 OR tau <= 0 THEN
+        RETURN NULL;
+    END IF;
+    SELECT coalesce(jsonb_object_agg(h.len, h.n), '{}') INTO hist
+      FROM (SELECT (e.key)::integer AS len, sum((e.value)::bigint) AS n
+              FROM pg_catalog.run_command_on_shards(rel, format(
+                       'SELECT coalesce(pg_catalog.jsonb_object_agg(l, n), ''{}'') FROM (SELECT @extschema@.length(%I) l, pg_catalog.count(*) n FROM %%s WHERE %I IS NOT NULL AND %I IS NOT NULL GROUP BY 1) x',
+                       sig_column, id_column, sig_column)) s,
+                   jsonb_each_text(s.result::jsonb) e
+             WHERE s.success
+             GROUP BY 1) h;
+    WITH l AS (SELECT (e.key)::integer AS len, (e.value)::numeric AS n FROM jsonb_each_text(hist) e),
+         c AS (SELECT l.len, l.n * greatest(l.len, 1) AS work FROM l),
+         cum AS (SELECT len, sum(work) OVER (ORDER BY len) - work AS before FROM c),
+         a AS (SELECT sum(work) AS all_work FROM c)
+    SELECT array_agg(DISTINCT lo ORDER BY lo) INTO los
+      FROM (SELECT 0 AS lo
+            UNION ALL
+            SELECT (SELECT min(cum.len) FROM cum WHERE cum.before >= a.all_work * k / w)
+              FROM a, generate_series(1, w - 1) k) x
+     WHERE lo IS NOT NULL;
+    IF coalesce(cardinality(los), 0) < 2 THEN
+        RETURN NULL;
+    END IF;
+    borders := ARRAY(SELECT greatest(0, floor(tau * u.lo)::integer - 1) FROM unnest(los) WITH ORDINALITY u(lo, k) ORDER BY u.k);
+    SELECT sum((e.value)::numeric) INTO total FROM jsonb_each_text(hist) e;
+    SELECT sum((e.value)::numeric) INTO handled
+      FROM jsonb_each_text(hist) e, generate_subscripts(los, 1) r
+     WHERE (e.key)::integer >= borders[r] AND (r = cardinality(los) OR (e.key)::integer < los[r + 1]);
+    -- spotsigs.citus_split = length (superuser, for tests and benchmarks) skips this cost check.
+    IF handled >= total * (w - 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
+        RETURN NULL;
+    END IF;
+    RETURN jsonb_build_object('los', los, 'borders', borders);
+END
+$fn$;
+COMMENT ON FUNCTION spotsigs_citus_ranges(regclass, name, name, double precision, integer) IS
+    'internal: the length ranges of a distributed self-join''s tasks, or NULL when the split does not apply';
+
 -- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
 -- the nodes holding its shards (the split is described at the top of this file); with a template,
 -- by the content measure against it (spotsigs_citus_task).
@@ -388,14 +541,57 @@ DECLARE
     w integer;
     remotes jsonb;
     template_arg text;
+    ranges jsonb;
+    prefix text;
+    hosts text[];
+    ports integer[];
     started timestamptz := clock_timestamp();
 BEGIN
-    SELECT array_agg(n.host || ':' || n.port), array_agg(n.shards) INTO keys, shards
+    SELECT array_agg(n.host || ':' || n.port), array_agg(n.shards), array_agg(n.host), array_agg(n.port)
+      INTO keys, shards, hosts, ports
       FROM @extschema@.spotsigs_citus_nodes(rel) n;
     IF keys IS NULL THEN
         RETURN;
     END IF;
     w := cardinality(keys);
+    -- The plain measure: the length-range split when it applies (spotsigs_citus_ranges), unless
+    -- spotsigs.citus_split = pairs (superuser, for tests and benchmarks: both splits give the same
+    -- pairs).
+    IF template IS NULL AND threshold IS NOT NULL
+       AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'pairs' THEN
+        ranges := @extschema@.spotsigs_citus_ranges(rel, id_column, sig_column, threshold, w);
+    END IF;
+    IF ranges IS NOT NULL THEN
+        prefix := 'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16);
+        SELECT jsonb_object_agg(k, format('@extschema@.spotsigs_citus_export_ranges(%L::pg_catalog.text[], %L::pg_catalog.text, %L::pg_catalog.name, %L::pg_catalog.name, %L::pg_catalog.int4[], %L::pg_catalog.int4[])',
+                                          ARRAY(SELECT jsonb_array_elements_text(shards[i])), prefix || '_' || i || '_',
+                                          id_column, sig_column,
+                                          ARRAY(SELECT jsonb_array_elements_text(ranges -> 'los'))::integer[],
+                                          ARRAY(SELECT jsonb_array_elements_text(ranges -> 'borders'))::integer[]))
+          INTO exported FROM unnest(keys) WITH ORDINALITY u(k, i);
+        SELECT coalesce(jsonb_object_agg(t.node, t.value::jsonb), '{}') INTO exported
+          FROM @extschema@.spotsigs_citus_on_nodes(rel, exported) t;
+        -- A node on which the caller sees no row runs no task: then the pair split below.
+        IF (SELECT count(*) FROM jsonb_object_keys(exported)) < w THEN
+            ranges := NULL;
+            exported := '{}';
+        END IF;
+    END IF;
+    IF ranges IS NOT NULL THEN
+        RAISE LOG 'spotsigs_citus_join: length ranges from % (borders %), the rows of % nodes exported in % s',
+            ranges -> 'los', ranges -> 'borders', w, round(extract(epoch FROM clock_timestamp() - started)::numeric, 2);
+        FOR r IN 1 .. jsonb_array_length(ranges -> 'los') LOOP
+            SELECT coalesce(jsonb_agg(jsonb_build_object('host', hosts[u.i], 'port', ports[u.i],
+                                                         'results', jsonb_build_array(prefix || '_' || u.i || '_' || r),
+                                                         'rows', exported -> u.k -> (r - 1), 'here', u.i = r) ORDER BY u.i), '[]')
+              INTO remotes FROM unnest(keys) WITH ORDINALITY u(k, i) WHERE exported ? u.k;
+            tasks := tasks || jsonb_build_object(keys[r], format(
+                '@extschema@.spotsigs_citus_range_task(%L::pg_catalog.jsonb, %s::pg_catalog.int4, %L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text)',
+                remotes, ranges -> 'los' -> (r - 1), threshold, threads, method));
+        END LOOP;
+        RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(rel, tasks, true);
+        RETURN;
+    END IF;
     template_arg := @extschema@.spotsigs_citus_template_arg(rel, template);
     IF w > 1 THEN
         SELECT coalesce(jsonb_object_agg(e ->> 'host' || ':' || (e ->> 'port'), e), '{}') INTO exported

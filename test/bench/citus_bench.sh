@@ -5,11 +5,17 @@
 # id over SHARDS (default 12) shards, next to a plain local copy on the coordinator. For each
 # entry of TAUS (default "0.9 0.5 default"; "default" is the default call, the content measure,
 # after spotsigs_analyze of both tables) it runs spotsigs_join on the local copy and on the
-# distributed table and reports: both times and their ratio, with the load average beside them;
-# whether the pairs are the same; each worker's rows, fetched rows and bytes, candidates, pairs
-# and returned bytes (from its log) and their balance (most/least over the workers); the bytes
-# moved between nodes against the table's size (on one machine, so no speed-up is expected: the
-# workers share its cores).
+# distributed table; by the plain measure (a tau) twice on the distributed table in the same run,
+# with the pair split and with the length split (spotsigs.citus_split = pairs, then length: the
+# superuser setting for tests and benchmarks; the default call has the pair split only). For each
+# distributed call it reports: its time and its ratio to one node's, with the load average before
+# and after; which split ran (the coordinator's log); whether the pairs are one node's; each
+# worker's rows, fetched rows and bytes, candidates, pairs and returned bytes (from its log) and
+# their balance (most/least over the workers); the bytes moved between nodes against the table's
+# size (on one machine, so no speed-up is expected: the workers share its cores). Then a line per
+# tau with one node's time, both splits' times and ratios, and the length split's time over the
+# pair split's. SPLITS (default "pairs length") sets the order of the two, e.g. "length pairs" to
+# see what the order (a warmer cache, a changing load) does to the comparison.
 #
 #   test/bench/citus_bench.sh [path/to/textcorpus]     (default: ../shared/data/textcorpus)
 #
@@ -25,7 +31,7 @@ if [[ -z $corpus ]]; then
   done
 fi
 [[ -r $corpus/docs.tsv.gz ]] || { echo "textcorpus not found (pass its directory)" >&2; exit 1; }
-: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${OUT:=$repo/build/citus-bench}"
+: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${SPLITS:=pairs length}" "${OUT:=$repo/build/citus-bench}"
 bin=${PGBIN:-$(dirname "$(command -v pg_config)")}
 [[ -f $("$bin/pg_config" --pkglibdir)/citus.so ]] || { echo "Citus is not installed: run test/citus/build-citus" >&2; exit 1; }
 
@@ -72,7 +78,7 @@ for ((i = 1; i < nodes; i++)); do q 0 -c "SELECT citus_add_node('localhost', $((
 q 0 -c 'CREATE EXTENSION spotsigs'
 
 log "== spotsigs on Citus, $(date -u +%FT%TZ), $(nproc) cores, 1 coordinator + $WORKERS workers on this machine"
-log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS"
+log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS SCALE_MODE=$SCALE_MODE TAUS='$TAUS' SPLITS='$SPLITS'"
 psql_q() { q 0 "$@"; }
 source "$here/scaled_lib.sh"
 t0=$(date +%s.%N)
@@ -101,6 +107,44 @@ timed() { timed_on 0 -c "$1"; }
 
 sum="SELECT count(*) || ' ' || md5(coalesce(string_agg(id1 || ',' || id2 || ',' || similarity, ';' ORDER BY id1, id2), ''))"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+declare -A times ratios same loads
+# One distributed call with spotsigs.citus_split = $1 (auto, pairs, length) and the threshold
+# argument $2, beside one node's $one and $one_s: its time, ratio, load averages, whether its
+# pairs are one node's, which split ran (the coordinator's log), and each worker's task.
+distributed() {
+  local split=$1 args=$2 la1 la2 ran
+  # Each task's counts are the last lines with its pid in each worker's log.
+  for ((i = 0; i < nodes; i++)); do wc -l < "$dir/n$i.log" > "$dir/mark$i"; done
+  la1=$(loadavg)
+  timed_on 0 -c "SET spotsigs.citus_split = $split" -c "$sum FROM spotsigs_join('scaled', 'id', 'sig'$args)"; dist_s=$s; dist=$val
+  la2=$(loadavg)
+  times[$split]=$dist_s
+  ratios[$split]=$(awk "BEGIN{printf \"%.2f\", $dist_s/$one_s}")
+  same[$split]=$([[ $one == "$dist" ]] && echo same || echo DIFFERENT)
+  loads[$split]="$la1 -> $la2"
+  local coord_log
+  coord_log=$(tail -n +$(($(cat "$dir/mark0") + 1)) "$dir/n0.log")
+  ran=$(grep -q 'spotsigs_citus_join: length ranges' <<<"$coord_log" && echo "length split" || echo "pair split")
+  log "distributed, spotsigs.citus_split = $split ($ran ran): $dist_s s (load average before: $la1; after: $la2), ${ratios[$split]}x one node; pairs: one node ${one%% *}, distributed ${dist%% *}, ${same[$split]}"
+  # The coordinator's own share: exporting the rows, running the tasks, reading their pairs.
+  log "coordinator: $(grep -o 'spotsigs_citus_[a-z]*: .*' <<<"$coord_log" | paste -sd ';' | sed 's/;/; /g')"
+  : > "$dir/tasks"
+  for ((i = 1; i < nodes; i++)); do
+    line=$(tail -n +$(($(cat "$dir/mark$i") + 1)) "$dir/n$i.log" | grep -o 'spotsigs_citus_task: .*' | tail -1)
+    log "worker $i: ${line#spotsigs_citus_task: }"
+    # local rows, fetched rows, fetched bytes, candidates, pairs, returned bytes
+    sed -n 's/^spotsigs_citus_task: \([0-9]*\) local rows .*, \([0-9]*\) rows (\([0-9]*\) bytes) fetched .*, \([0-9]*\) candidates, \([0-9]*\) pairs (\([0-9]*\) bytes returned).*/\1 \2 \3 \4 \5 \6/p' <<<"$line" >> "$dir/tasks"
+  done
+  moved=$(awk '{m += $3 + $6} END {print m}' "$dir/tasks")
+  log "per worker, most/least: $(awk '
+    function upd(k, v) { if (!(k in lo) || v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v }
+    function r(k) { return lo[k] > 0 ? sprintf("%.2fx", hi[k] / lo[k]) : "-" }
+    { upd("own", $1); upd("handled", $1 + $2); upd("candidates", $4); upd("pairs", $5) }
+    END { printf "own rows %s, rows handled (own + fetched) %s, candidates %s, pairs %s",
+          r("own"), r("handled"), r("candidates"), r("pairs") }' "$dir/tasks")"
+  log "moved between nodes: $((moved >> 20)) MB (rows fetched + pairs returned), $(awk "BEGIN{printf \"%.2f\", $moved/$size}")x the table's size on one node"
+}
+
 for tau in $TAUS; do
   log ""
   if [[ $tau == default ]]; then
@@ -113,30 +157,18 @@ for tau in $TAUS; do
     args=", $tau"
     log "-- tau $tau"
   fi
+  times=() ratios=() same=() loads=()
   la0=$(loadavg)
   timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig'$args)"; one_s=$s; one=$val
-  # The distributed call; each task's counts are the last lines with its pid in each worker's log.
-  for ((i = 0; i < nodes; i++)); do wc -l < "$dir/n$i.log" > "$dir/mark$i"; done
-  la1=$(loadavg)
-  timed "$sum FROM spotsigs_join('scaled', 'id', 'sig'$args)"; dist_s=$s; dist=$val
-  la2=$(loadavg)
-  log "one node: $one_s s (load average before: $la0); distributed: $dist_s s (before: $la1; after: $la2), $(awk "BEGIN{printf \"%.2f\", $dist_s/$one_s}")x; pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT)"
-  # The coordinator's own share: exporting the rows, running the tasks, reading their pairs.
-  log "coordinator: $(tail -n +$(($(cat "$dir/mark0") + 1)) "$dir/n0.log" | grep -o 'spotsigs_citus_[a-z]*: .*' | paste -sd ';' | sed 's/;/; /g')"
-  moved=0
-  : > "$dir/tasks"
-  for ((i = 1; i < nodes; i++)); do
-    line=$(tail -n +$(($(cat "$dir/mark$i") + 1)) "$dir/n$i.log" | grep -o 'spotsigs_citus_task: .*' | tail -1)
-    log "worker $i: ${line#spotsigs_citus_task: }"
-    # local rows, fetched rows, fetched bytes, candidates, pairs, returned bytes
-    sed -n 's/^spotsigs_citus_task: \([0-9]*\) local rows .*, \([0-9]*\) rows (\([0-9]*\) bytes) fetched .*, \([0-9]*\) candidates, \([0-9]*\) pairs (\([0-9]*\) bytes returned).*/\1 \2 \3 \4 \5 \6/p' <<<"$line" >> "$dir/tasks"
+  log "one node: $one_s s (load average before: $la0), ${one%% *} pairs"
+  # The plain measure: the old pair split and the length split one after the other, forced by
+  # spotsigs.citus_split (superuser, for tests and benchmarks); the default call has the pair
+  # split only.
+  if [[ $tau == default ]]; then splits="auto"; else splits=$SPLITS; fi
+  for split in $splits; do
+    distributed "$split" "$args"
   done
-  moved=$(awk '{m += $3 + $6} END {print m}' "$dir/tasks")
-  log "per worker, most/least: $(awk '
-    function upd(k, v) { if (!(k in lo) || v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v }
-    { upd("own rows", $1); upd("rows handled (own + fetched)", $1 + $2); upd("candidates", $4); upd("pairs", $5) }
-    END { printf "own rows %.2fx, rows handled (own + fetched) %.2fx, candidates %.2fx, pairs %.2fx",
-          hi["own rows"] / lo["own rows"], hi["rows handled (own + fetched)"] / lo["rows handled (own + fetched)"],
-          hi["candidates"] / lo["candidates"], hi["pairs"] / lo["pairs"] }' "$dir/tasks")"
-  log "moved between nodes: $((moved >> 20)) MB (rows fetched + pairs returned), $(awk "BEGIN{printf \"%.2f\", $moved/$size}")x the table's size on one node"
+  if [[ $tau != default && -n ${times[pairs]:-} && -n ${times[length]:-} ]]; then
+    log "tau $tau: one node $one_s s; pair split ${times[pairs]} s (${ratios[pairs]}x, pairs ${same[pairs]}); length split ${times[length]} s (${ratios[length]}x, pairs ${same[length]}); length/pair $(awk "BEGIN{printf \"%.2f\", ${times[length]}/${times[pairs]}}"); load average ${loads[pairs]} / ${loads[length]}"
+  fi
 done

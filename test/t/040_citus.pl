@@ -157,6 +157,84 @@ for my $tau (qw(0.3 0.5 0.9)) {
 		$want, "spotsigs_join_rs(archive, distributed batch) at $tau: distributed = single node");
 }
 
+# The length-range split (spotsigs_citus_ranges), which the cost check takes only when its ranges
+# and borders hold under (W - 1) / 2 times the table: never with these 3 workers, and at 0.9 on
+# this set with 5 tasks (under two tables), not at 0.5 (wider borders) nor with 3 tasks.
+is($coord->safe_psql('postgres', q{
+	SELECT (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 5) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.5, 5) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 3) IS NOT NULL)}),
+	'true false false', 'the length split: at 0.9 with 5 tasks, not at 0.5, never with 3');
+# Forced here (spotsigs.citus_split = length): at 0.9 the coordinator cuts the length axis, and
+# pairs whose longer row's length is exactly a range's lower end, or whose shorter row's length is
+# exactly on a border, are among the pairs, which equal one node's.
+my $force_length = 'SET spotsigs.citus_split = length;';
+for my $tau (qw(0.9)) {
+	my $mark = -s $coord->logfile;
+	$coord->safe_psql('postgres', "$force_length SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	my $log = substr(slurp_file($coord->logfile), $mark);
+	like($log, qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+\]/, "at $tau the join is split by length into three ranges");
+	my ($los, $borders) = $log =~ /length ranges from \[([\d, ]+)\] \(borders \[([\d, ]+)\]\)/;
+	my $on = $coord->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE greatest(length(a.sig), length(b.sig)) = ANY('{$los}'::int[])) || ' '
+		    || count(*) FILTER (WHERE least(length(a.sig), length(b.sig)) = ANY('{$borders}'::int[]) AND least(length(a.sig), length(b.sig)) > 0)
+		  FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j JOIN pages_local a ON a.id = j.id1 JOIN pages_local b ON b.id = j.id2});
+	my ($at_lo, $at_border) = split / /, $on;
+	cmp_ok($at_lo + $at_border, '>', 0, "at $tau pairs sit on the range ends or borders ($on)");
+	is($coord->safe_psql('postgres', "$force_length $pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j(a, b, s)"),
+		"spotsigs_join at $tau split by length: distributed = single node");
+	# Each worker ran one task of one range: no shard read, its range's rows and border fetched or
+	# exported here; together they hold the table and less than the pair split's two tables.
+	my ($out, @tasks) = worker_tasks("$force_length SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	my ($rows, $sum) = (0, 0);
+	for my $i (0 .. 2) {
+		is(join(' ', map { $_->{shards} } @{ $tasks[$i] }), '0', 'worker ' . ($i + 1) . ' ran one range task, reading no shard');
+		$rows += $_->{rows} + $_->{fetched} for @{ $tasks[$i] };
+		$sum += $_->{pairs} for @{ $tasks[$i] };
+	}
+	cmp_ok($rows, '>=', 1353, "at $tau the ranges and their borders hold the table's rows ($rows)");
+	cmp_ok($rows, '<', 2 * 1353, "at $tau fewer than the pair split's two tables");
+	is($sum, $out, "at $tau the range tasks' pairs add up to the join's ($out)");
+}
+for my $tau (qw(0.9 0.5)) {
+	my $mark = -s $coord->logfile;
+	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
+	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, "at $tau the pair split");
+}
+{
+	my $mark = -s $coord->logfile;
+	is($coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages', 'id', 'sig', 0.05) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', 0.05) j(a, b, s)"),
+		'spotsigs_join at 0.05: distributed = single node');
+	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.05 the pair split');
+}
+
+# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split: the pair split
+# (what the cost check picks here) and the length split at 0.5; the pairs are one node's either
+# way. Another role may not set it (once the library is loaded; before, PostgreSQL
+# drops its placeholder value with a WARNING when the library loads).
+for my $case (['pairs', '0.9'], ['length', '0.5']) {
+	my ($split, $tau) = @$case;
+	my $mark = -s $coord->logfile;
+	is($coord->safe_psql('postgres', "SET spotsigs.citus_split = $split; $pairs FROM spotsigs_join('pages', 'id', 'sig', $tau) j(a, b, s)"),
+		$coord->safe_psql('postgres', "$pairs FROM spotsigs_join('pages_local', 'id', 'sig', $tau) j(a, b, s)"),
+		"spotsigs.citus_split = $split at $tau: distributed = single node");
+	my $log = substr(slurp_file($coord->logfile), $mark);
+	if ($split eq 'length') {
+		like($log, qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+\]/, "spotsigs.citus_split = length at $tau: the length split");
+	} else {
+		unlike($log, qr/length ranges/, "spotsigs.citus_split = pairs at $tau: the pair split");
+		like($log, qr/spotsigs_citus_join: the template and the rows of 3 nodes exported/, "spotsigs.citus_split = pairs at $tau: the rows exported for the pair split");
+	}
+}
+{
+	my ($rc, $out, $err) = $coord->psql('postgres',
+		"CREATE ROLE split_tester; SELECT spotsigs_threshold(0.5); SET ROLE split_tester; SET spotsigs.citus_split = pairs", extra_params => ['-v', 'VERBOSITY=verbose']);
+	like($err, qr/42501: permission denied to set parameter "spotsigs.citus_split"/, 'spotsigs.citus_split: 42501 for a role that is not superuser');
+	$coord->safe_psql('postgres', 'DROP ROLE split_tester');
+}
+
 # Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
 # one task per worker, which paired the rows of its two shards and found pairs among candidates
 # it verified; the workers' rows add up to the table and their pairs to the single-node join's.

@@ -419,6 +419,13 @@ my %new_object_checks = (
 		       = (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.6, measure => 'jaccard'))}, 't' ],
 	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
+	'function spotsigs_citus_export_ranges(text[],text,name,name,integer[],integer[])' =>
+	  [ q{SELECT spotsigs_citus_export_ranges('{docs}', 'x', 'id', 'sig', '{0}', '{0}')}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_ranges(regclass,name,name,double precision,integer)' =>
+	  [ q{SELECT spotsigs_citus_ranges('docs', 'id', 'sig', 0.9, 3)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_range_task(jsonb,integer,double precision,integer,text)' => [
+		q{SELECT spotsigs_citus_range_task('[{"host": "localhost", "port": 1, "results": ["x"], "rows": 0, "here": false}]', 0, 0.9, 1, NULL)},
+		'ERROR:  42883' ],
 	'function spotsigs_citus_export(text[],text[],name,name)' =>
 	  [ q{SELECT spotsigs_citus_export('{docs}', '{x}', 'id', 'sig')}, 'ERROR:  42883' ],
 	'function spotsigs_citus_task(text[],name,name,double precision,integer,text,jsonb,boolean,text,spotsig)' =>

@@ -1079,7 +1079,10 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
 //   'local+cross'  the pairs with a local row among the local and other rows, id1 < id2;
 //   'cross'        the pairs of a local and an other row, id1 < id2;
 //   'rs'           the pairs of a local and an other row as (local id, other id): the R-S join,
-//                  for rows whose ids may repeat across the two sides.
+//                  for rows whose ids may repeat across the two sides;
+//   'owned:L'      (L an integer >= 0) the pairs among the other rows alone (local_shards unused)
+//                  with a row of length (spotsig length) >= L among both, id1 < id2: a task of
+//                  the length-range split (spotsigs_citus_range_task).
 // 'local+cross' and 'cross' self-join the local and other rows together (ids unique among them;
 // the self-join's matcher is much faster than the R-S one) and keep the pairs asked for. With a
 // template, by the content measure against it: the join one node runs with that template stored
@@ -1096,7 +1099,16 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
     const bool rs = strcmp(keep, "rs") == 0;
     const bool self = strcmp(keep, "local") == 0;
     const bool together = strcmp(keep, "local+cross") == 0 || strcmp(keep, "cross") == 0;
-    if (!rs && !self && !together)
+    const bool owned = strncmp(keep, "owned:", 6) == 0;
+    long owned_min = -1;
+    if (owned) {
+        char* end = nullptr;
+        owned_min = strtol(keep + 6, &end, 10);
+        if (end == keep + 6 || *end != '\0' || owned_min < 0 || owned_min > std::numeric_limits<int>::max())
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown pairs \"%s\"", keep),
+                            errhint("'owned:' takes a length, an integer >= 0.")));
+    }
+    if (!rs && !self && !together && !owned)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown pairs \"%s\"", keep),
                         errhint("Use 'local', 'local+cross', 'cross' or 'rs'.")));
     if (!self && PG_ARGISNULL(3))
@@ -1165,9 +1177,34 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
             return Datum(0);
         });
     }
-    if (nshards == 0 || no_other) {
+    if ((nshards == 0 && !owned) || no_other) {
         InitMaterializedSRF(fcinfo, 0);
         return Datum(0);
+    }
+    if (owned) {
+        // The owned ids, sorted: those of the other rows whose length is at least owned_min.
+        MemoryContext caller = CurrentMemoryContext;
+        const char* schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+        if (SPI_execute(psprintf("SELECT o.id FROM (%s) o(id, sig) WHERE %s.length(o.sig) >= %ld ORDER BY 1",
+                                 other.query, schema, owned_min),
+                        true, 0) != SPI_OK_SELECT)
+            elog(ERROR, "spotsigs_citus_match: reading the owned ids failed");
+        int64* ids =
+            static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
+        for (uint64 i = 0; i < SPI_processed; ++i) {
+            bool isnull;
+            ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+        }
+        call.local_ids = ids;
+        call.nlocal = SPI_processed;
+        SPI_finish();
+        call.held += call.nlocal * sizeof(int64);
+        InitMaterializedSRF(fcinfo, 0);
+        if (call.nlocal == 0) return Datum(0);
+        call.src[0] = other;
+        call.sources = 1;
+        return self_join_result(fcinfo, call);
     }
     call.src[0] = local;
     call.sources = rs ? 2 : 1;

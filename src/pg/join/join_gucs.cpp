@@ -17,6 +17,7 @@ int join_max_threads = 2;
 int join_memory_limit_kb = 4 * 1024 * 1024;  // 4GB
 int join_method_guc = static_cast<int>(JoinMethod::Partitioned);
 bool join_huge_pages = false;
+int citus_split_guc = 0;
 
 namespace {
 
@@ -26,6 +27,11 @@ const struct config_enum_entry method_options[] = {{"partitioned", static_cast<i
                                                    {"noprune", static_cast<int>(JoinMethod::NoPrune), false},
                                                    {"bruteforce", static_cast<int>(JoinMethod::BruteForce), false},
                                                    {nullptr, 0, false}};
+
+// spotsigs.citus_split: read by spotsigs_citus_join and spotsigs_citus_ranges (src/sql/70_citus.sql)
+// through current_setting; the C side only registers it.
+const struct config_enum_entry citus_split_options[] = {
+    {"auto", 0, false}, {"pairs", 1, false}, {"length", 2, false}, {nullptr, 0, false}};
 
 }  // namespace
 
@@ -67,6 +73,12 @@ void register_join_gucs() {
                              "partitioned (default), nopart, noprune or bruteforce: the paper's Table 2 variants.",
                              &join_method_guc, static_cast<int>(JoinMethod::Partitioned), method_options, PGC_USERSET,
                              0, nullptr, nullptr, nullptr);
+    DefineCustomEnumVariable(
+        "spotsigs.citus_split", "For tests and benchmarks: the split of a distributed self-join by the plain measure.",
+        "auto (the default) splits by signature length when that moves fewer rows, else by pairs of nodes; "
+        "pairs always takes the pair split; length takes the length split whenever it can cut two ranges. "
+        "The pairs are the same whichever split runs.",
+        &citus_split_guc, 0, citus_split_options, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr, nullptr);
 }
 
 }  // namespace spotsigs::pg

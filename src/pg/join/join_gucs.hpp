@@ -1,5 +1,6 @@
 // The join's configuration parameters: spotsigs.max_threads, spotsigs.join_memory_limit,
-// spotsigs.join_huge_pages, spotsigs.join_method (registered by register_join_gucs(), declared in gucs.hpp).
+// spotsigs.join_huge_pages, spotsigs.join_method, spotsigs.citus_split (registered by
+// register_join_gucs(), declared in gucs.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,9 @@ extern int join_memory_limit_kb;
 extern bool join_huge_pages;
 // spotsigs.join_method: the method used when the call passes none (a JoinMethod value).
 extern int join_method_guc;
+// spotsigs.citus_split (superuser, for tests and benchmarks): 0 auto, 1 pairs, 2 length; read in
+// SQL by the distributed self-join (src/sql/70_citus.sql).
+extern int citus_split_guc;
 
 // The memory limit in bytes.
 size_t join_memory_limit_bytes();
