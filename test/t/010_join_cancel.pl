@@ -69,6 +69,38 @@ my $elapsed = time - $t0;
 like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join');
 ok($elapsed < 1.0, sprintf('within a second (%.2f s)', $elapsed));
 
+# A join in passes (past spotsigs.join_memory_limit) shows which pass it is at and the lengths it
+# covers, and a cancel stops it there too. 100,000 documents of 10 to 59 signatures.
+$node->safe_psql('postgres', q{
+	SELECT setseed(0.25);
+	CREATE TABLE varied AS
+	SELECT i AS id,
+	       ('{' || array_to_string(ARRAY(SELECT to_hex((random() * 5000)::int + i * 0)
+	                                     FROM generate_series(1, 10 + i % 50)), ',') || '}')::spotsig AS sig
+	FROM generate_series(1, 100000) i;
+});
+($in, $out, $err) = ('', '', '');
+$h = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+	  "SET spotsigs.join_memory_limit = '16MB'; SELECT count(*) FROM spotsigs_join('varied', 'id', 'sig', 0.3, 2, 'bruteforce')" ],
+	'<', \$in, '>', \$out, '2>', \$err);
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: pass %'"),
+	'a join in passes shows its pass in pg_stat_activity.query');
+$activity = $node->safe_psql('postgres',
+	"SELECT query FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: pass %'");
+note("pg_stat_activity.query: $activity");
+like($activity,
+	qr/^spotsigs_join: pass \d+, lengths \d+ to \d+ of 59: (reading, \d+ rows read|matching, \d+ of \d+ documents \(\d+%\)) \| SET spotsigs/,
+	'the progress of a pass names it, its lengths, the longest length, and what it does');
+$t0 = time;
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'spotsigs_join: pass %'");
+$h->finish;
+$elapsed = time - $t0;
+like($err, qr/canceling statement due to user request/, 'pg_cancel_backend cancels the join in passes');
+ok($elapsed < 1.0, sprintf('within a second (%.2f s)', $elapsed));
+
 # After cancels, the same session type still joins correctly.
 is($node->safe_psql('postgres',
 	"SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 1.0, 2) WHERE id1 < 100"),

@@ -423,13 +423,19 @@ struct PassOutcome {
 // hands on the pairs it reports. A single length that does not fit is an ERROR naming a limit
 // above what it needed. Returns the number of passes run and, in continuing, how many of them
 // continued a probe range over further partners; worst gets the largest accounted peak of a pass.
+// progress shows each pass's number and lengths beside the longest (how far the passes are).
 size_t run_passes(const JoinCall& call, const std::vector<LengthCount>& hist, size_t limit,
-                  const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst, size_t& continuing) {
+                  const std::function<PassOutcome(const JoinPass&)>& run, Accounted& worst, size_t& continuing,
+                  Progress& progress) {
     uint64_t worst_peak = 0;
     continuing = 0;
-    return run_planned_passes(
+    size_t started = 0;
+    const uint64_t longest = hist.empty() ? 0 : hist.back().length;
+    const size_t n = run_planned_passes(
         hist, call.tau, limit, limit / kPassRowShare, kPassMargin,
         [&](const JoinPass& p) {
+            progress.stage("pass " + std::to_string(++started) + ", lengths " + std::to_string(p.probe_lo) + " to " +
+                           std::to_string(std::min(p.read_hi, longest)) + " of " + std::to_string(longest));
             const PassOutcome out = run(p);
             log_process_memory("spotsigs join", "a pass ended");
             // The pass's memory goes back to the system before the next one: glibc keeps freed
@@ -441,6 +447,8 @@ size_t run_passes(const JoinCall& call, const std::vector<LengthCount>& hist, si
             return PassResult{out.fits, out.at_least, out.acc.peak()};
         },
         [&](const JoinPass& p, uint64_t at_least) { throw_pass_too_large(call, p, hist, at_least); }, worst_peak);
+    progress.stage("");
+    return n;
 }
 
 // Drops the pairs of docs that pass p does not report (those of two documents of its probe
@@ -554,8 +562,10 @@ std::vector<uint64_t> template_in_passes(const JoinSource& src, size_t limit, Pr
                                          RowsDigest& first, size_t* shared = nullptr) {
     auto t0 = std::chrono::steady_clock::now();
     bool have_first = false;
+    size_t reads = 0;
     const RowSource source = [&](const RowVisit& visit) {
         RowsDigest seen;
+        progress.stage("content statistics, read " + std::to_string(++reads));
         visit_source(src, progress, visit, seen);
         if (!have_first) {
             first = seen;
@@ -573,6 +583,7 @@ std::vector<uint64_t> template_in_passes(const JoinSource& src, size_t limit, Pr
     std::vector<uint64_t> drop;
     try {
         drop = template_signatures_in_passes(source, opt, &info);
+        progress.stage("");
     } catch (const Error& e) {
         if (e.kind() == ErrorKind::OutOfMemory) throw_memory_limit("computing the content statistics", e.detail());
         throw;
@@ -724,7 +735,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     const size_t passes = run_passes(
         call, hist, call_limit(call),
         [&](const JoinPass& p) { return self_pass(call, p, hist, external, filter.seen, fn, progress, sink); }, worst,
-        continuing);
+        continuing, progress);
     log_passes(fn, passes, continuing, first_read, worst, call.held);
     log_process_memory(fn, "the passes ended");
     run.peak = std::max(first_read, worst.peak() + call.held);
@@ -1026,7 +1037,7 @@ static Datum rs_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
                     const RowsDigest first[2] = {filters[0].seen, filters[1].seen};
                     return rs_pass(call, p, hist, external, first, progress, rsinfo);
                 },
-                worst, continuing);
+                worst, continuing, progress);
             log_passes("spotsigs_join_rs", passes, continuing, first_read, worst, call.held);
         }
         progress.finish();

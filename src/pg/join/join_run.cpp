@@ -179,10 +179,14 @@ void Progress::publish(const char* text) {
     changed_ = true;
 }
 
+std::string Progress::head() const {
+    return stage_.empty() ? std::string(fn_) : std::string(fn_) + ": " + stage_;
+}
+
 void Progress::reading(size_t rows) {
     if (!due()) return;
     char text[256];
-    std::snprintf(text, sizeof text, "%s: reading, %zu rows read", fn_, rows);
+    std::snprintf(text, sizeof text, "%s: reading, %zu rows read", head().c_str(), rows);
     publish(text);
 }
 
@@ -190,7 +194,7 @@ void Progress::matching(uint64_t done, uint64_t total) {
     if (!due()) return;
     char text[256];
     double pct = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
-    std::snprintf(text, sizeof text, "%s: matching, %llu of %llu documents (%.0f%%)", fn_,
+    std::snprintf(text, sizeof text, "%s: matching, %llu of %llu documents (%.0f%%)", head().c_str(),
                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), pct);
     publish(text);
 }

@@ -16,8 +16,9 @@ namespace spotsigs::pg {
 
 // Progress shown in pg_stat_activity.query of the joining backend, updated about once a second
 // once the call has run for a second, as "<fn>: reading N rows | <query>" and
-// "<fn>: matching D of N documents (P%) | <query>", cut to what track_activity_query_size
-// keeps at a character boundary. Main thread only.
+// "<fn>: matching D of N documents (P%) | <query>", with the stage of a call that reads its rows
+// more than once after the name ("<fn>: pass 3, lengths 40 to 75 of 120: reading ..."), cut to
+// what track_activity_query_size keeps at a character boundary. Main thread only.
 class Progress {
 public:
     explicit Progress(const char* fn_name);
@@ -26,6 +27,8 @@ public:
     ~Progress();
     Progress(const Progress&) = delete;
     Progress& operator=(const Progress&) = delete;
+    // Names the stage the next reports belong to (empty: none).
+    void stage(std::string text) { stage_ = std::move(text); }
     // Called while rows are read.
     void reading(size_t rows);
     // Called while matching; done counts probe documents finished.
@@ -39,7 +42,11 @@ private:
     // Publishes text followed by the original query.
     void publish(const char* text);
 
+    // fn_, then ": " and the stage when there is one.
+    std::string head() const;
+
     const char* fn_;
+    std::string stage_;
     int64_t start_us_;
     int64_t last_us_;
     bool changed_ = false;
