@@ -93,6 +93,25 @@ for my $case ([ "SELECT * FROM spotsigs_join('pages', 'id', 'sig')", 'spotsigs_j
 	cmp_ok($skipped, '>', 20000, "$query, limit $limit: the passes skip rows by their noted length ($skipped)");
 }
 
+# More rows than the notes of lengths without the template may take (a sixteenth of the limit:
+# about 46,000 at 12MB): the rows past them go unnoted, and the passes read those whole and keep
+# them by their length; the pairs are still those without a limit.
+$node->safe_psql('postgres', q{
+	CREATE TABLE crowded AS TABLE pages;
+	INSERT INTO crowded SELECT 1000000 + i, '{}' FROM generate_series(1, 40000) i;
+});
+{
+	my ($extra, $missing, $rows, $err) = compare("SELECT * FROM spotsigs_join('crowded', 'id', 'sig')", '12MB');
+	is("$extra $missing", '0 0', 'rows past the notes: the rows without a limit');
+	cmp_ok($rows, '>', 10000, "rows past the notes: rows given ($rows)");
+	like($err, qr/spotsigs_join: \d+ passes within/, 'rows past the notes: the join of the contents in passes');
+	my @skipped = $err =~ /(\d+) values outside the pass skipped by their noted length/g;
+	cmp_ok(scalar(@skipped), '>', 0, 'rows past the notes: the passes skip the noted ones');
+	note('most skipped by a note in one pass: ' . (sort { $b <=> $a } @skipped)[0]);
+	cmp_ok((sort { $b <=> $a } @skipped)[0], '<', 60001 - 10000,
+		'rows past the notes: the unnoted ones are not skipped by a note');
+}
+
 # The template is not empty and holds story signatures as well as the sites' (the short stories).
 my $t = $node->safe_psql('postgres', q{
 	SELECT count(*) FILTER (WHERE h < 100000) || ' ' || count(*) FILTER (WHERE h >= 1000000 AND h < 90000000)

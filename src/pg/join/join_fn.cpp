@@ -60,6 +60,9 @@ namespace {
 constexpr uint64_t kPassRowShare = 4;
 // Once a pass has run, the next ones are planned to need about this share of the limit.
 constexpr double kPassMargin = 0.8;
+// Share of the limit the notes of rows stored inline may take when a template is removed
+// (RowFilter::note_inline_max): the rows past it are read whole by each pass instead.
+constexpr size_t kNoteShare = 16;
 
 // One call's checked arguments: plain data and palloc'd strings only (no destructors).
 struct JoinCall {
@@ -640,6 +643,7 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
     } else {
         filter.ids = &ids;
         filter.note_external = &external;
+        filter.note_inline_max = call_limit(call) / kNoteShare / sizeof(ExternalLength);
     }
     // What the first read holds is charged to this before it is allocated: the read stops at
     // the first row it would take past the limit (the rows read are then discarded, and the rest
@@ -1002,6 +1006,7 @@ static Datum rs_join_result(FunctionCallInfo fcinfo, JoinCall& call) {
             filters[k].tally = &tallies[k];
             filters[k].ids = &ids[k];
             filters[k].note_external = &external[k];
+            filters[k].note_inline_max = call_limit(call) / (2 * kNoteShare) / sizeof(ExternalLength);
             filters[k].budget = &budget;
             filters[k].remove = call.remove;
         }

@@ -210,7 +210,8 @@ bool keep_row(CollectReceiver* r, int64 id, const char* data, size_t len, uint64
             if (f->budget != nullptr) reserve_or_overflow(r, *f->ids);
             f->ids->push_back(id);
         }
-        if (f->note_external != nullptr && (r->external || f->remove != nullptr)) {
+        if (f->note_external != nullptr &&
+            (r->external || (f->remove != nullptr && f->note_external->size() < f->note_inline_max))) {
             if (f->budget != nullptr) reserve_or_overflow(r, *f->note_external);
             f->note_external->push_back(ExternalLength{id, length, static_cast<uint32_t>(stored_length)});
         }

@@ -5,6 +5,7 @@
 #include "pg/pg.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -99,6 +100,10 @@ struct RowFilter {
     // value's first chunk from the toast relation, or reading the whole row and removing the
     // template from it, to skip it.
     std::vector<ExternalLength>* note_external = nullptr;
+    // With remove, rows whose values are stored inline are noted only while there are fewer
+    // notes than this (the limit's share for them); a pass reads the others whole, as it must
+    // read any row it finds no note for.
+    size_t note_inline_max = SIZE_MAX;
     const std::vector<ExternalLength>* external = nullptr;
     // Every row read, kept or not; when expected is given, a read that ends with another digest
     // raises the error of a relation whose rows changed between reads (SQLSTATE 55000).
