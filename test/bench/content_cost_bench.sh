@@ -7,7 +7,10 @@
 # Each join's pairs go to a temporary table (the same cost for both calls); the statistics' time
 # is the join's DEBUG1 line. Prints per table: plain and default elapsed and processor seconds
 # (the backend's), statistics s, the ratios default / plain (the goal is <= 1.5), and the
-# embedded set's P, R, F1. REPEAT (default 1) measures each table that many times.
+# embedded set's P, R, F1. REPEAT (default 1) measures each table that many times. STORED=1 then
+# also times spotsigs_analyze of the table and the default call again with the stored template
+# (what a call on an analyzed table pays), with its ratio to the same plain join, and removes the
+# stored template afterwards.
 #
 #   PGHOST=... PGDATABASE=... test/bench/content_cost_bench.sh
 #
@@ -79,10 +82,25 @@ measure() {
   d=$(run "$t" NULL)
   read -r ds dc st dp <<<"$d"
   log "  default call: $ds s (processor $dc s; statistics $st s), $dp pairs; ratio $(awk "BEGIN{printf \"%.2f\", $ds / $ps}")x elapsed, $(awk "BEGIN{printf \"%.2f\", $dc / ($pc > 0 ? $pc : 0.01)}")x processor (goal <= 1.5x); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  if [[ -n ${2:-} ]]; then
-    psql_q -c "\\copy (SELECT id1 - 1000000000000, id2 - 1000000000000, similarity FROM pairs_out WHERE id1 >= 1000000000000 AND id2 >= 1000000000000) to '$OUT/dev_pairs.txt' with (delimiter ' ')"
-    log "  newsframes-dev embedded, default call: $("$score" "$dev/pages.tsv.gz" "$OUT/dev_pairs.txt" | tr '\n' ' ')"
+  [[ -n ${2:-} ]] && score_embedded "default call"
+  if [[ ${STORED:-0} == 1 ]]; then
+    local a0 a1
+    a0=$(date +%s%N)
+    psql_q -c "SELECT spotsigs_analyze('$t', 'sig', 'id')" >/dev/null
+    a1=$(date +%s%N)
+    d=$(run "$t" NULL)
+    read -r ds dc _ dp <<<"$d"
+    log "  spotsigs_analyze $(awk "BEGIN{printf \"%.2f\", ($a1 - $a0) / 1e9}") s; then the default call with the stored template: $ds s (processor $dc s), $dp pairs; ratio $(awk "BEGIN{printf \"%.2f\", $ds / $ps}")x elapsed, $(awk "BEGIN{printf \"%.2f\", $dc / ($pc > 0 ? $pc : 0.01)}")x processor (goal <= 1.5x); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    [[ -n ${2:-} ]] && score_embedded "default call, stored template"
+    psql_q -c "DELETE FROM spotsigs_template_store WHERE relation = '$t'::regclass" >/dev/null
   fi
+  return 0
+}
+
+# score_embedded LABEL: the newsframes-dev pages' pairs in pairs_out, scored.
+score_embedded() {
+  psql_q -c "\\copy (SELECT id1 - 1000000000000, id2 - 1000000000000, similarity FROM pairs_out WHERE id1 >= 1000000000000 AND id2 >= 1000000000000) to '$OUT/dev_pairs.txt' with (delimiter ' ')"
+  log "  newsframes-dev embedded, $1: $("$score" "$dev/pages.tsv.gz" "$OUT/dev_pairs.txt" | tr '\n' ' ')"
 }
 
 load_base
