@@ -1082,6 +1082,26 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     return rs_join_result(fcinfo, call);
 }
 
+namespace {
+// The ids query gives (one bigint column, sorted by its ORDER BY), in the caller's memory
+// context; n receives their number. what names them in the error of a failed read.
+int64* read_sorted_ids(const char* query, const char* what, size_t* n) {
+    MemoryContext caller = CurrentMemoryContext;
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+    if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+        elog(ERROR, "spotsigs_citus_match: reading the %s ids failed", what);
+    int64* ids =
+        static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
+    for (uint64 i = 0; i < SPI_processed; ++i) {
+        bool isnull;
+        ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    }
+    *n = SPI_processed;
+    SPI_finish();
+    return ids;
+}
+}  // namespace
+
 // spotsigs_citus_match(local_shards regclass[], id_column name, sig_column name,
 //                      other_results text[], threshold float8, threads integer, method text,
 //                      template spotsig, pairs text)
@@ -1199,22 +1219,11 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
     }
     if (owned) {
         // The owned ids, sorted: those of the other rows whose length is at least owned_min.
-        MemoryContext caller = CurrentMemoryContext;
         const char* schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
-        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-        if (SPI_execute(psprintf("SELECT o.id FROM (%s) o(id, sig) WHERE %s.length(o.sig) >= %ld ORDER BY 1",
-                                 other.query, schema, owned_min),
-                        true, 0) != SPI_OK_SELECT)
-            elog(ERROR, "spotsigs_citus_match: reading the owned ids failed");
-        int64* ids =
-            static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
-        for (uint64 i = 0; i < SPI_processed; ++i) {
-            bool isnull;
-            ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-        }
-        call.local_ids = ids;
-        call.nlocal = SPI_processed;
-        SPI_finish();
+        call.local_ids =
+            read_sorted_ids(psprintf("SELECT o.id FROM (%s) o(id, sig) WHERE %s.length(o.sig) >= %ld ORDER BY 1",
+                                     other.query, schema, owned_min),
+                            "owned", &call.nlocal);
         call.held += call.nlocal * sizeof(int64);
         InitMaterializedSRF(fcinfo, 0);
         if (call.nlocal == 0) return Datum(0);
@@ -1227,19 +1236,8 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
     if (rs) call.src[1] = other;
     if (together) {
         // The local ids, sorted (the id column alone: no signature is read for them).
-        MemoryContext caller = CurrentMemoryContext;
-        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-        if (SPI_execute(psprintf("SELECT l.id FROM (%s) l(id, sig) ORDER BY 1", local.query), true, 0) != SPI_OK_SELECT)
-            elog(ERROR, "spotsigs_citus_match: reading the local ids failed");
-        int64* ids =
-            static_cast<int64*>(MemoryContextAllocHuge(caller, (SPI_processed ? SPI_processed : 1) * sizeof(int64)));
-        for (uint64 i = 0; i < SPI_processed; ++i) {
-            bool isnull;
-            ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-        }
-        call.local_ids = ids;
-        call.nlocal = SPI_processed;
-        SPI_finish();
+        call.local_ids = read_sorted_ids(psprintf("SELECT l.id FROM (%s) l(id, sig) ORDER BY 1", local.query), "local",
+                                         &call.nlocal);
         call.cross_only = strcmp(keep, "cross") == 0;
         call.held += call.nlocal * sizeof(int64);
         JoinSource both;
