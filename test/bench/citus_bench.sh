@@ -16,6 +16,11 @@
 # tau with one node's time, both splits' times and ratios, and the length split's time over the
 # pair split's. SPLITS (default "pairs length") sets the order of the two, e.g. "length pairs" to
 # see what the order (a warmer cache, a changing load) does to the comparison.
+# RS_TAUS (default none; e.g. "0.8 default") adds the R-S join of a new batch against the archive:
+# the rows with id % 10 = 0 (the batch) against the others (the archive), both distributed
+# (colocated) beside their local copies, spotsigs_join_rs at each entry ("default": no threshold,
+# the archive's stored template, after spotsigs_analyze of both archives); TAUS="" skips the
+# self-joins.
 #
 #   test/bench/citus_bench.sh [path/to/textcorpus]     (default: ../shared/data/textcorpus)
 #
@@ -31,7 +36,7 @@ if [[ -z $corpus ]]; then
   done
 fi
 [[ -r $corpus/docs.tsv.gz ]] || { echo "textcorpus not found (pass its directory)" >&2; exit 1; }
-: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS:=0.9 0.5 default}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${SPLITS:=pairs length}" "${OUT:=$repo/build/citus-bench}"
+: "${ROWS:=1000000}" "${WORKERS:=3}" "${SHARDS:=12}" "${TAUS=0.9 0.5 default}" "${RS_TAUS:=}" "${VARIANT_SHARE:=0.10}" "${SEED:=42}" "${SCALE_MODE:=vocab}" "${SPLITS:=pairs length}" "${OUT:=$repo/build/citus-bench}"
 bin=${PGBIN:-$(dirname "$(command -v pg_config)")}
 [[ -f $("$bin/pg_config" --pkglibdir)/citus.so ]] || { echo "Citus is not installed: run test/citus/build-citus" >&2; exit 1; }
 
@@ -78,7 +83,7 @@ for ((i = 1; i < nodes; i++)); do q 0 -c "SELECT citus_add_node('localhost', $((
 q 0 -c 'CREATE EXTENSION spotsigs'
 
 log "== spotsigs on Citus, $(date -u +%FT%TZ), $(nproc) cores, 1 coordinator + $WORKERS workers on this machine"
-log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS SCALE_MODE=$SCALE_MODE TAUS='$TAUS' SPLITS='$SPLITS'"
+log "corpus: $corpus; ROWS=$ROWS SHARDS=$SHARDS SCALE_MODE=$SCALE_MODE TAUS='$TAUS' SPLITS='$SPLITS' RS_TAUS='$RS_TAUS'"
 psql_q() { q 0 "$@"; }
 source "$here/scaled_lib.sh"
 t0=$(date +%s.%N)
@@ -172,3 +177,30 @@ for tau in $TAUS; do
     log "tau $tau: one node $one_s s; pair split ${times[pairs]} s (${ratios[pairs]}x, pairs ${same[pairs]}); length split ${times[length]} s (${ratios[length]}x, pairs ${same[length]}); length/pair $(awk "BEGIN{printf \"%.2f\", ${times[length]}/${times[pairs]}}"); load average ${loads[pairs]} / ${loads[length]}"
   fi
 done
+
+if [[ -n $RS_TAUS ]]; then
+  log ""
+  q 0 -c "CREATE TABLE batch_local AS SELECT id, sig FROM scaled_local WHERE id % 10 = 0" \
+    -c "CREATE TABLE archive_local AS SELECT id, sig FROM scaled_local WHERE id % 10 <> 0" \
+    -c "SET citus.shard_count = $SHARDS" \
+    -c "CREATE TABLE archive (id bigint PRIMARY KEY, sig spotsig)" -c "SELECT create_distributed_table('archive', 'id')" \
+    -c "CREATE TABLE batch (id bigint PRIMARY KEY, sig spotsig)" -c "SELECT create_distributed_table('batch', 'id', colocate_with => 'archive')" \
+    -c "INSERT INTO archive SELECT * FROM archive_local" -c "INSERT INTO batch SELECT * FROM batch_local" \
+    -c "VACUUM ANALYZE batch_local" -c "VACUUM ANALYZE archive_local" -c "VACUUM ANALYZE archive" -c "VACUUM ANALYZE batch" >/dev/null
+  log "-- R-S: batch $(q 0 -c 'SELECT count(*) FROM batch') rows against archive $(q 0 -c 'SELECT count(*) FROM archive') rows"
+  for tau in $RS_TAUS; do
+    if [[ $tau == default ]]; then
+      args=""
+      timed "SELECT spotsigs_analyze('archive_local', 'sig', 'id') IS NOT NULL"; a1=$s
+      timed "SELECT spotsigs_analyze('archive', 'sig', 'id') IS NOT NULL"; a2=$s
+      log "R-S, no threshold (the archive's stored template); spotsigs_analyze of the archive: one node $a1 s, distributed $a2 s"
+    else
+      args=", $tau"
+    fi
+    la0=$(loadavg)
+    timed "$sum FROM spotsigs_join_rs('batch_local', 'id', 'sig', 'archive_local', 'id', 'sig'$args) j(id1, id2, similarity)"; one_s=$s; one=$val
+    la1=$(loadavg)
+    timed "$sum FROM spotsigs_join_rs('batch', 'id', 'sig', 'archive', 'id', 'sig'$args) j(id1, id2, similarity)"; dist_s=$s; dist=$val
+    log "R-S at ${tau}: one node $one_s s, distributed $dist_s s ($(awk "BEGIN{printf \"%.2f\", $dist_s/$one_s}")x); pairs: one node ${one%% *}, distributed ${dist%% *}, $([[ $one == "$dist" ]] && echo same || echo DIFFERENT); load average $la0 / $la1 / $(loadavg)"
+  done
+fi
