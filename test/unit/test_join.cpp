@@ -272,6 +272,9 @@ TEST(Join, RandomRsJoins) {
                     opt.threads = threads;
                     ASSERT_EQ(triples(rs_join(cr, cs, opt)), want)
                         << "seed " << seed << " tau " << tau << " " << name(m);
+                    // The other way round: the dictionary is then the other side's.
+                    ASSERT_EQ(triples(rs_join(cs, cr, opt)), ref_rs(s, r, tau))
+                        << "seed " << seed << " tau " << tau << " " << name(m) << " (S first)";
                 }
         }
     }

@@ -433,18 +433,27 @@ JoinPairs index_self_join(const Collection& docs, const JoinOptions& opt, const 
 
 JoinPairs index_rs_join(const Collection& r, const Collection& s, const JoinOptions& opt, const ProbeConfig& cfg) {
     MemoryBudget budget(opt.memory_limit, opt.accounted_peak);
-    // The order is S's document frequency; R's signatures absent from S come first (df 0) and
-    // are kept only as "lead" mass, since they can never be common.
+    // The dictionary holds the signatures of the smaller side (by bytes), numbered by their
+    // document frequency there; the other side's signatures absent from it come first (df 0)
+    // and are kept only as "lead" mass, since they can never be common. Any order both sides
+    // share keeps the prefix filter exact (the lead of either side holds no signature of the
+    // other); counting the smaller side keeps the dictionary, its table and its sort, to that
+    // side's size (a batch against an archive of many distinct signatures).
+    const bool count_r = r.memory_bytes() < s.memory_bytes();
+    const Collection& counted = count_r ? r : s;
+    const Collection& looked_up = count_r ? s : r;
     SignatureDictionary dict;
     std::vector<uint32_t> ids;
     std::vector<uint64_t> ids_off;
-    dict.build(s, budget, opt.cancel, opt.threads, &ids, &ids_off);
+    dict.build(counted, budget, opt.cancel, opt.threads, &ids, &ids_off);
     DocStore ss, rs;
-    ss.build(s, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
+    DocStore& counted_store = count_r ? rs : ss;
+    DocStore& looked_up_store = count_r ? ss : rs;
+    counted_store.build(counted, dict, &ids, &ids_off, opt.threads, budget, opt.cancel);
     budget.release(ids.size() * sizeof(uint32_t) + ids_off.size() * sizeof(uint64_t));
     std::vector<uint32_t>().swap(ids);
     std::vector<uint64_t>().swap(ids_off);
-    rs.build(r, dict, nullptr, nullptr, opt.threads, budget, opt.cancel);
+    looked_up_store.build(looked_up, dict, nullptr, nullptr, opt.threads, budget, opt.cancel);
     const uint32_t num_sigs = dict.size();
     budget.release(dict.memory_bytes());
     dict = SignatureDictionary();
