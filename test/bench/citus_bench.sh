@@ -150,18 +150,24 @@ distributed() {
   log "moved between nodes: $((moved >> 20)) MB (rows fetched + pairs returned), $(awk "BEGIN{printf \"%.2f\", $moved/$size}")x the table's size on one node"
 }
 
+# set_args TAU LOCAL DISTRIBUTED WHAT: the threshold argument of a call at TAU in args (none for
+# "default": the content measure then reads the template each side stores, so both tables are
+# analyzed first and the times logged after WHAT).
+set_args() {
+  if [[ $1 == default ]]; then
+    args=""
+    timed "SELECT spotsigs_analyze('$2', 'sig', 'id') IS NOT NULL"; a1=$s
+    timed "SELECT spotsigs_analyze('$3', 'sig', 'id') IS NOT NULL"; a2=$s
+    log "$4; spotsigs_analyze: one node $a1 s, distributed $a2 s"
+  else
+    args=", $1"
+  fi
+}
+
 for tau in $TAUS; do
   log ""
-  if [[ $tau == default ]]; then
-    # The default call (the content measure at 0.4) reads the template each side stores.
-    args=""
-    timed "SELECT spotsigs_analyze('scaled_local', 'sig') IS NOT NULL"; a1=$s
-    timed "SELECT spotsigs_analyze('scaled', 'sig') IS NOT NULL"; a2=$s
-    log "-- the default call (content measure); spotsigs_analyze: one node $a1 s, distributed $a2 s"
-  else
-    args=", $tau"
-    log "-- tau $tau"
-  fi
+  set_args "$tau" scaled_local scaled "-- the default call (content measure)"
+  if [[ $tau != default ]]; then log "-- tau $tau"; fi
   times=() ratios=() same=() loads=()
   la0=$(loadavg)
   timed "$sum FROM spotsigs_join('scaled_local', 'id', 'sig'$args)"; one_s=$s; one=$val
@@ -189,14 +195,7 @@ if [[ -n $RS_TAUS ]]; then
     -c "VACUUM ANALYZE batch_local" -c "VACUUM ANALYZE archive_local" -c "VACUUM ANALYZE archive" -c "VACUUM ANALYZE batch" >/dev/null
   log "-- R-S: batch $(q 0 -c 'SELECT count(*) FROM batch') rows against archive $(q 0 -c 'SELECT count(*) FROM archive') rows"
   for tau in $RS_TAUS; do
-    if [[ $tau == default ]]; then
-      args=""
-      timed "SELECT spotsigs_analyze('archive_local', 'sig', 'id') IS NOT NULL"; a1=$s
-      timed "SELECT spotsigs_analyze('archive', 'sig', 'id') IS NOT NULL"; a2=$s
-      log "R-S, no threshold (the archive's stored template); spotsigs_analyze of the archive: one node $a1 s, distributed $a2 s"
-    else
-      args=", $tau"
-    fi
+    set_args "$tau" archive_local archive "R-S, no threshold (the archive's stored template), the archive analyzed"
     la0=$(loadavg)
     timed "$sum FROM spotsigs_join_rs('batch_local', 'id', 'sig', 'archive_local', 'id', 'sig'$args) j(id1, id2, similarity)"; one_s=$s; one=$val
     la1=$(loadavg)
