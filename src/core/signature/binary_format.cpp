@@ -45,6 +45,30 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
     const auto n = static_cast<int32_t>(static_cast<uint32_t>(get(data, 4)));
     if (n < 0 || static_cast<uint32_t>(n) > kMaxDistinct || static_cast<size_t>(n) > (size - 4) / 12)
         malformed("invalid number of signatures in external spotsig value: " + std::to_string(n));
+    *consumed = 4 + size_t(n) * 12;
+    // What spotsig_send writes (hashes strictly ascending, so distinct) is the multiset itself:
+    // taken as it comes, with no sort. Anything else, or a length past the limit, is parsed by
+    // the general path below, which gives the same multiset and the same errors.
+    {
+        Multiset m;
+        m.hashes.resize(static_cast<size_t>(n));
+        m.freqs.resize(static_cast<size_t>(n));
+        const unsigned char* p = data + 4;
+        uint64_t total = 0;
+        int32_t i = 0;
+        for (; i < n; ++i, p += 12) {
+            const uint64_t hash = get(p, 8);
+            const auto f = static_cast<int32_t>(static_cast<uint32_t>(get(p + 8, 4)));
+            if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
+            if ((i > 0 && hash <= m.hashes[i - 1]) || (total += static_cast<uint64_t>(f)) > kMaxLength) break;
+            m.hashes[i] = hash;
+            m.freqs[i] = static_cast<uint32_t>(f);
+        }
+        if (i == n) {
+            m.length = total;
+            return m;
+        }
+    }
     std::vector<std::pair<uint64_t, uint64_t>> pairs(static_cast<size_t>(n));
     const unsigned char* p = data + 4;
     for (auto& [hash, freq] : pairs) {
@@ -54,7 +78,6 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
         freq = static_cast<uint64_t>(f);
         p += 12;
     }
-    *consumed = 4 + size_t(n) * 12;
     return Multiset::from_pairs(std::move(pairs));
 }
 

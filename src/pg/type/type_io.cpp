@@ -50,10 +50,13 @@ SPOTSIGS_FUNCTION(spotsig_send) {
     });
     StringInfoData buf;
     pq_begintypsend(&buf);
-    pq_sendint32(&buf, m.size);
+    // The whole value's room at once, then unchecked writes (a value can hold millions of
+    // signatures: a template, a distributed join's rows).
+    enlargeStringInfo(&buf, static_cast<int>(4 + size_t(m.size) * 12));
+    pq_writeint32(&buf, m.size);
     for (uint32_t i = 0; i < m.size; ++i) {
-        pq_sendint64(&buf, static_cast<int64>(m.hashes[i]));
-        pq_sendint32(&buf, m.freqs[i]);
+        pq_writeint64(&buf, static_cast<int64>(m.hashes[i]));
+        pq_writeint32(&buf, m.freqs[i]);
     }
     PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
