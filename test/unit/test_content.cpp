@@ -499,6 +499,33 @@ TEST(Content, SignatureSet) {
     EXPECT_FALSE(SignatureSet(std::vector<uint64_t>{5}).contains(0));
 }
 
+// remove_into keeps exactly the signatures contains() rejects, with their frequencies and in
+// their order, for documents shorter and longer than its blocks, 0 among them or not.
+TEST(Content, RemoveIntoKeepsWhatContainsRejects) {
+    std::mt19937_64 rng(11);
+    std::vector<uint64_t> keys{0};
+    for (int i = 0; i < 5000; ++i) keys.push_back(rng() % 20000);
+    const SignatureSet set(keys);
+    Multiset out;
+    for (int t = 0; t < 400; ++t) {
+        std::vector<std::pair<uint64_t, uint64_t>> p;
+        const int n = t % 100;
+        for (int i = 0; i < n; ++i) p.emplace_back(i == 0 && t % 3 == 0 ? 0 : rng() % 30000, 1 + rng() % 5);
+        const Multiset doc = Multiset::from_pairs(p);
+        Multiset want;
+        for (size_t k = 0; k < doc.hashes.size(); ++k)
+            if (!set.contains(doc.hashes[k])) {
+                want.hashes.push_back(doc.hashes[k]);
+                want.freqs.push_back(doc.freqs[k]);
+                want.length += doc.freqs[k];
+            }
+        set.remove_into(doc.view(), out);
+        ASSERT_EQ(out.hashes, want.hashes) << t;
+        ASSERT_EQ(out.freqs, want.freqs) << t;
+        ASSERT_EQ(out.length, want.length) << t;
+    }
+}
+
 // Building the set and removing it from a multiset call poll as they go (every few thousand
 // keys), so a backend can serve a cancel during a call with millions of signatures.
 TEST(Content, SignatureSetPolls) {

@@ -716,16 +716,41 @@ size_t SignatureSet::memory_bytes() const noexcept {
 
 void SignatureSet::remove_into(const MultisetView& doc, Multiset& m, const PollFn& poll) const {
     StopCheck check(nullptr, poll);
-    m.hashes.clear();
-    m.freqs.clear();
+    m.hashes.resize(doc.size);
+    m.freqs.resize(doc.size);
     m.length = 0;
-    for (uint32_t k = 0; k < doc.size; ++k) {
-        check.add(1);
-        if (contains(doc.hashes[k])) continue;
-        m.hashes.push_back(doc.hashes[k]);
-        m.freqs.push_back(doc.freqs[k]);
-        m.length += doc.freqs[k];
+    // contains() for a block of signatures at a time, in three rounds: the bitmap words of the
+    // whole block are requested, then the table slots of those whose bit is set, then each is
+    // decided. A large template's table (and often its bitmap) is far from the cache: the loads of
+    // a block are then waited for together rather than one after another.
+    constexpr uint32_t kBlock = 32;
+    uint64_t mix[kBlock];
+    bool maybe[kBlock];
+    uint32_t kept = 0;
+    for (uint32_t b = 0; b < doc.size; b += kBlock) {
+        const uint32_t n = std::min(kBlock, doc.size - b);
+        check.add(n);
+        for (uint32_t j = 0; j < n; ++j) {
+            mix[j] = fmix64(doc.hashes[b + j]);
+            __builtin_prefetch(&filter_[(mix[j] >> filter_shift_) / 64]);
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+            const uint64_t f = mix[j] >> filter_shift_;
+            maybe[j] = (filter_[f / 64] >> (f % 64) & 1) != 0;
+            if (maybe[j]) __builtin_prefetch(&slots_[mix[j] & mask_]);
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+            const uint64_t h = doc.hashes[b + j];
+            if (h == 0 ? has_zero_ : maybe[j] && in_table(h, mix[j])) continue;
+            const uint32_t f = doc.freqs[b + j];
+            m.hashes[kept] = h;
+            m.freqs[kept] = f;
+            m.length += f;
+            ++kept;
+        }
     }
+    m.hashes.resize(kept);
+    m.freqs.resize(kept);
 }
 
 Multiset without_signatures(const MultisetView& doc, const std::vector<uint64_t>& drop) {

@@ -74,10 +74,7 @@ public:
         const uint64_t x = fmix64(k);
         const uint64_t f = x >> filter_shift_;
         if ((filter_[f / 64] >> (f % 64) & 1) == 0) return false;
-        for (size_t i = x & mask_;; i = (i + 1) & mask_) {
-            if (slots_[i] == k) return true;
-            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
-        }
+        return in_table(k, x);
     }
     // doc without the members of the set, into m (cleared first); poll as for the constructor.
     void remove_into(const MultisetView& doc, Multiset& m, const PollFn& poll = {}) const;
@@ -85,6 +82,13 @@ public:
     size_t memory_bytes() const noexcept;
 
 private:
+    // Whether k (not 0, x = fmix64(k)) is in the table.
+    bool in_table(uint64_t k, uint64_t x) const noexcept {
+        for (size_t i = x & mask_;; i = (i + 1) & mask_) {
+            if (slots_[i] == k) return true;
+            if (slots_[i] == 0) return false;  // at most half full: an empty slot always follows
+        }
+    }
     std::vector<uint64_t> slots_;
     std::vector<uint64_t> filter_;  // bit (fmix64(k) >> filter_shift_) set for every key k
     unsigned filter_shift_ = 64;
