@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/join/join_prefix.hpp"
 #include "core/join/read_pipeline.hpp"
 #include "core/signature/packed.hpp"
+#include "core/template/content.hpp"
 
 using namespace spotsigs;
 
@@ -238,6 +240,37 @@ TEST(ReadPipeline, PrefixesLeftByTheFilingThreadAreListedByTheMatcher) {
     ReadPipeline q(0.9, sets.size(), 0, false, 0);
     feed(q, sets);
     EXPECT_EQ(q.deferred_docs(), 0u);
+}
+
+// Filing without a set of signatures (the content measure's template): the collection holds
+// each document without them, every row kept (empty ones too), and the join over the prefixes
+// listed while filing equals the brute force over the documents without them; the same whether
+// the filing thread or the caller files, below and past the sample window.
+TEST(ReadPipeline, FilesWithoutASetOfSignatures) {
+    for (size_t n : {size_t(2000), size_t(80000)}) {
+        std::vector<Multiset> sets = random_sets(17, n, 14, 3000);
+        // The set: every third signature of the vocabulary's frequent part, and one absent key.
+        std::vector<uint64_t> drop{0x1234567};
+        for (uint64_t v = 0; v < 3000; v += 3) drop.push_back(v * 0x9e3779b97f4a7c15ULL);
+        const SignatureSet set(drop);
+        std::vector<Multiset> without(sets.size());
+        size_t emptied = 0;
+        for (size_t i = 0; i < sets.size(); ++i) {
+            set.remove_into(sets[i].view(), without[i]);
+            emptied += !sets[i].hashes.empty() && without[i].hashes.empty();
+        }
+        EXPECT_GT(emptied, 0u) << "some rows lose every signature";
+        Collection c = direct(without);
+        for (bool background : {true, false}) {
+            SCOPED_TRACE(std::to_string(n) + (background ? " rows, filing thread" : " rows, filed by the caller"));
+            ReadPipeline p(0.6, 0, 0, background);
+            p.remove_signatures(&set);
+            feed(p, sets);
+            expect_filed(p.docs(), without);
+            ASSERT_EQ(triples(self_join(p, options(0.6, 2))),
+                      triples(self_join(c, options(0.6, 1, n > 10000 ? JoinMethod::NoPart : JoinMethod::BruteForce))));
+        }
+    }
 }
 
 TEST(ReadPipeline, PrefixesForAnotherThresholdAreNotUsed) {

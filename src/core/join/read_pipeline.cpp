@@ -15,6 +15,7 @@
 #include "core/memory/huge_alloc.hpp"
 #include "core/memory/huge_pages.hpp"
 #include "core/signature/packed.hpp"
+#include "core/template/content.hpp"
 
 namespace spotsigs {
 
@@ -381,7 +382,11 @@ void ReadPipeline::file(Batch& b) {
         raw += b.lengths[k];
         // Past the budget, the rest of the read is dropped (the caller discards it).
         if (overflow_.load(std::memory_order_relaxed)) continue;
-        const MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
+        MultisetView v = unpack(b.bytes.data() + b.offsets[k], b.lengths[k]);
+        if (remove_ != nullptr) {
+            remove_->remove_into(v, stripped_);
+            v = stripped_.view();
+        }
         uint32_t d;
         if (budget_ != nullptr) {
             // The collection grows into what the budget has left, and the document's growth is

@@ -34,6 +34,7 @@ namespace join_detail {
 struct ListedPrefixes;
 class PrefixLister;
 }  // namespace join_detail
+class SignatureSet;
 
 // Bytes charged against a cap by the threads of a first read (the reader, the filing threads of
 // one or two pipelines): a charge that would take them past the cap is refused, so what is
@@ -144,6 +145,11 @@ public:
     // true: the caller stops reading and discard()s what was read (the join runs in passes).
     // budget outlives the pipeline.
     void charge_to(ReadBudget* budget) noexcept;
+    // From now on (before the first add()), every document is filed without the members of set
+    // (SignatureSet::remove_into, on the filing thread): the collection, its lengths and the
+    // listed prefixes are those of the documents without them, in the same order, each row kept
+    // even when nothing is left of it. set outlives the pipeline.
+    void remove_signatures(const SignatureSet* set) noexcept { remove_ = set; }
     // True once the budget refused a document (any thread).
     bool overflowed() const noexcept { return overflow_.load(std::memory_order_acquire); }
     // Stops the filing thread and frees the documents, the prefix entries and the batch buffers,
@@ -205,10 +211,12 @@ private:
     double list_tau_;
     bool background_;
     size_t defer_backlog_;
-    size_t expected_docs_;  // the reserve hint: the documents the caller expects, 0 if unknown
-    size_t limit_ = 0;      // past it, filing leaves prefixes unlisted (limit_growth; 0: none)
-    size_t batch_size_;     // the bytes of a batch buffer that has not grown for a large value
-    size_t deferred_ = 0;   // written by the filing thread
+    size_t expected_docs_;                  // the reserve hint: the documents the caller expects, 0 if unknown
+    size_t limit_ = 0;                      // past it, filing leaves prefixes unlisted (limit_growth; 0: none)
+    size_t batch_size_;                     // the bytes of a batch buffer that has not grown for a large value
+    size_t deferred_ = 0;                   // written by the filing thread
+    const SignatureSet* remove_ = nullptr;  // see remove_signatures
+    Multiset stripped_;                     // the filing thread's document without them
     Collection docs_;
     std::unique_ptr<join_detail::ListedPrefixes> listed_;
     std::unique_ptr<join_detail::PrefixLister> lister_;

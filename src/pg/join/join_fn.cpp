@@ -87,6 +87,11 @@ struct JoinCall {
     // When given, the rows are read without these signatures and joined by the plain measure: the
     // content measure's join once its template is known (docs/content-measure.md).
     const SignatureSet* remove = nullptr;
+    // The content measure with its template known before the read (has_template): the filing
+    // thread files each row without these signatures and lists its prefix, so that the join is
+    // the plain one of the rows without the template, as content_join's copy would give, with no
+    // copy made (ReadPipeline::remove_signatures). Set by run_self_join for its first read.
+    const SignatureSet* filed_without = nullptr;
 };
 
 // Reads the measure argument at position p (absent in calls through the 0.1.0 definitions, which
@@ -315,7 +320,9 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
             if (!wait_filed(pipe, o.cancel)) return JoinPairs();
             filed_s = seconds_since(t1);
             check_read_ids(pipe.docs(), filter, call.src[0].relname);
-            if (call.content) return content_join(call, pipe.docs(), o, &templates, &stats_s, &copy_s, &shared);
+            if (call.content && call.filed_without == nullptr)
+                return content_join(call, pipe.docs(), o, &templates, &stats_s, &copy_s, &shared);
+            templates = call.ntmpl;
             return self_join(pipe, with_budget(o, pipe.docs().memory_bytes() + in_flight, call_limit(call)));
         },
         opt, progress, pipe.rows(), counted, filter != nullptr && !call.content);
@@ -323,10 +330,15 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
                emitted + pairs.size());
     if (call.content)
         pg_guard([&] {
-            elog(DEBUG1,
-                 "%s: content measure: %zu template signatures %s in %.3f s, documents copied without them in %.3f "
-                 "s (both part of the matching)",
-                 fn, templates, call.has_template ? "stored" : "found", stats_s, copy_s);
+            if (call.filed_without != nullptr)
+                elog(DEBUG1,
+                     "%s: content measure: %zu template signatures stored, removed from the rows as they were filed",
+                     fn, templates);
+            else
+                elog(DEBUG1,
+                     "%s: content measure: %zu template signatures %s in %.3f s, documents copied without them in "
+                     "%.3f s (both part of the matching)",
+                     fn, templates, call.has_template ? "stored" : "found", stats_s, copy_s);
             if (few_content(templates, shared)) few_content_notice(fn, templates, shared);
         });
     if (accounted != nullptr) {
@@ -348,15 +360,18 @@ JoinPairs self_pairs(const JoinCall& call, ReadPipeline& pipe, Progress& progres
 }
 
 // The threshold a self-join's pipeline lists prefixes for: the default method's (0: none).
-// (The content measure joins copies of the documents, so the pipeline lists nothing for it.)
+// (The content measure with a template still to find joins copies of the documents, so the
+// pipeline lists nothing for it.)
 double list_tau(const JoinCall& call) {
-    return call.method == JoinMethod::Partitioned && !call.content ? call.tau : 0.0;
+    return call.method == JoinMethod::Partitioned && (!call.content || call.filed_without != nullptr) ? call.tau : 0.0;
 }
 
 // The pipeline a self-join reads its relation into: with a filing thread unless the call is
-// limited to one thread.
+// limited to one thread; filing the rows without the template when the call says so.
 std::unique_ptr<ReadPipeline> self_pipeline(const JoinCall& call) {
-    return open_pipeline(call.src[0], list_tau(call), call_limit(call), call.threads > 1);
+    std::unique_ptr<ReadPipeline> pipe = open_pipeline(call.src[0], list_tau(call), call_limit(call), call.threads > 1);
+    pipe->remove_signatures(call.filed_without);
+    return pipe;
 }
 
 // Appends one row of two bigints and an optional float8 to the call's tuplestore.
@@ -630,6 +645,13 @@ struct SelfRun {
 SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const PairSink& sink, bool stream,
                       const std::function<void()>& restart, std::vector<int64_t>* all_ids = nullptr,
                       size_t held_per_row = 0, const RowsDigest* expected = nullptr) {
+    // A template known before the read is removed as the rows are filed (JoinCall::filed_without).
+    std::unique_ptr<SignatureSet> filed_without;
+    if (call.content && call.has_template && call.filed_without == nullptr) {
+        filed_without = std::make_unique<SignatureSet>(reinterpret_cast<const uint64_t*>(call.tmpl), call.ntmpl);
+        call.filed_without = filed_without.get();
+        call.held += filed_without->memory_bytes();
+    }
     LengthTally tally;
     std::vector<int64_t> ids;  // for the id check of a join in passes (each pass reads a part)
     RowFilter filter;
@@ -714,6 +736,12 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         plain.content = false;
         plain.remove = &set;
         plain.held += set.memory_bytes();
+        if (filed_without != nullptr) {
+            // The passes remove the template as they read (RowFilter::remove), with set.
+            plain.held -= filed_without->memory_bytes();
+            plain.filed_without = nullptr;
+            filed_without.reset();
+        }
         return run_self_join(plain, fn, progress, sink, stream, restart, all_ids, held_per_row,
                              call.has_template ? nullptr : &first);
     }
