@@ -47,6 +47,26 @@ SET ROLE cp_nobody;
 SELECT spotsigs_citus_pack('cp', 'id', 'sig');
 RESET ROLE;
 \set VERBOSITY default
+-- A task's pairs, packed by spotsigs_citus_pairs_agg (ids and the similarity's 64 bits) and read
+-- back by spotsigs_citus_pairs as they were given, or with the smaller id first when ordered.
+CREATE TEMP TABLE cp_pairs (a bigint, b bigint, s float8);
+INSERT INTO cp_pairs VALUES (9, 2, 0.1), (-5, 7, 1), (3, 3, 1e-300), (9223372036854775807, -9223372036854775808, 0.7);
+SELECT spotsigs_citus_pairs_agg(a, b, s) AS packed FROM cp_pairs WHERE a = 9;
+SELECT p.* FROM (SELECT spotsigs_citus_pairs_agg(a, b, s) AS t FROM cp_pairs) x, spotsigs_citus_pairs(x.t, false) p;
+SELECT p.* FROM (SELECT spotsigs_citus_pairs_agg(a, b, s) AS t FROM cp_pairs) x, spotsigs_citus_pairs(x.t, true) p;
+SELECT count(*) FROM (SELECT spotsigs_citus_pairs_agg(a, b, s) AS t FROM cp_pairs x
+                      WHERE false) x, spotsigs_citus_pairs(x.t, false);
+SELECT (SELECT count(*) FROM (SELECT p.* FROM (SELECT spotsigs_citus_pairs_agg(a, b, s) AS t FROM cp_pairs) x,
+                                               spotsigs_citus_pairs(x.t, false) p
+                              EXCEPT ALL SELECT * FROM cp_pairs) d) AS differences;
+-- Malformed input: 22P03; a NULL pair: 22004.
+\set VERBOSITY sqlstate
+SELECT * FROM spotsigs_citus_pairs('not base64!', false);
+SELECT * FROM spotsigs_citus_pairs(encode('SSR1', 'base64'), false);
+SELECT * FROM spotsigs_citus_pairs(encode('SSP1'::bytea || int8send(1) || int8send(2), 'base64'), false);
+SELECT spotsigs_citus_pairs_agg(a, NULL, s) FROM cp_pairs;
+\set VERBOSITY default
+DROP TABLE cp_pairs;
 -- The candidates verified by this session's joins grow by at least each join's pairs.
 CREATE TEMP TABLE cp_before AS SELECT spotsigs_join_candidates() AS n;
 SELECT count(*) AS pairs FROM spotsigs_join('cp', 'id', 'sig', 0.5);

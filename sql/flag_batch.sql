@@ -50,8 +50,11 @@ DROP TABLE spotsigs_flag_match, spotsigs_flag_new;
 -- spotsigs_task_local and spotsigs_task_remote stay as they are.
 CREATE TEMP VIEW spotsigs_task_local AS SELECT 'the caller''s view' AS note;
 CREATE TEMP TABLE spotsigs_task_remote AS SELECT 'the caller''s table' AS note;
-SELECT t -> 'rows' AS rows, jsonb_array_length(t -> 'self') AS pairs,
-       (SELECT count(*) FROM spotsigs_join('fb', 'id', 'sig', 0.6)) AS join_pairs
+-- Its pairs come packed (spotsigs_citus_pairs_agg) and read back as the join's, similarities too.
+SELECT t -> 'rows' AS rows, t -> 'pairs' AS pairs,
+       (SELECT count(*) FROM spotsigs_join('fb', 'id', 'sig', 0.6)) AS join_pairs,
+       (SELECT count(*) FROM (SELECT p.* FROM jsonb_array_elements_text(t -> 'self') e(v), spotsigs_citus_pairs(e.v, false) p
+                              EXCEPT ALL SELECT * FROM spotsigs_join('fb', 'id', 'sig', 0.6)) x) AS not_in_join
   FROM spotsigs_citus_task(ARRAY['public.fb'], 'id', 'sig', 0.6, NULL, NULL, '[]', true) t;
 SELECT * FROM spotsigs_task_local UNION ALL SELECT * FROM spotsigs_task_remote;
 SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'v') ORDER BY 1;

@@ -35,6 +35,22 @@ CREATE FUNCTION spotsigs_join_candidates() RETURNS bigint
 COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
 
+-- The pairs of a task on their way to the coordinator (src/pg/citus/pairs.cpp): packed into base64
+-- text by the aggregate on the task's node (each similarity's 64 bits as they are), read back by
+-- spotsigs_citus_pairs on the coordinator, with the smaller id first when ordered.
+CREATE FUNCTION spotsigs_citus_pairs_add(internal, bigint, bigint, double precision) RETURNS internal
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_add' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION spotsigs_citus_pairs_final(internal) RETURNS text
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_final' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE AGGREGATE spotsigs_citus_pairs_agg(bigint, bigint, double precision) (
+    SFUNC = spotsigs_citus_pairs_add, STYPE = internal, FINALFUNC = spotsigs_citus_pairs_final);
+COMMENT ON AGGREGATE spotsigs_citus_pairs_agg(bigint, bigint, double precision) IS
+    'internal: the pairs of a distributed join''s task, packed for the coordinator';
+CREATE FUNCTION spotsigs_citus_pairs(data text, ordered boolean)
+    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 1000;
+COMMENT ON FUNCTION spotsigs_citus_pairs(text, boolean) IS 'internal: the pairs spotsigs_citus_pairs_agg packed';
+
 -- The matching of a distributed join's task on its node (spotsigs_citus_task): local rows, those
 -- of the shards local_shards (each checked as any join input, read as the caller), and other
 -- rows, those of the intermediate results other_results of this transaction ((id, signature)
@@ -62,15 +78,16 @@ COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double 
 -- template: the content measure's template signatures (the coordinator's: stored, or computed
 -- from every row of the table), NULL for the plain measure: the joins (spotsigs_citus_match) use
 -- it as one node's join uses its stored template. Returns {"rows", "fetched", "bytes",
--- "candidates", "self": [[id1, id2, sim], ...], "cross": [[local id, other id, sim], ...]} and
--- logs the counts and times at LOG on this node. extra_float_digits > 0: similarities travel as
--- shortest exact decimals, so the coordinator reads back the very doubles.
+-- "candidates", "pairs", "self": [packed, ...], "cross": [packed, ...]} (each packed value the
+-- pairs of one matching, spotsigs_citus_pairs_agg: self (id1, id2, similarity), cross (local id,
+-- other id, similarity)) and
+-- logs the counts and times at LOG on this node.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
                                     remotes jsonb, self_join boolean, batch text DEFAULT NULL,
                                     template spotsig DEFAULT NULL)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
+    SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     shards regclass[] := local_shards::regclass[];
     nrows bigint := 0;
@@ -81,8 +98,11 @@ DECLARE
     group_rows bigint;
     node jsonb;
     results text[];
-    self_pairs jsonb := '[]';
-    cross_pairs jsonb := '[]';
+    self_pairs text[] := '{}';
+    cross_pairs text[] := '{}';
+    packed text;
+    npairs bigint := 0;
+    n_here bigint;
     result jsonb;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
@@ -120,34 +140,34 @@ BEGIN
         fetch_s := fetch_s + extract(epoch FROM clock_timestamp() - phase);
         IF group_rows > 0 AND nrows > 0 THEN
             phase := clock_timestamp();
+            SELECT @extschema@.spotsigs_citus_pairs_agg(j.id1, j.id2, j.similarity), count(*) INTO packed, n_here
+              FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads, method,
+                                                    template, CASE WHEN NOT self_join THEN 'rs'
+                                                                   WHEN own_done THEN 'cross' ELSE 'local+cross' END) j;
+            npairs := npairs + n_here;
             IF self_join THEN
-                self_pairs := self_pairs || (
-                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
-                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
-                                                            method, template, CASE WHEN own_done THEN 'cross' ELSE 'local+cross' END) j);
+                self_pairs := self_pairs || packed;
                 own_done := true;
             ELSE
-                cross_pairs := cross_pairs || (
-                    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]')
-                      FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, results, threshold, threads,
-                                                            method, template, 'rs') j);
+                cross_pairs := cross_pairs || packed;
             END IF;
             match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
         END IF;
     END LOOP;
     IF self_join AND NOT own_done AND nrows > 0 THEN
         phase := clock_timestamp();
-        SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO self_pairs
+        SELECT @extschema@.spotsigs_citus_pairs_agg(j.id1, j.id2, j.similarity), count(*) INTO packed, n_here
           FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, NULL::pg_catalog.text[],
                                                 threshold, threads, method, template, 'local') j;
+        npairs := npairs + n_here;
+        self_pairs := ARRAY[packed];
         match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
     END IF;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                 'self', self_pairs, 'cross', cross_pairs);
+                                 'pairs', npairs, 'self', to_jsonb(self_pairs), 'cross', to_jsonb(cross_pairs));
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
-        nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates,
-        jsonb_array_length(self_pairs) + jsonb_array_length(cross_pairs), octet_length(result::text),
+        nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
         round(match_s::numeric, 2);
     RETURN result;
@@ -300,13 +320,11 @@ BEGIN
         tasks_s := coalesce(tasks_s, extract(epoch FROM clock_timestamp() - started));
         res := r.value::jsonb;
         RETURN QUERY
-            SELECT (e ->> 0)::bigint, (e ->> 1)::bigint, (e ->> 2)::float8
-              FROM jsonb_array_elements(res -> 'self') e
+            SELECT p.id1, p.id2, p.similarity
+              FROM jsonb_array_elements_text(res -> 'self') e(v), @extschema@.spotsigs_citus_pairs(e.v, false) p
             UNION ALL
-            SELECT CASE WHEN ordered THEN least((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 0)::bigint END,
-                   CASE WHEN ordered THEN greatest((e ->> 0)::bigint, (e ->> 1)::bigint) ELSE (e ->> 1)::bigint END,
-                   (e ->> 2)::float8
-              FROM jsonb_array_elements(res -> 'cross') e;
+            SELECT p.id1, p.id2, p.similarity
+              FROM jsonb_array_elements_text(res -> 'cross') e(v), @extschema@.spotsigs_citus_pairs(e.v, ordered) p;
     END LOOP;
     RAISE LOG 'spotsigs_citus_run: the tasks on % nodes % s, reading their pairs % s',
         (SELECT count(*) FROM jsonb_object_keys(tasks)),
@@ -422,7 +440,7 @@ COMMENT ON FUNCTION spotsigs_citus_export_ranges(text[], text, name, name, integ
 CREATE FUNCTION spotsigs_citus_range_task(remotes jsonb, lo integer, threshold double precision, threads integer,
                                           method text)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp SET extra_float_digits = 1 AS $fn$
+    SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     node jsonb;
     results text[] := '{}';
@@ -430,7 +448,8 @@ DECLARE
     fetched bigint := 0;
     nbytes bigint := 0;
     nresults integer := 0;
-    pairs jsonb;
+    packed text;
+    npairs bigint;
     result jsonb;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
@@ -449,15 +468,15 @@ BEGIN
         END IF;
     END LOOP;
     fetch_s := extract(epoch FROM clock_timestamp() - started);
-    SELECT coalesce(jsonb_agg(jsonb_build_array(j.id1, j.id2, j.similarity)), '[]') INTO pairs
+    SELECT @extschema@.spotsigs_citus_pairs_agg(j.id1, j.id2, j.similarity), count(*) INTO packed, npairs
       FROM @extschema@.spotsigs_citus_match('{}'::pg_catalog.regclass[], 'id', 'sig', results, threshold, threads,
                                             method, NULL::@extschema@.spotsig, 'owned:' || lo) j;
     match_s := extract(epoch FROM clock_timestamp() - started) - fetch_s;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                 'self', pairs, 'cross', '[]'::jsonb);
+                                 'pairs', npairs, 'self', jsonb_build_array(packed), 'cross', '[]'::jsonb);
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
-        nrows, 0, fetched, nbytes, nresults, candidates, jsonb_array_length(pairs), octet_length(result::text),
+        nrows, 0, fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
         round(match_s::numeric, 2);
     RETURN result;

@@ -436,6 +436,19 @@ my %new_object_checks = (
 	'function spotsigs_citus_unpack(text)' => [
 		q{SELECT count(*) = (SELECT count(*) FROM docs WHERE sig IS NOT NULL)
 		  FROM spotsigs_citus_unpack(spotsigs_citus_pack('docs', 'id', 'sig'))}, 't' ],
+	# The pairs of a task packed by the aggregate and read back: the join's pairs, the very doubles.
+	'function spotsigs_citus_pairs_add(internal,bigint,bigint,double precision)' => [
+		q{SELECT count(*) FROM pg_aggregate WHERE aggtransfn = 'spotsigs_citus_pairs_add'::regproc}, '1' ],
+	'function spotsigs_citus_pairs_final(internal)' => [
+		q{SELECT count(*) FROM pg_aggregate WHERE aggfinalfn = 'spotsigs_citus_pairs_final'::regproc}, '1' ],
+	'aggregate spotsigs_citus_pairs_agg(bigint,bigint,double precision)' => [
+		q{WITH j AS (SELECT * FROM spotsigs_join('docs', 'id', 'sig', 0.6)),
+		       p AS (SELECT spotsigs_citus_pairs_agg(id2, id1, similarity) AS t FROM j)
+		  SELECT (SELECT count(*) FROM j) > 0 AND (SELECT count(*) FROM (TABLE j EXCEPT ALL
+		    SELECT q.* FROM p, spotsigs_citus_pairs(p.t, true) q) x) = 0
+		    AND (SELECT count(*) FROM p, spotsigs_citus_pairs(p.t, true)) = (SELECT count(*) FROM j)}, 't' ],
+	'function spotsigs_citus_pairs(text,boolean)' =>
+	  [ q{SELECT count(*) FROM spotsigs_citus_pairs((SELECT spotsigs_citus_pairs_agg(1, 2, 0.5) WHERE false), false)}, '0' ],
 	'function spotsigs_join_candidates()' => [
 		q{CREATE TEMP TABLE c0 AS SELECT spotsigs_join_candidates() AS n;
 		  SELECT (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.6)) <= spotsigs_join_candidates() - n FROM c0}, 't' ],

@@ -1,0 +1,127 @@
+// The pairs a distributed join's task sends back to the coordinator, packed.
+//
+// A task runs inside one query of Citus's executor, which carries its value back as text. The
+// pairs travel as base64 text of a tag and then, per pair, the big-endian id1, id2 and the 64
+// bits of the similarity (24 bytes): the coordinator reads back the very doubles the task
+// computed, and neither side builds or parses a JSON value per pair (spotsigs_citus_pairs_agg on
+// the task's node, spotsigs_citus_pairs on the coordinator).
+#include "pg/pg.hpp"
+
+extern "C" {
+#include "common/base64.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "port/pg_bswap.h"
+#include "utils/tuplestore.h"
+}
+
+#include <cstring>
+#include <utility>
+
+namespace {
+
+// The format's version: a coordinator and a worker of different spotsigs versions fail clearly.
+constexpr char kPairsTag[4] = {'S', 'S', 'P', '1'};
+constexpr int kPairBytes = 24;
+// The most packed bytes whose base64 text still fits one text value (4 characters per 3 bytes).
+constexpr Size kMaxPacked = (MaxAllocSize - VARHDRSZ - 16) / 4 * 3;
+
+void put64(StringInfo s, uint64 v) {
+    v = pg_hton64(v);
+    appendBinaryStringInfoNT(s, reinterpret_cast<const char*>(&v), 8);
+}
+
+uint64 get64(const char* p) {
+    uint64 v;
+    memcpy(&v, p, 8);
+    return pg_ntoh64(v);
+}
+
+[[noreturn]] void malformed_pairs(const char* what) {
+    ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION), errmsg("malformed spotsigs pair data: %s", what)));
+    pg_unreachable();
+}
+
+}  // namespace
+
+// spotsigs_citus_pairs_add(state internal, id1 bigint, id2 bigint, similarity float8) -> internal:
+// the transition function of the aggregate spotsigs_citus_pairs_agg (a StringInfo of the packed
+// pairs in the aggregate's context).
+SPOTSIGS_FUNCTION(spotsigs_citus_pairs_add) {
+    MemoryContext agg;
+    if (!AggCheckCallContext(fcinfo, &agg)) elog(ERROR, "spotsigs_citus_pairs_add called outside an aggregate");
+    if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        ereport(ERROR,
+                (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("a pair's ids and similarity must not be NULL")));
+    StringInfo s = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
+    if (s == nullptr) {
+        MemoryContext old = MemoryContextSwitchTo(agg);
+        s = makeStringInfo();
+        MemoryContextSwitchTo(old);
+        appendBinaryStringInfo(s, kPairsTag, sizeof kPairsTag);
+    }
+    if (static_cast<Size>(s->len) + kPairBytes > kMaxPacked)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("the pairs of one task exceed what one transfer holds (%zu bytes)", (size_t)kMaxPacked),
+                        errhint("Use more shards (citus.shard_count), or a higher threshold.")));
+    enlargeStringInfo(s, kPairBytes);
+    put64(s, static_cast<uint64>(PG_GETARG_INT64(1)));
+    put64(s, static_cast<uint64>(PG_GETARG_INT64(2)));
+    const double sim = PG_GETARG_FLOAT8(3);
+    uint64 bits;
+    memcpy(&bits, &sim, 8);
+    put64(s, bits);
+    PG_RETURN_POINTER(s);
+}
+
+// spotsigs_citus_pairs_final(state internal) -> text: the packed pairs as base64 text (the tag
+// alone when there were none).
+SPOTSIGS_FUNCTION(spotsigs_citus_pairs_final) {
+    StringInfoData empty;
+    StringInfo s = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
+    if (s == nullptr) {
+        initStringInfo(&empty);
+        appendBinaryStringInfo(&empty, kPairsTag, sizeof kPairsTag);
+        s = &empty;
+    }
+    const int len = pg_b64_enc_len(s->len);
+    text* t = static_cast<text*>(palloc(VARHDRSZ + len));
+    const int written = pg_b64_encode(reinterpret_cast<const spotsigs_b64_byte*>(s->data), s->len, VARDATA(t), len);
+    if (written < 0) elog(ERROR, "spotsigs_citus_pairs_agg: base64 encoding failed");
+    SET_VARSIZE(t, VARHDRSZ + written);
+    PG_RETURN_TEXT_P(t);
+}
+
+// spotsigs_citus_pairs(data text, ordered boolean) -> TABLE(id1 bigint, id2 bigint, similarity
+// float8): the pairs spotsigs_citus_pairs_agg packed, in their order; with ordered, each with the
+// smaller id first. Malformed data raises 22P03.
+SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the arguments must not be NULL")));
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    text* in = PG_GETARG_TEXT_PP(0);
+    const bool ordered = PG_GETARG_BOOL(1);
+    const int in_len = VARSIZE_ANY_EXHDR(in);
+    const int cap = pg_b64_dec_len(in_len);
+    char* data = static_cast<char*>(palloc(cap + 1));
+    const int len = pg_b64_decode(VARDATA_ANY(in), in_len, reinterpret_cast<spotsigs_b64_byte*>(data), cap);
+    if (len < 0) malformed_pairs("not base64");
+    if (len < static_cast<int>(sizeof kPairsTag) || memcmp(data, kPairsTag, sizeof kPairsTag) != 0)
+        malformed_pairs("unknown format (the nodes' spotsigs versions differ?)");
+    if ((len - static_cast<int>(sizeof kPairsTag)) % kPairBytes != 0) malformed_pairs("truncated pair");
+    uint64 n = 0;
+    for (const char* p = data + sizeof kPairsTag; p < data + len; p += kPairBytes) {
+        int64 a = static_cast<int64>(get64(p)), b = static_cast<int64>(get64(p + 8));
+        const uint64 bits = get64(p + 16);
+        double sim;
+        memcpy(&sim, &bits, 8);
+        if (ordered && b < a) std::swap(a, b);
+        Datum v[3] = {Int64GetDatum(a), Int64GetDatum(b), Float8GetDatum(sim)};
+        bool nulls[3] = {false, false, false};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        if ((++n & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
+    }
+    pfree(data);
+    return Datum(0);
+}
