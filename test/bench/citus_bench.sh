@@ -42,11 +42,19 @@ bin=${PGBIN:-$(dirname "$(command -v pg_config)")}
 
 mkdir -p "$OUT"
 g++ -std=c++17 -O2 -o "$OUT/scale_corpus" "$here/scale_corpus.cpp"
-dir=$(mktemp -d /tmp/spotsigs-citus-bench.XXXXXX)
+# KEEP=DIR builds the cluster in DIR (new or empty) on ports 5600 and up and leaves it running
+# afterwards, for profiling and further calls (psql -h DIR -p 5600 -U postgres).
+if [[ -n ${KEEP:-} ]]; then
+  dir=$KEEP
+  mkdir -p "$dir"
+else
+  dir=$(mktemp -d /tmp/spotsigs-citus-bench.XXXXXX)
+fi
 chmod 755 "$dir"
 as_pg=()
 if [[ $(id -u) -eq 0 ]]; then chown postgres: "$dir"; chmod 0777 "$OUT"; as_pg=(runuser -u postgres --); fi
 base_port=$((20000 + RANDOM % 20000))
+[[ -z ${KEEP:-} ]] || base_port=5600
 nodes=$((WORKERS + 1))
 stop_all() {
   for ((i = 0; i < nodes; i++)); do
@@ -54,7 +62,7 @@ stop_all() {
   done
   rm -rf "$dir"
 }
-trap stop_all EXIT
+[[ -n ${KEEP:-} ]] || trap stop_all EXIT
 for ((i = 0; i < nodes; i++)); do
   "${as_pg[@]}" "$bin/initdb" -D "$dir/n$i" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >/dev/null
   cat >> "$dir/n$i/postgresql.conf" <<CONF
