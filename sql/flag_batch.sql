@@ -53,7 +53,7 @@ CREATE TEMP TABLE spotsigs_task_remote AS SELECT 'the caller''s table' AS note;
 -- Its pairs come packed (spotsigs_citus_pairs_agg) and read back as the join's, similarities too.
 SELECT t -> 'rows' AS rows, t -> 'pairs' AS pairs,
        (SELECT count(*) FROM spotsigs_join('fb', 'id', 'sig', 0.6)) AS join_pairs,
-       (SELECT count(*) FROM (SELECT p.* FROM jsonb_array_elements_text(t -> 'self') e(v), spotsigs_citus_pairs(e.v, false) p
+       (SELECT count(*) FROM (SELECT p.* FROM json_array_elements_text(t -> 'self') e(v), spotsigs_citus_pairs(e.v, false) p
                               EXCEPT ALL SELECT * FROM spotsigs_join('fb', 'id', 'sig', 0.6)) x) AS not_in_join
   FROM spotsigs_citus_task(ARRAY['public.fb'], 'id', 'sig', 0.6, NULL, NULL, '[]', true) t;
 SELECT * FROM spotsigs_task_local UNION ALL SELECT * FROM spotsigs_task_remote;

@@ -77,16 +77,16 @@ COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double 
 -- rows like fetched ones; self_join: whether to pair the local rows with each other too;
 -- template: the content measure's template signatures (the coordinator's: stored, or computed
 -- from every row of the table), NULL for the plain measure: the joins (spotsigs_citus_match) use
--- it as one node's join uses its stored template. Returns {"rows", "fetched", "bytes",
--- "candidates", "pairs", "self": [packed, ...], "cross": [packed, ...]} (each packed value the
--- pairs of one matching, spotsigs_citus_pairs_agg: self (id1, id2, similarity), cross (local id,
--- other id, similarity)) and
--- logs the counts and times at LOG on this node.
+-- it as one node's join uses its stored template. Returns the json (text: no jsonb limit on a
+-- string's size applies) {"rows", "fetched", "bytes", "candidates", "pairs", "self": [packed,
+-- ...], "cross": [packed, ...]}, each packed value the pairs of one matching
+-- (spotsigs_citus_pairs_agg): self (id1, id2, similarity), cross (local id, other id,
+-- similarity); and logs the counts and times at LOG on this node.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
                                     remotes jsonb, self_join boolean, batch text DEFAULT NULL,
                                     template spotsig DEFAULT NULL)
-    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    RETURNS json LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     shards regclass[] := local_shards::regclass[];
@@ -103,7 +103,7 @@ DECLARE
     packed text;
     npairs bigint := 0;
     n_here bigint;
-    result jsonb;
+    result json;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
     phase timestamptz;
@@ -164,8 +164,8 @@ BEGIN
         match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
     END IF;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
-    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                 'pairs', npairs, 'self', to_jsonb(self_pairs), 'cross', to_jsonb(cross_pairs));
+    result := json_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
+                                'pairs', npairs, 'self', to_json(self_pairs), 'cross', to_json(cross_pairs));
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
         nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
@@ -312,19 +312,19 @@ CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     r record;
-    res jsonb;
+    res json;
     started timestamptz := clock_timestamp();
     tasks_s float8;
 BEGIN
     FOR r IN SELECT t.node, t.value FROM @extschema@.spotsigs_citus_on_nodes(rel, tasks) t LOOP
         tasks_s := coalesce(tasks_s, extract(epoch FROM clock_timestamp() - started));
-        res := r.value::jsonb;
+        res := r.value::json;
         RETURN QUERY
             SELECT p.id1, p.id2, p.similarity
-              FROM jsonb_array_elements_text(res -> 'self') e(v), @extschema@.spotsigs_citus_pairs(e.v, false) p
+              FROM json_array_elements_text(res -> 'self') e(v), @extschema@.spotsigs_citus_pairs(e.v, false) p
             UNION ALL
             SELECT p.id1, p.id2, p.similarity
-              FROM jsonb_array_elements_text(res -> 'cross') e(v), @extschema@.spotsigs_citus_pairs(e.v, ordered) p;
+              FROM json_array_elements_text(res -> 'cross') e(v), @extschema@.spotsigs_citus_pairs(e.v, ordered) p;
     END LOOP;
     RAISE LOG 'spotsigs_citus_run: the tasks on % nodes % s, reading their pairs % s',
         (SELECT count(*) FROM jsonb_object_keys(tasks)),
@@ -439,7 +439,7 @@ COMMENT ON FUNCTION spotsigs_citus_export_ranges(text[], text, name, name, integ
 -- row of length >= lo. Logs its counts and times at LOG as spotsigs_citus_task does.
 CREATE FUNCTION spotsigs_citus_range_task(remotes jsonb, lo integer, threshold double precision, threads integer,
                                           method text)
-    RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    RETURNS json LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     node jsonb;
@@ -450,7 +450,7 @@ DECLARE
     nresults integer := 0;
     packed text;
     npairs bigint;
-    result jsonb;
+    result json;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
     fetch_s float8;
@@ -473,8 +473,8 @@ BEGIN
                                             method, NULL::@extschema@.spotsig, 'owned:' || lo) j;
     match_s := extract(epoch FROM clock_timestamp() - started) - fetch_s;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
-    result := jsonb_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                 'pairs', npairs, 'self', jsonb_build_array(packed), 'cross', '[]'::jsonb);
+    result := json_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
+                                'pairs', npairs, 'self', json_build_array(packed), 'cross', '[]'::json);
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
         nrows, 0, fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),

@@ -441,7 +441,7 @@ my %new_object_checks = (
 		q{SELECT count(*) FROM pg_aggregate WHERE aggtransfn = 'spotsigs_citus_pairs_add'::regproc}, '1' ],
 	'function spotsigs_citus_pairs_final(internal)' => [
 		q{SELECT count(*) FROM pg_aggregate WHERE aggfinalfn = 'spotsigs_citus_pairs_final'::regproc}, '1' ],
-	'aggregate spotsigs_citus_pairs_agg(bigint,bigint,double precision)' => [
+	'function spotsigs_citus_pairs_agg(bigint,bigint,double precision)' => [
 		q{WITH j AS (SELECT * FROM spotsigs_join('docs', 'id', 'sig', 0.6)),
 		       p AS (SELECT spotsigs_citus_pairs_agg(id2, id1, similarity) AS t FROM j)
 		  SELECT (SELECT count(*) FROM j) > 0 AND (SELECT count(*) FROM (TABLE j EXCEPT ALL
