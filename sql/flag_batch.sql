@@ -51,10 +51,12 @@ DROP TABLE spotsigs_flag_match, spotsigs_flag_new;
 CREATE TEMP VIEW spotsigs_task_local AS SELECT 'the caller''s view' AS note;
 CREATE TEMP TABLE spotsigs_task_remote AS SELECT 'the caller''s table' AS note;
 -- Its pairs come packed (spotsigs_citus_pairs_agg) and read back as the join's, similarities too.
-SELECT t -> 'rows' AS rows, t -> 'pairs' AS pairs,
+SELECT split_part(t, E'\n', 1)::json -> 'rows' AS rows, split_part(t, E'\n', 1)::json -> 'pairs' AS pairs,
        (SELECT count(*) FROM spotsigs_join('fb', 'id', 'sig', 0.6)) AS join_pairs,
-       (SELECT count(*) FROM (SELECT p.* FROM json_array_elements_text(t -> 'self') e(v), spotsigs_citus_pairs(e.v, false) p
-                              EXCEPT ALL SELECT * FROM spotsigs_join('fb', 'id', 'sig', 0.6)) x) AS not_in_join
+       (SELECT count(*) FROM (SELECT p.* FROM string_to_table(t, E'\n') WITH ORDINALITY l(line, n),
+                                              spotsigs_citus_pairs(substr(l.line, 2), false) p WHERE l.n > 1
+                              EXCEPT ALL SELECT * FROM spotsigs_join('fb', 'id', 'sig', 0.6)) x) AS not_in_join,
+       (SELECT string_agg(left(line, 1), '') FROM string_to_table(t, E'\n') WITH ORDINALITY l(line, n) WHERE n > 1) AS lines
   FROM spotsigs_citus_task(ARRAY['public.fb'], 'id', 'sig', 0.6, NULL, NULL, '[]', true) t;
 SELECT * FROM spotsigs_task_local UNION ALL SELECT * FROM spotsigs_task_remote;
 SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema() AND relkind IN ('r', 'v') ORDER BY 1;

@@ -77,16 +77,16 @@ COMMENT ON FUNCTION spotsigs_citus_match(regclass[], name, name, text[], double 
 -- rows like fetched ones; self_join: whether to pair the local rows with each other too;
 -- template: the content measure's template signatures (the coordinator's: stored, or computed
 -- from every row of the table), NULL for the plain measure: the joins (spotsigs_citus_match) use
--- it as one node's join uses its stored template. Returns the json (text: no jsonb limit on a
--- string's size applies) {"rows", "fetched", "bytes", "candidates", "pairs", "self": [packed,
--- ...], "cross": [packed, ...]}, each packed value the pairs of one matching
--- (spotsigs_citus_pairs_agg): self (id1, id2, similarity), cross (local id, other id,
--- similarity); and logs the counts and times at LOG on this node.
+-- it as one node's join uses its stored template. Returns text: a line of JSON with the counts
+-- {"rows", "fetched", "bytes", "candidates", "pairs"}, then a line per matching, 'S' and its own
+-- pairs (id1, id2, similarity) or 'C' and cross pairs (local id, other id, similarity), packed
+-- by spotsigs_citus_pairs_agg (no JSON to lex per pair, and no jsonb size limit); and logs the
+-- counts and times at LOG on this node.
 CREATE FUNCTION spotsigs_citus_task(local_shards text[], id_column name, sig_column name,
                                     threshold double precision, threads integer, method text,
                                     remotes jsonb, self_join boolean, batch text DEFAULT NULL,
                                     template spotsig DEFAULT NULL)
-    RETURNS json LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    RETURNS text LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     shards regclass[] := local_shards::regclass[];
@@ -98,12 +98,11 @@ DECLARE
     group_rows bigint;
     node jsonb;
     results text[];
-    self_pairs text[] := '{}';
-    cross_pairs text[] := '{}';
+    lines text := '';
     packed text;
     npairs bigint := 0;
     n_here bigint;
-    result json;
+    result text;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
     phase timestamptz;
@@ -145,12 +144,8 @@ BEGIN
                                                     template, CASE WHEN NOT self_join THEN 'rs'
                                                                    WHEN own_done THEN 'cross' ELSE 'local+cross' END) j;
             npairs := npairs + n_here;
-            IF self_join THEN
-                self_pairs := self_pairs || packed;
-                own_done := true;
-            ELSE
-                cross_pairs := cross_pairs || packed;
-            END IF;
+            lines := lines || E'\n' || CASE WHEN self_join THEN 'S' ELSE 'C' END || packed;
+            own_done := own_done OR self_join;
             match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
         END IF;
     END LOOP;
@@ -160,14 +155,14 @@ BEGIN
           FROM @extschema@.spotsigs_citus_match(shards, id_column, sig_column, NULL::pg_catalog.text[],
                                                 threshold, threads, method, template, 'local') j;
         npairs := npairs + n_here;
-        self_pairs := ARRAY[packed];
+        lines := lines || E'\nS' || packed;
         match_s := match_s + extract(epoch FROM clock_timestamp() - phase);
     END IF;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := json_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                'pairs', npairs, 'self', to_json(self_pairs), 'cross', to_json(cross_pairs));
+                                'pairs', npairs)::text || lines;
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
-        nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
+        nrows, cardinality(local_shards), fetched, nbytes, nresults, candidates, npairs, octet_length(result),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
         round(match_s::numeric, 2);
     RETURN result;
@@ -312,19 +307,18 @@ CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     r record;
-    res json;
     started timestamptz := clock_timestamp();
     tasks_s float8;
 BEGIN
     FOR r IN SELECT t.node, t.value FROM @extschema@.spotsigs_citus_on_nodes(rel, tasks) t LOOP
         tasks_s := coalesce(tasks_s, extract(epoch FROM clock_timestamp() - started));
-        res := r.value::json;
+        -- After the counts' line, one line per matching: S (own pairs) or C (cross pairs), then
+        -- its packed pairs (base64: no line break inside).
         RETURN QUERY
             SELECT p.id1, p.id2, p.similarity
-              FROM json_array_elements_text(res -> 'self') e(v), @extschema@.spotsigs_citus_pairs(e.v, false) p
-            UNION ALL
-            SELECT p.id1, p.id2, p.similarity
-              FROM json_array_elements_text(res -> 'cross') e(v), @extschema@.spotsigs_citus_pairs(e.v, ordered) p;
+              FROM pg_catalog.string_to_table(r.value, E'\n') WITH ORDINALITY l(line, n),
+                   @extschema@.spotsigs_citus_pairs(substr(l.line, 2), left(l.line, 1) = 'C' AND ordered) p
+             WHERE l.n > 1;
     END LOOP;
     RAISE LOG 'spotsigs_citus_run: the tasks on % nodes % s, reading their pairs % s',
         (SELECT count(*) FROM jsonb_object_keys(tasks)),
@@ -439,7 +433,7 @@ COMMENT ON FUNCTION spotsigs_citus_export_ranges(text[], text, name, name, integ
 -- row of length >= lo. Logs its counts and times at LOG as spotsigs_citus_task does.
 CREATE FUNCTION spotsigs_citus_range_task(remotes jsonb, lo integer, threshold double precision, threads integer,
                                           method text)
-    RETURNS json LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    RETURNS text LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     node jsonb;
@@ -450,7 +444,7 @@ DECLARE
     nresults integer := 0;
     packed text;
     npairs bigint;
-    result json;
+    result text;
     candidates bigint := @extschema@.spotsigs_join_candidates();
     started timestamptz := clock_timestamp();
     fetch_s float8;
@@ -474,9 +468,9 @@ BEGIN
     match_s := extract(epoch FROM clock_timestamp() - started) - fetch_s;
     candidates := @extschema@.spotsigs_join_candidates() - candidates;
     result := json_build_object('rows', nrows, 'fetched', fetched, 'bytes', nbytes, 'candidates', candidates,
-                                'pairs', npairs, 'self', json_build_array(packed), 'cross', '[]'::json);
+                                'pairs', npairs)::text || E'\nS' || packed;
     RAISE LOG 'spotsigs_citus_task: % local rows in % shards, % rows (% bytes) fetched from % remote shards, % candidates, % pairs (% bytes returned); % s, % s of them fetching, % s matching',
-        nrows, 0, fetched, nbytes, nresults, candidates, npairs, octet_length(result::text),
+        nrows, 0, fetched, nbytes, nresults, candidates, npairs, octet_length(result),
         round(extract(epoch FROM clock_timestamp() - started)::numeric, 2), round(fetch_s::numeric, 2),
         round(match_s::numeric, 2);
     RETURN result;
