@@ -47,7 +47,7 @@ SET ROLE cp_nobody;
 SELECT spotsigs_citus_pack('cp', 'id', 'sig');
 RESET ROLE;
 \set VERBOSITY default
--- A task's pairs, packed by spotsigs_citus_pairs_agg (ids and the similarity's 64 bits) and read
+-- A task's pairs, packed by spotsigs_citus_pairs_agg (ids as varints, the similarity's 64 bits) and read
 -- back by spotsigs_citus_pairs as they were given, or with the smaller id first when ordered.
 CREATE TEMP TABLE cp_pairs (a bigint, b bigint, s float8);
 INSERT INTO cp_pairs VALUES (9, 2, 0.1), (-5, 7, 1), (3, 3, 1e-300), (9223372036854775807, -9223372036854775808, 0.7);
@@ -64,6 +64,9 @@ SELECT (SELECT count(*) FROM (SELECT p.* FROM (SELECT spotsigs_citus_pairs_agg(a
 SELECT * FROM spotsigs_citus_pairs('not base64!', false);
 SELECT * FROM spotsigs_citus_pairs(encode('SSR1', 'base64'), false);
 SELECT * FROM spotsigs_citus_pairs(encode('SSP1'::bytea || int8send(1) || int8send(2), 'base64'), false);
+SELECT * FROM spotsigs_citus_pairs(encode('SSP1'::bytea || '\x0204'::bytea || float8send(0.5) || '\x80'::bytea, 'base64'), false);
+-- A pair written by hand: ids 1 and 2 (zigzag varints 2 and 4), then the similarity's 64 bits.
+SELECT * FROM spotsigs_citus_pairs(encode('SSP1'::bytea || '\x0204'::bytea || float8send(0.5), 'base64'), false);
 SELECT spotsigs_citus_pairs_agg(a, NULL, s) FROM cp_pairs;
 \set VERBOSITY default
 DROP TABLE cp_pairs;

@@ -1,10 +1,11 @@
 // The pairs a distributed join's task sends back to the coordinator, packed.
 //
 // A task runs inside one query of Citus's executor, which carries its value back as text. The
-// pairs travel as base64 text of a tag and then, per pair, the big-endian id1, id2 and the 64
-// bits of the similarity (24 bytes): the coordinator reads back the very doubles the task
-// computed, and neither side builds or parses a JSON value per pair (spotsigs_citus_pairs_agg on
-// the task's node, spotsigs_citus_pairs on the coordinator).
+// pairs travel as base64 text of a tag and then, per pair, id1 and id2 as zigzag varints (7 bits
+// a byte, low bits first: a million ids take 3 bytes each) and the 64 bits of the similarity,
+// big-endian: the coordinator reads back the very doubles the task computed, and neither side
+// builds or parses a JSON value per pair (spotsigs_citus_pairs_agg on the task's node,
+// spotsigs_citus_pairs on the coordinator).
 #include "pg/pg.hpp"
 
 extern "C" {
@@ -22,13 +23,38 @@ namespace {
 
 // The format's version: a coordinator and a worker of different spotsigs versions fail clearly.
 constexpr char kPairsTag[4] = {'S', 'S', 'P', '1'};
-constexpr int kPairBytes = 24;
+constexpr int kMaxPairBytes = 10 + 10 + 8;
 // The most packed bytes whose base64 text still fits one text value (4 characters per 3 bytes).
 constexpr Size kMaxPacked = (MaxAllocSize - VARHDRSZ - 16) / 4 * 3;
 
 void put64(StringInfo s, uint64 v) {
     v = pg_hton64(v);
     appendBinaryStringInfoNT(s, reinterpret_cast<const char*>(&v), 8);
+}
+
+// Appends id as a zigzag varint (room for 10 bytes must be there).
+void put_id(StringInfo s, int64 id) {
+    uint64 z = (static_cast<uint64>(id) << 1) ^ static_cast<uint64>(id >> 63);
+    while (z >= 0x80) {
+        s->data[s->len++] = static_cast<char>((z & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    s->data[s->len++] = static_cast<char>(z);
+    s->data[s->len] = '\0';
+}
+
+[[noreturn]] void malformed_pairs(const char* what);
+
+// Reads a zigzag varint id at *p (before end), advancing *p.
+int64 get_id(const char** p, const char* end) {
+    uint64 z = 0;
+    for (int shift = 0;; shift += 7) {
+        if (*p == end || shift > 63) malformed_pairs("truncated or overlong id");
+        const unsigned char b = static_cast<unsigned char>(*(*p)++);
+        z |= static_cast<uint64>(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) break;
+    }
+    return static_cast<int64>((z >> 1) ^ (~(z & 1) + 1));
 }
 
 uint64 get64(const char* p) {
@@ -60,13 +86,13 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pairs_add) {
         MemoryContextSwitchTo(old);
         appendBinaryStringInfo(s, kPairsTag, sizeof kPairsTag);
     }
-    if (static_cast<Size>(s->len) + kPairBytes > kMaxPacked)
+    if (static_cast<Size>(s->len) + kMaxPairBytes > kMaxPacked)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("the pairs of one task exceed what one transfer holds (%zu bytes)", (size_t)kMaxPacked),
                         errhint("Use more shards (citus.shard_count), or a higher threshold.")));
-    enlargeStringInfo(s, kPairBytes);
-    put64(s, static_cast<uint64>(PG_GETARG_INT64(1)));
-    put64(s, static_cast<uint64>(PG_GETARG_INT64(2)));
+    enlargeStringInfo(s, kMaxPairBytes);
+    put_id(s, PG_GETARG_INT64(1));
+    put_id(s, PG_GETARG_INT64(2));
     const double sim = PG_GETARG_FLOAT8(3);
     uint64 bits;
     memcpy(&bits, &sim, 8);
@@ -109,11 +135,13 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
     if (len < 0) malformed_pairs("not base64");
     if (len < static_cast<int>(sizeof kPairsTag) || memcmp(data, kPairsTag, sizeof kPairsTag) != 0)
         malformed_pairs("unknown format (the nodes' spotsigs versions differ?)");
-    if ((len - static_cast<int>(sizeof kPairsTag)) % kPairBytes != 0) malformed_pairs("truncated pair");
     uint64 n = 0;
-    for (const char* p = data + sizeof kPairsTag; p < data + len; p += kPairBytes) {
-        int64 a = static_cast<int64>(get64(p)), b = static_cast<int64>(get64(p + 8));
-        const uint64 bits = get64(p + 16);
+    const char* end = data + len;
+    for (const char* p = data + sizeof kPairsTag; p < end; p += 8) {
+        int64 a = get_id(&p, end);
+        int64 b = get_id(&p, end);
+        if (end - p < 8) malformed_pairs("truncated pair");
+        const uint64 bits = get64(p);
         double sim;
         memcpy(&sim, &bits, 8);
         if (ordered && b < a) std::swap(a, b);
