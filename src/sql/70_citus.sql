@@ -39,11 +39,12 @@ COMMENT ON FUNCTION spotsigs_join_candidates() IS
 -- text by the aggregate on the task's node (each similarity's 64 bits as they are), read back by
 -- spotsigs_citus_pairs on the coordinator, with the smaller id first when ordered.
 CREATE FUNCTION spotsigs_citus_pairs_add(internal, bigint, bigint, double precision) RETURNS internal
-    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_add' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_add' LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 CREATE FUNCTION spotsigs_citus_pairs_final(internal) RETURNS text
-    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_final' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_final' LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 CREATE AGGREGATE spotsigs_citus_pairs_agg(bigint, bigint, double precision) (
-    SFUNC = spotsigs_citus_pairs_add, STYPE = internal, FINALFUNC = spotsigs_citus_pairs_final);
+    SFUNC = spotsigs_citus_pairs_add, STYPE = internal, FINALFUNC = spotsigs_citus_pairs_final,
+    PARALLEL = SAFE);
 COMMENT ON AGGREGATE spotsigs_citus_pairs_agg(bigint, bigint, double precision) IS
     'internal: the pairs of a distributed join''s task, packed for the coordinator';
 CREATE FUNCTION spotsigs_citus_pairs(data text, ordered boolean)
