@@ -722,26 +722,27 @@ SelfRun run_self_join(JoinCall call, const char* fn, Progress& progress, const P
         malloc_trim(0);          // the first read's memory (see run_passes)
         if (restart) restart();  // rows some runs wrote before the matcher ran out
         RowsDigest first;
-        std::vector<uint64_t> drop;
-        if (call.has_template) {
-            drop.assign(call.tmpl, call.tmpl + call.ntmpl);
-        } else {
-            size_t shared = 0;
-            drop = template_in_passes(call.src[0], call_limit(call), progress, fn, first, &shared);
-            if (few_content(drop.size(), shared)) pg_guard([&] { few_content_notice(fn, drop.size(), shared); });
+        // A known template's set was built for the first read (its bytes are in call.held): the
+        // passes remove it with that one. Otherwise the template is computed here, in passes.
+        std::unique_ptr<SignatureSet> computed;
+        const SignatureSet* set = filed_without.get();
+        if (set == nullptr) {
+            std::vector<uint64_t> drop;
+            if (call.has_template) {
+                drop.assign(call.tmpl, call.tmpl + call.ntmpl);
+            } else {
+                size_t shared = 0;
+                drop = template_in_passes(call.src[0], call_limit(call), progress, fn, first, &shared);
+                if (few_content(drop.size(), shared)) pg_guard([&] { few_content_notice(fn, drop.size(), shared); });
+            }
+            computed = std::make_unique<SignatureSet>(drop);
+            set = computed.get();
         }
-        const SignatureSet set(drop);
-        std::vector<uint64_t>().swap(drop);
         JoinCall plain = call;
         plain.content = false;
-        plain.remove = &set;
-        plain.held += set.memory_bytes();
-        if (filed_without != nullptr) {
-            // The passes remove the template as they read (RowFilter::remove), with set.
-            plain.held -= filed_without->memory_bytes();
-            plain.filed_without = nullptr;
-            filed_without.reset();
-        }
+        plain.remove = set;
+        plain.filed_without = nullptr;  // the passes remove it as they read (RowFilter::remove)
+        if (computed != nullptr) plain.held += computed->memory_bytes();
         return run_self_join(plain, fn, progress, sink, stream, restart, all_ids, held_per_row,
                              call.has_template ? nullptr : &first);
     }
