@@ -301,10 +301,10 @@ ROLLBACK TO loose;
 -- With every plant in place, each function runs its internal calls and answers as before. The
 -- calls below are exactly typed themselves (in this search_path the plants would catch any
 -- other). Through the Citus stand-in: spotsigs_join -> spotsigs_citus_distributed,
--- spotsigs_citus_join -> spotsigs_citus_nodes, spotsigs_citus_ranges (the histogram of lengths:
--- one run_command_on_shards; at 0.5 here the pair split), spotsigs_citus_export_all -> spotsigs_citus_on_nodes
--- -> spotsigs_citus_export on each node, spotsigs_citus_run -> spotsigs_citus_task on each node ->
--- spotsigs_join and spotsigs_join_rs over the task-rows views, spotsigs_join_candidates.
+-- spotsigs_citus_join_tasks -> spotsigs_citus_nodes, spotsigs_citus_ranges (with 2 nodes no
+-- histogram of lengths: the pair split), spotsigs_citus_export_all -> spotsigs_citus_on_nodes
+-- -> spotsigs_citus_export on each node; then spotsigs_citus_on_nodes -> spotsigs_citus_task on
+-- each node -> spotsigs_citus_match, spotsigs_join_candidates.
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.id1, j.id2, j.similarity) NOT IN (SELECT * FROM ic_self)) AS wrong
   FROM spotsigs_join('ic_ct'::regclass, 'id'::name, 'sig'::name, 0.5::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;

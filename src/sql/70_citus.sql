@@ -502,6 +502,11 @@ BEGIN
     IF w < 2 OR tau <= 0 THEN
         RETURN NULL;
     END IF;
+    -- Every row lies in its own range, so the rows handled are at least the table: with 3 tasks
+    -- or fewer the cost check below refuses whatever the histogram, which is not read then.
+    IF w <= 3 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
+        RETURN NULL;
+    END IF;
     SELECT coalesce(jsonb_object_agg(h.len, h.n), '{}') INTO hist
       FROM (SELECT (e.key)::integer AS len, sum((e.value)::bigint) AS n
               FROM pg_catalog.run_command_on_shards(rel, format(
@@ -538,13 +543,16 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_ranges(regclass, name, name, double precision, integer) IS
     'internal: the length ranges of a distributed self-join''s tasks, or NULL when the split does not apply';
 
--- The pairs of a self-join of the hash-distributed rel, each once with id1 < id2, computed by
--- the nodes holding its shards (the split is described at the top of this file); with a template,
--- by the content measure against it (spotsigs_citus_task).
-CREATE FUNCTION spotsigs_citus_join(rel regclass, id_column name, sig_column name,
-                                    threshold double precision, threads integer, method text,
-                                    template spotsig DEFAULT NULL)
-    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
+-- The tasks of a self-join of the hash-distributed rel ({"host:port": call}, or NULL when no node
+-- holds a row the caller sees): run at once by spotsigs_citus_on_nodes, they find each pair once
+-- (the split is described at the top of this file); with a template, by the content measure
+-- against it (spotsigs_citus_task). Before it returns, the rows the tasks fetch are exported. The
+-- coordinator reads the tasks' pairs itself, straight into the call's result (the smaller id
+-- first: src/pg/join/citus.cpp).
+CREATE FUNCTION spotsigs_citus_join_tasks(rel regclass, id_column name, sig_column name,
+                                          threshold double precision, threads integer, method text,
+                                          template spotsig DEFAULT NULL)
+    RETURNS jsonb
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -565,7 +573,7 @@ BEGIN
       INTO keys, shards, hosts, ports
       FROM @extschema@.spotsigs_citus_nodes(rel) n;
     IF keys IS NULL THEN
-        RETURN;
+        RETURN NULL;
     END IF;
     w := cardinality(keys);
     -- The plain measure: the length-range split when it applies (spotsigs_citus_ranges), unless
@@ -603,8 +611,7 @@ BEGIN
                 '@extschema@.spotsigs_citus_range_task(%L::pg_catalog.jsonb, %s::pg_catalog.int4, %L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text)',
                 remotes, ranges -> 'los' -> (r - 1), threshold, threads, method));
         END LOOP;
-        RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(rel, tasks, true);
-        RETURN;
+        RETURN tasks;
     END IF;
     template_arg := @extschema@.spotsigs_citus_template_arg(rel, template);
     IF w > 1 THEN
@@ -626,11 +633,11 @@ BEGIN
             ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
             threshold, threads, method, remotes, template_arg));
     END LOOP;
-    RETURN QUERY SELECT * FROM @extschema@.spotsigs_citus_run(rel, tasks, true);
+    RETURN tasks;
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_join(regclass, name, name, double precision, integer, text, spotsig) IS
-    'internal: spotsigs_join of a hash-distributed table, run on the nodes holding its shards';
+COMMENT ON FUNCTION spotsigs_citus_join_tasks(regclass, name, name, double precision, integer, text, spotsig) IS
+    'internal: the tasks of spotsigs_join on a hash-distributed table, for the nodes holding its shards';
 
 -- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
 -- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is

@@ -403,8 +403,8 @@ my %new_object_checks = (
 	  [ q{SELECT count(*) FROM spotsigs_clusters('docs', 'id', 'sig', 0.6, measure => 'jaccard')}, '160' ],
 	'function spotsigs_citus_distributed(regclass)' => [ q{SELECT spotsigs_citus_distributed('docs')}, 'f' ],
 	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
-	'function spotsigs_citus_join(regclass,name,name,double precision,integer,text,spotsig)' =>
-	  [ q{SELECT count(*) FROM spotsigs_citus_join('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
+	'function spotsigs_citus_join_tasks(regclass,name,name,double precision,integer,text,spotsig)' =>
+	  [ q{SELECT spotsigs_citus_join_tasks('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_run(regclass,jsonb,boolean)' =>
@@ -422,7 +422,7 @@ my %new_object_checks = (
 	'function spotsigs_citus_export_ranges(text[],text,name,name,integer[],integer[])' =>
 	  [ q{SELECT spotsigs_citus_export_ranges('{docs}', 'x', 'id', 'sig', '{0}', '{0}')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_ranges(regclass,name,name,double precision,integer)' =>
-	  [ q{SELECT spotsigs_citus_ranges('docs', 'id', 'sig', 0.9, 3)}, 'ERROR:  42883' ],
+	  [ q{SELECT spotsigs_citus_ranges('docs', 'id', 'sig', 0.9, 5)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_range_task(jsonb,integer,double precision,integer,text)' => [
 		q{SELECT spotsigs_citus_range_task('[{"host": "localhost", "port": 1, "results": ["x"], "rows": 0, "here": false}]', 0, 0.9, 1, NULL)},
 		'ERROR:  42883' ],

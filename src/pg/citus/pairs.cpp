@@ -6,7 +6,7 @@
 // big-endian: the coordinator reads back the very doubles the task computed, and neither side
 // builds or parses a JSON value per pair (spotsigs_citus_pairs_agg on the task's node,
 // spotsigs_citus_pairs on the coordinator).
-#include "pg/pg.hpp"
+#include "pg/citus/pairs.hpp"
 
 extern "C" {
 #include "common/base64.h"
@@ -118,20 +118,12 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pairs_final) {
     PG_RETURN_TEXT_P(t);
 }
 
-// spotsigs_citus_pairs(data text, ordered boolean) -> TABLE(id1 bigint, id2 bigint, similarity
-// float8): the pairs spotsigs_citus_pairs_agg packed, in their order; with ordered, each with the
-// smaller id first. Malformed data raises 22P03.
-SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
-    if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the arguments must not be NULL")));
-    InitMaterializedSRF(fcinfo, 0);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    text* in = PG_GETARG_TEXT_PP(0);
-    const bool ordered = PG_GETARG_BOOL(1);
-    const int in_len = VARSIZE_ANY_EXHDR(in);
-    const int cap = pg_b64_dec_len(in_len);
+namespace spotsigs::pg {
+
+void each_packed_pair(const char* b64, int b64_len, bool ordered, PackedPairFn fn, void* arg) {
+    const int cap = pg_b64_dec_len(b64_len);
     char* data = static_cast<char*>(palloc(cap + 1));
-    const int len = pg_b64_decode(VARDATA_ANY(in), in_len, reinterpret_cast<spotsigs_b64_byte*>(data), cap);
+    const int len = pg_b64_decode(b64, b64_len, reinterpret_cast<spotsigs_b64_byte*>(data), cap);
     if (len < 0) malformed_pairs("not base64");
     if (len < static_cast<int>(sizeof kPairsTag) || memcmp(data, kPairsTag, sizeof kPairsTag) != 0)
         malformed_pairs("unknown format (the nodes' spotsigs versions differ?)");
@@ -145,11 +137,28 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
         double sim;
         memcpy(&sim, &bits, 8);
         if (ordered && b < a) std::swap(a, b);
-        Datum v[3] = {Int64GetDatum(a), Int64GetDatum(b), Float8GetDatum(sim)};
-        bool nulls[3] = {false, false, false};
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+        fn(arg, a, b, sim);
         if ((++n & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
     }
     pfree(data);
+}
+
+}  // namespace spotsigs::pg
+
+// spotsigs_citus_pairs(data text, ordered boolean) -> TABLE(id1 bigint, id2 bigint, similarity
+// float8): the pairs spotsigs_citus_pairs_agg packed, in their order; with ordered, each with the
+// smaller id first. Malformed data raises 22P03.
+SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
+    if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the arguments must not be NULL")));
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    text* in = PG_GETARG_TEXT_PP(0);
+    auto put = [rsinfo](int64 a, int64 b, double sim) {
+        Datum v[3] = {Int64GetDatum(a), Int64GetDatum(b), Float8GetDatum(sim)};
+        bool nulls[3] = {false, false, false};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+    };
+    spotsigs::pg::each_packed_pair(VARDATA_ANY(in), VARSIZE_ANY_EXHDR(in), PG_GETARG_BOOL(1), put);
     return Datum(0);
 }

@@ -2,6 +2,7 @@
 // tuplestore, so that PostgreSQL errors may be raised anywhere here. See citus.hpp.
 #include "pg/join/citus.hpp"
 
+#include "pg/citus/pairs.hpp"
 #include "pg/join/join_read.hpp"
 #include "pg/type/datum.hpp"
 
@@ -16,6 +17,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 }
 
@@ -66,6 +68,60 @@ void each_row(const char* query, int nargs, Oid* types, Datum* values, const cha
     }
     SPI_cursor_close(portal);
     SPI_finish();
+}
+
+// Seconds from start to now.
+double seconds_since(TimestampTz start) {
+    return (double)(GetCurrentTimestamp() - start) / USECS_PER_SEC;
+}
+
+// The pairs of spotsigs_join on the distributed table args[0] (args: the seven arguments of
+// spotsigs_citus_join_tasks): the tasks that function plans run at once on their nodes
+// (spotsigs_citus_on_nodes), and pair(id1, id2, similarity) is called for each pair they send
+// back, id1 < id2. A task's value is a line of counts, then a line per matching: 'S' and its own
+// pairs (id1 < id2 already), or 'C' and its cross pairs (its own row's id first), packed
+// (src/pg/citus/pairs.cpp). They are decoded here, into the caller's result, rather than through
+// a set-returning SQL function whose rows PL/pgSQL would copy once more per level. Logs at LOG
+// how long the tasks and reading their pairs took.
+template <class Pair>
+void each_citus_pair(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls, Pair pair) {
+    MemoryContext caller = CurrentMemoryContext;
+    Datum tasks = (Datum)0;
+    bool have_tasks = false;
+    each_row(call_query(fcinfo, "spotsigs_citus_join_tasks", 7), 7, types, args, nulls, [&](Datum* v, bool* n) {
+        if (n[0]) return;
+        MemoryContext old = MemoryContextSwitchTo(caller);
+        tasks = PointerGetDatum(PG_DETOAST_DATUM_COPY(v[0]));
+        MemoryContextSwitchTo(old);
+        have_tasks = true;
+    });
+    if (!have_tasks) return;
+    StringInfoData q;
+    initStringInfo(&q);
+    appendStringInfo(&q, "SELECT t.value FROM %s($1, $2) t", own_function(fcinfo, "spotsigs_citus_on_nodes"));
+    Oid run_types[2] = {REGCLASSOID, JSONBOID};
+    Datum run_args[2] = {args[0], tasks};
+    const TimestampTz started = GetCurrentTimestamp();
+    double tasks_s = -1;
+    int nodes = 0;
+    each_row(q.data, 2, run_types, run_args, nullptr, [&](Datum* v, bool* n) {
+        if (tasks_s < 0) tasks_s = seconds_since(started);
+        ++nodes;
+        if (n[0]) return;
+        text* t = DatumGetTextPP(v[0]);
+        const char* p = VARDATA_ANY(t);
+        const char* end = p + VARSIZE_ANY_EXHDR(t);
+        const char* eol = (const char*)memchr(p, '\n', end - p);
+        for (p = eol ? eol + 1 : end; p < end;) {
+            eol = (const char*)memchr(p, '\n', end - p);
+            if (eol == nullptr) eol = end;
+            if (eol > p) each_packed_pair(p + 1, (int)(eol - p - 1), *p == 'C', pair);
+            p = eol + 1;
+        }
+        if ((Pointer)t != DatumGetPointer(v[0])) pfree(t);
+    });
+    ereport(LOG, (errmsg("spotsigs_citus_run: the tasks on %d nodes %.2f s, reading their pairs %.2f s", nodes,
+                         tasks_s < 0 ? 0.0 : tasks_s, seconds_since(started) - (tasks_s < 0 ? 0.0 : tasks_s))));
 }
 
 int compare_ids(const void* a, const void* b) {
@@ -124,6 +180,16 @@ void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, 
     });
 }
 
+void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls) {
+    ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
+    auto put = [rsinfo](int64 id1, int64 id2, double similarity) {
+        Datum v[3] = {Int64GetDatum(id1), Int64GetDatum(id2), Float8GetDatum(similarity)};
+        bool n[3] = {false, false, false};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+    };
+    each_citus_pair(fcinfo, types, args, nulls, put);
+}
+
 void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
                     Oid* types, Datum* args, const char* nulls) {
     // The ids of the rows (only ids cross the network), sorted.
@@ -152,11 +218,12 @@ void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id
     // Components: each pair links two rows; a root is the smallest index, so the smallest id.
     uint32* parent = (uint32*)MemoryContextAllocHuge(CurrentMemoryContext, (n ? n : 1) * sizeof(uint32));
     for (Size i = 0; i < n; ++i) parent[i] = (uint32)i;
-    each_row(call_query(fcinfo, "spotsigs_citus_join", 7), 7, types, args, nulls, [&](Datum* v, bool*) {
-        uint32 a = root_of(parent, index_of(ids, (uint32)n, DatumGetInt64(v[0])));
-        uint32 b = root_of(parent, index_of(ids, (uint32)n, DatumGetInt64(v[1])));
+    auto link = [&](int64 id1, int64 id2, double) {
+        uint32 a = root_of(parent, index_of(ids, (uint32)n, id1));
+        uint32 b = root_of(parent, index_of(ids, (uint32)n, id2));
         if (a != b) parent[a < b ? b : a] = a < b ? a : b;
-    });
+    };
+    each_citus_pair(fcinfo, types, args, nulls, link);
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
     for (Size i = 0; i < n; ++i) {
         Datum v[2] = {Int64GetDatum(ids[i]), Int64GetDatum(ids[root_of(parent, (uint32)i)])};

@@ -18,10 +18,16 @@ bool citus_distributed(FunctionCallInfo fcinfo, Oid relid);
 void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values, const char* nulls,
                 bool swap = false);
 
+// Appends to the call's materialized result the pairs (id1 < id2, similarity) of spotsigs_join
+// on the distributed table args[0], args being the seven arguments of spotsigs_citus_join_tasks:
+// its tasks run on the nodes holding the shards, and their packed pairs are decoded here.
+// Cancellable. Call outside pg_entry.
+void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls);
+
 // spotsigs_clusters over the distributed relation relname (qualified and quoted): the ids of
 // its rows with an id and a signature, each with the smallest id of its connected component in
-// the graph of the pairs of spotsigs_citus_join(args), appended to the call's result. args: the
-// seven arguments of spotsigs_citus_join. Raises 22023 for a repeated id. Call outside pg_entry.
+// the graph of the pairs citus_self_pairs would give for args, appended to the call's result.
+// args: the seven arguments of spotsigs_citus_join_tasks. Raises 22023 for a repeated id. Call outside pg_entry.
 void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
                     Oid* types, Datum* args, const char* nulls);
 

@@ -1087,7 +1087,7 @@ SPOTSIGS_FUNCTION(spotsigs_join) {
         citus_template(call, 0, "spotsigs_join");
         // On the nodes holding the shards (src/sql/70_citus.sql).
         CitusArgs a = citus_args(fcinfo, call, kInOrder);
-        citus_rows(fcinfo, "spotsigs_citus_join", a.n, a.types, a.values, a.nulls);
+        citus_self_pairs(fcinfo, a.types, a.values, a.nulls);
         return Datum(0);
     }
     return self_join_result(fcinfo, call);

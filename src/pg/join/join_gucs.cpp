@@ -28,7 +28,7 @@ const struct config_enum_entry method_options[] = {{"partitioned", static_cast<i
                                                    {"bruteforce", static_cast<int>(JoinMethod::BruteForce), false},
                                                    {nullptr, 0, false}};
 
-// spotsigs.citus_split: read by spotsigs_citus_join and spotsigs_citus_ranges (src/sql/70_citus.sql)
+// spotsigs.citus_split: read by spotsigs_citus_join_tasks and spotsigs_citus_ranges (src/sql/70_citus.sql)
 // through current_setting; the C side only registers it.
 const struct config_enum_entry citus_split_options[] = {
     {"auto", 0, false}, {"pairs", 1, false}, {"length", 2, false}, {nullptr, 0, false}};
