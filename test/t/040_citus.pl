@@ -235,6 +235,26 @@ for my $case (['pairs', '0.9'], ['length', '0.5']) {
 	$coord->safe_psql('postgres', 'DROP ROLE split_tester');
 }
 
+# A task's matching reads its fetched rows through read_intermediate_results, which Citus
+# materializes in a tuplestore of work_mem: spotsigs_citus_match raises work_mem for its call only
+# (so the rows stay in memory), and the transaction that goes on after it has its own work_mem
+# back. Here on the coordinator, with an intermediate result of some rows of the local copy: the
+# R-S pairs equal spotsigs_join_rs over the same rows.
+my $fetched = $coord->safe_psql('postgres', q{
+	BEGIN;
+	SET LOCAL work_mem = '1MB';
+	SELECT pg_catalog.create_intermediate_result('task_other', 'SELECT id::bigint, sig FROM pages_local WHERE id % 3 = 0');
+	CREATE TEMP TABLE task_other AS SELECT id, sig FROM pages_local WHERE id % 3 = 0;
+	SELECT (SELECT count(*) FROM spotsigs_citus_match('{pages_local}', 'id', 'sig', '{task_other}', 0.5, 1, NULL, NULL, 'rs'))
+	       || ' ' || (SELECT count(*) FROM (SELECT * FROM spotsigs_citus_match('{pages_local}', 'id', 'sig', '{task_other}', 0.5, 1, NULL, NULL, 'rs')
+	                                        EXCEPT SELECT * FROM spotsigs_join_rs('pages_local', 'id', 'sig', 'task_other', 'id', 'sig', 0.5, measure => 'jaccard')) x)
+	       || ' ' || current_setting('work_mem');
+	COMMIT;});
+is((split /\n/, $fetched)[-1],
+	$coord->safe_psql('postgres', q{SELECT count(*) FROM spotsigs_join_rs('pages_local', 'id', 'sig', 'pages_local', 'id', 'sig', 0.5, measure => 'jaccard') j
+	  WHERE j.s_id % 3 = 0}) . ' 0 1MB',
+	'a task\'s matching of fetched rows: the R-S pairs of one node, and work_mem back after it');
+
 # Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
 # one task per worker, which paired the rows of its two shards and found pairs among candidates
 # it verified; the workers' rows add up to the table and their pairs to the single-node join's.

@@ -12,6 +12,7 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
@@ -1246,6 +1247,17 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
         InitMaterializedSRF(fcinfo, 0);
         return Datum(0);
     }
+    // Citus's read_intermediate_results materializes the fetched rows in a tuplestore of work_mem,
+    // which past that spills them to a temporary file, written and read back on every read of
+    // them. For this call work_mem is raised (never lowered) to a quarter of the join's memory
+    // limit, so that a task's fetched rows stay in memory; it returns to its value when the call
+    // ends, or with the transaction on an error.
+    const int guc_level = NewGUCNestLevel();
+    const long fetch_kb = std::min<long>(join_memory_limit_kb / 4, MAX_KILOBYTES);
+    if (fetch_kb > work_mem)
+        (void)set_config_option("work_mem", psprintf("%ld", fetch_kb), PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                                true, 0, false);
+    Datum result;
     if (owned) {
         // The owned ids, sorted: those of the other rows whose length is at least owned_min.
         const char* schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
@@ -1255,10 +1267,15 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
                             "owned", &call.nlocal);
         call.held += call.nlocal * sizeof(int64);
         InitMaterializedSRF(fcinfo, 0);
-        if (call.nlocal == 0) return Datum(0);
-        call.src[0] = other;
-        call.sources = 1;
-        return self_join_result(fcinfo, call);
+        if (call.nlocal == 0) {
+            result = Datum(0);
+        } else {
+            call.src[0] = other;
+            call.sources = 1;
+            result = self_join_result(fcinfo, call);
+        }
+        AtEOXact_GUC(true, guc_level);
+        return result;
     }
     call.src[0] = local;
     call.sources = rs ? 2 : 1;
@@ -1278,7 +1295,9 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
         call.src[0] = both;
     }
     InitMaterializedSRF(fcinfo, 0);
-    return rs ? rs_join_result(fcinfo, call) : self_join_result(fcinfo, call);
+    result = rs ? rs_join_result(fcinfo, call) : self_join_result(fcinfo, call);
+    AtEOXact_GUC(true, guc_level);
+    return result;
 }
 
 // spotsigs_clusters(rel, id_column, sig_column, threshold, threads, method)
