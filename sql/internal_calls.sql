@@ -320,7 +320,7 @@ SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.id1, j.id2, j.similarity) NO
   FROM spotsigs_join('ic_ct'::regclass, 'id'::name, 'sig'::name, NULL::float8, NULL::integer, NULL::text, NULL::text) j;
 SELECT cmd AS commands_run_on_nodes, count(*) FROM ic_cmds GROUP BY 1 ORDER BY 1;
 TRUNCATE ic_cmds;
--- a batch that is not distributed (spotsigs_citus_join_rs broadcasts it), on either side
+-- a batch that is not distributed (spotsigs_citus_join_rs_tasks broadcasts it), on either side
 SELECT count(*) AS pairs, count(*) FILTER (WHERE (j.r_id, j.s_id, j.similarity) NOT IN (SELECT * FROM ic_rs)) AS wrong
   FROM spotsigs_join_rs('ic_cb'::regclass, 'id'::name, 'sig'::name, 'ic_ct'::regclass, 'id'::name, 'sig'::name,
                         0.5::float8, NULL::integer, NULL::text, NULL::text) j;

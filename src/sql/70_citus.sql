@@ -15,6 +15,9 @@
 -- shards' (id, signature) rows to intermediate results (Citus's binary COPY format, the signatures
 -- in their binary send form) and the tasks fetch them (fetch_intermediate_results), all inside the
 -- coordinator's distributed transaction (spotsigs_citus_on_nodes); a local batch is broadcast.
+-- The functions that plan a join (spotsigs_citus_join_tasks, spotsigs_citus_join_rs_tasks) export
+-- or broadcast the rows and return the tasks; the coordinator's C++ side runs them at once through
+-- spotsigs_citus_on_nodes and decodes their pairs.
 
 -- The rows of rel with an id and a signature, read as the caller and packed in one text value
 -- (the signatures in their binary form, base64): rows for a caller to carry through a text
@@ -36,8 +39,9 @@ COMMENT ON FUNCTION spotsigs_join_candidates() IS
     'the candidate pairs the similarity joins of this session verified so far (diagnostics)';
 
 -- The pairs of a task on their way to the coordinator (src/pg/citus/pairs.cpp): packed into base64
--- text by the aggregate on the task's node (each similarity's 64 bits as they are), read back by
--- spotsigs_citus_pairs on the coordinator, with the smaller id first when ordered.
+-- text by the aggregate on the task's node (each similarity's 64 bits as they are), decoded by the
+-- coordinator's C++ side into the call's result (src/pg/join/citus.cpp). spotsigs_citus_pairs is
+-- the same decoder as a set-returning function, with the smaller id first when ordered.
 CREATE FUNCTION spotsigs_citus_pairs_add(internal, bigint, bigint, double precision) RETURNS internal
     AS 'MODULE_PATHNAME', 'spotsigs_citus_pairs_add' LANGUAGE C IMMUTABLE CALLED ON NULL INPUT PARALLEL SAFE;
 CREATE FUNCTION spotsigs_citus_pairs_final(internal) RETURNS text
@@ -298,37 +302,6 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_on_nodes(regclass, jsonb) IS
     'internal: evaluates one expression on each node holding shards of a distributed table, in the distributed transaction';
 
--- Runs the spotsigs_citus_task calls of tasks ({"host:port": call}) on their nodes at once
--- (spotsigs_citus_on_nodes on rel) and returns their pairs: a task's own pairs as they are, its
--- cross pairs as (local id, other id) when ordered is false, or with the smaller id first when
--- it is true. Logs at LOG how long the tasks and reading their pairs took.
-CREATE FUNCTION spotsigs_citus_run(rel regclass, tasks jsonb, ordered boolean)
-    RETURNS TABLE(id1 bigint, id2 bigint, similarity double precision)
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp AS $fn$
-DECLARE
-    r record;
-    started timestamptz := clock_timestamp();
-    tasks_s float8;
-BEGIN
-    FOR r IN SELECT t.node, t.value FROM @extschema@.spotsigs_citus_on_nodes(rel, tasks) t LOOP
-        tasks_s := coalesce(tasks_s, extract(epoch FROM clock_timestamp() - started));
-        -- After the counts' line, one line per matching: S (own pairs) or C (cross pairs), then
-        -- its packed pairs (base64: no line break inside).
-        RETURN QUERY
-            SELECT p.id1, p.id2, p.similarity
-              FROM pg_catalog.string_to_table(r.value, E'\n') WITH ORDINALITY l(line, n),
-                   @extschema@.spotsigs_citus_pairs(substr(l.line, 2), left(l.line, 1) = 'C' AND ordered) p
-             WHERE l.n > 1;
-    END LOOP;
-    RAISE LOG 'spotsigs_citus_run: the tasks on % nodes % s, reading their pairs % s',
-        (SELECT count(*) FROM jsonb_object_keys(tasks)),
-        round(coalesce(tasks_s, 0)::numeric, 2),
-        round((extract(epoch FROM clock_timestamp() - started) - coalesce(tasks_s, 0))::numeric, 2);
-END
-$fn$;
-COMMENT ON FUNCTION spotsigs_citus_run(regclass, jsonb, boolean) IS 'internal: runs spotsigs_citus_task on several nodes at once and returns their pairs';
-
 -- Exports the rows of every shard of rel (spotsigs_citus_export, on the nodes holding them, at
 -- once) to intermediate results named prefix_<node>_<shard> (positions in spotsigs_citus_nodes)
 -- and returns, per node whose rows the caller sees, {"host", "port", "results": [...], "rows": n}:
@@ -543,8 +516,9 @@ $fn$;
 COMMENT ON FUNCTION spotsigs_citus_ranges(regclass, name, name, double precision, integer) IS
     'internal: the length ranges of a distributed self-join''s tasks, or NULL when the split does not apply';
 
--- The tasks of a self-join of the hash-distributed rel ({"host:port": call}, or NULL when no node
--- holds a row the caller sees): run at once by spotsigs_citus_on_nodes, they find each pair once
+-- The tasks of a self-join of the hash-distributed rel: {"rel": rel's oid, "tasks": {"host:port":
+-- call}}, or NULL when no node holds a row the caller sees. Run at once by spotsigs_citus_on_nodes
+-- on rel, they find each pair once
 -- (the split is described at the top of this file); with a template, by the content measure
 -- against it (spotsigs_citus_task). Before it returns, the rows the tasks fetch are exported. The
 -- coordinator reads the tasks' pairs itself, straight into the call's result (the smaller id
@@ -611,7 +585,7 @@ BEGIN
                 '@extschema@.spotsigs_citus_range_task(%L::pg_catalog.jsonb, %s::pg_catalog.int4, %L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text)',
                 remotes, ranges -> 'los' -> (r - 1), threshold, threads, method));
         END LOOP;
-        RETURN tasks;
+        RETURN jsonb_build_object('rel', rel::pg_catalog.oid, 'tasks', tasks);
     END IF;
     template_arg := @extschema@.spotsigs_citus_template_arg(rel, template);
     IF w > 1 THEN
@@ -633,25 +607,28 @@ BEGIN
             ARRAY(SELECT jsonb_array_elements_text(shards[v + 1])), id_column, sig_column,
             threshold, threads, method, remotes, template_arg));
     END LOOP;
-    RETURN tasks;
+    RETURN jsonb_build_object('rel', rel::pg_catalog.oid, 'tasks', tasks);
 END
 $fn$;
 COMMENT ON FUNCTION spotsigs_citus_join_tasks(regclass, name, name, double precision, integer, text, spotsig) IS
     'internal: the tasks of spotsigs_join on a hash-distributed table, for the nodes holding its shards';
 
--- The (batch row, archive row) pairs of spotsigs_join_rs for a hash-distributed archive. Each
+-- The tasks of spotsigs_join_rs for a hash-distributed archive: {"rel": the oid of the relation
+-- whose nodes run them, "tasks": {"host:port": call}, "swapped": bool}, or NULL when there is
+-- nothing to join. Each
 -- node holding shards of the archive pairs its own archive rows with the batch's: a batch that is
 -- not distributed is read here once and broadcast to the workers as an intermediate result
 -- (broadcast_intermediate_result); a distributed one is exported by the nodes holding its shards
 -- and fetched by each node from each of them (its own included), one node's at a time. When
 -- both are distributed, the smaller (citus_table_size) is the one that travels. With a
--- template, the content measure against it (spotsigs_citus_task). Returns (batch id, archive
--- id, similarity).
-CREATE FUNCTION spotsigs_citus_join_rs(batch regclass, batch_id name, batch_sig name,
-                                       archive regclass, archive_id name, archive_sig name,
-                                       threshold double precision, threads integer, method text,
-                                       template spotsig DEFAULT NULL)
-    RETURNS TABLE(r_id bigint, s_id bigint, similarity double precision)
+-- template, the content measure against it (spotsigs_citus_task). A task sends its pairs as
+-- (its archive row's id, the batch row's id); "swapped" says the roles were swapped, so that
+-- those are (batch id, archive id) of this call. The coordinator reads them (src/pg/join/citus.cpp).
+CREATE FUNCTION spotsigs_citus_join_rs_tasks(batch regclass, batch_id name, batch_sig name,
+                                             archive regclass, archive_id name, archive_sig name,
+                                             threshold double precision, threads integer, method text,
+                                             template spotsig DEFAULT NULL)
+    RETURNS jsonb
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -666,16 +643,14 @@ BEGIN
     IF @extschema@.spotsigs_citus_distributed(batch) THEN
         IF pg_catalog.citus_table_size(batch) > pg_catalog.citus_table_size(archive) THEN
             -- the roles swapped: the other side is the smaller (equal sizes do not swap again)
-            RETURN QUERY SELECT j.s_id, j.r_id, j.similarity
-              FROM @extschema@.spotsigs_citus_join_rs(archive, archive_id, archive_sig,
-                                                      batch, batch_id, batch_sig, threshold, threads, method,
-                                                      template) j;
-            RETURN;
+            RETURN @extschema@.spotsigs_citus_join_rs_tasks(archive, archive_id, archive_sig,
+                                                            batch, batch_id, batch_sig, threshold, threads, method,
+                                                            template) || '{"swapped": true}'::jsonb;
         END IF;
         SELECT coalesce(jsonb_agg(e), '[]') INTO remotes
           FROM @extschema@.spotsigs_citus_export_all(batch, batch_id, batch_sig, tag) e;
         IF jsonb_array_length(remotes) = 0 THEN
-            RETURN;
+            RETURN NULL;
         END IF;
     ELSE
         -- the batch's rows, read as the caller, checked as any join input (an integer id, a spotsig)
@@ -683,7 +658,7 @@ BEGIN
                           batch_id, batch_sig, batch, batch_id, batch_sig);
         EXECUTE format('SELECT count(*) FROM (%s) b', batch_q) INTO n;
         IF n = 0 THEN
-            RETURN;
+            RETURN NULL;
         END IF;
         batch_result := tag || '_batch';
         PERFORM pg_catalog.broadcast_intermediate_result(batch_result, batch_q);
@@ -704,13 +679,13 @@ BEGIN
       INTO tasks
       FROM @extschema@.spotsigs_citus_nodes(archive) n;
     IF tasks IS NULL THEN
-        RETURN;
+        RETURN NULL;
     END IF;
-    RETURN QUERY SELECT p.id2, p.id1, p.similarity FROM @extschema@.spotsigs_citus_run(archive, tasks, false) p;
+    RETURN jsonb_build_object('rel', archive::pg_catalog.oid, 'tasks', tasks, 'swapped', false);
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_join_rs(regclass, name, name, regclass, name, name, double precision, integer, text, spotsig) IS
-    'internal: spotsigs_join_rs of a batch against a hash-distributed archive, run on the nodes holding its shards';
+COMMENT ON FUNCTION spotsigs_citus_join_rs_tasks(regclass, name, name, regclass, name, name, double precision, integer, text, spotsig) IS
+    'internal: the tasks of spotsigs_join_rs of a batch against a hash-distributed archive, for the nodes holding its shards';
 
 -- Ingest for tables without the trigger (Citus refuses triggers on distributed tables): after
 -- the rows with ids >= first_id have been written (ids increasing in arrival order), flags each

@@ -405,10 +405,8 @@ my %new_object_checks = (
 	'function spotsigs_citus_nodes(regclass)' => [ q{SELECT * FROM spotsigs_citus_nodes('docs')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_join_tasks(regclass,name,name,double precision,integer,text,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_join_tasks('docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_join_rs(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
-	  [ q{SELECT count(*) FROM spotsigs_citus_join_rs('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
-	'function spotsigs_citus_run(regclass,jsonb,boolean)' =>
-	  [ q{SELECT * FROM spotsigs_citus_run('docs', '{}', true)}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_join_rs_tasks(regclass,name,name,regclass,name,name,double precision,integer,text,spotsig)' =>
+	  [ q{SELECT spotsigs_citus_join_rs_tasks('docs', 'id', 'sig', 'docs', 'id', 'sig', 0.6)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_on_nodes(regclass,jsonb)' =>
 	  [ q{SELECT * FROM spotsigs_citus_on_nodes('docs', '{}')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_export_all(regclass,name,name,text)' =>

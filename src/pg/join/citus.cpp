@@ -75,24 +75,39 @@ double seconds_since(TimestampTz start) {
     return (double)(GetCurrentTimestamp() - start) / USECS_PER_SEC;
 }
 
-// The pairs of spotsigs_join on the distributed table args[0] (args: the seven arguments of
-// spotsigs_citus_join_tasks): the tasks that function plans run at once on their nodes
-// (spotsigs_citus_on_nodes), and pair(id1, id2, similarity) is called for each pair they send
-// back, id1 < id2. A task's value is a line of counts, then a line per matching: 'S' and its own
-// pairs (id1 < id2 already), or 'C' and its cross pairs (its own row's id first), packed
-// (src/pg/citus/pairs.cpp). They are decoded here, into the caller's result, rather than through
-// a set-returning SQL function whose rows PL/pgSQL would copy once more per level. Logs at LOG
-// how long the tasks and reading their pairs took.
+// The pairs of a distributed join planned by this extension's function fn(args) (nargs
+// arguments: spotsigs_citus_join_tasks or spotsigs_citus_join_rs_tasks), which returns {"rel": the
+// relation whose nodes run the tasks, "tasks": {"host:port": call}, "swapped": bool} or NULL. The
+// tasks run at once on their nodes (spotsigs_citus_on_nodes) and pair(id1, id2, similarity) is
+// called for each pair they send back. A task's value is a line of counts, then a line per
+// matching: 'S' and its own pairs (id1 < id2 already), or 'C' and its cross pairs (its own row's
+// id first), packed (src/pg/citus/pairs.cpp). ordered puts the smaller id of a cross pair first
+// (the self-join); otherwise a cross pair is passed as (other row's id, own row's id), or as sent
+// when "swapped". They are decoded here, into the caller's result, rather than through a
+// set-returning SQL function whose rows PL/pgSQL would copy once more per level. Logs at LOG how
+// long the tasks and reading their pairs took.
 template <class Pair>
-void each_citus_pair(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls, Pair pair) {
+void each_citus_pair(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* args, const char* nulls,
+                     bool ordered, Pair pair) {
     MemoryContext caller = CurrentMemoryContext;
+    Datum rel = (Datum)0;
     Datum tasks = (Datum)0;
+    bool swapped = false;
     bool have_tasks = false;
-    each_row(call_query(fcinfo, "spotsigs_citus_join_tasks", 7), 7, types, args, nulls, [&](Datum* v, bool* n) {
-        if (n[0]) return;
+    StringInfoData plan;
+    initStringInfo(&plan);
+    appendStringInfo(&plan,
+                     "SELECT (p ->> 'rel')::pg_catalog.oid, p -> 'tasks', "
+                     "coalesce((p ->> 'swapped')::pg_catalog.bool, false) FROM %s",
+                     call_query(fcinfo, fn, nargs) + strlen("SELECT * FROM "));
+    appendStringInfoString(&plan, " p WHERE p IS NOT NULL");
+    each_row(plan.data, nargs, types, args, nulls, [&](Datum* v, bool* n) {
+        if (n[0] || n[1]) return;
         MemoryContext old = MemoryContextSwitchTo(caller);
-        tasks = PointerGetDatum(PG_DETOAST_DATUM_COPY(v[0]));
+        rel = v[0];
+        tasks = PointerGetDatum(PG_DETOAST_DATUM_COPY(v[1]));
         MemoryContextSwitchTo(old);
+        swapped = !n[2] && DatumGetBool(v[2]);
         have_tasks = true;
     });
     if (!have_tasks) return;
@@ -100,10 +115,11 @@ void each_citus_pair(FunctionCallInfo fcinfo, Oid* types, Datum* args, const cha
     initStringInfo(&q);
     appendStringInfo(&q, "SELECT t.value FROM %s($1, $2) t", own_function(fcinfo, "spotsigs_citus_on_nodes"));
     Oid run_types[2] = {REGCLASSOID, JSONBOID};
-    Datum run_args[2] = {args[0], tasks};
+    Datum run_args[2] = {rel, tasks};
     const TimestampTz started = GetCurrentTimestamp();
     double tasks_s = -1;
     int nodes = 0;
+    auto flipped = [&pair](int64 id1, int64 id2, double similarity) { pair(id2, id1, similarity); };
     each_row(q.data, 2, run_types, run_args, nullptr, [&](Datum* v, bool* n) {
         if (tasks_s < 0) tasks_s = seconds_since(started);
         ++nodes;
@@ -115,7 +131,11 @@ void each_citus_pair(FunctionCallInfo fcinfo, Oid* types, Datum* args, const cha
         for (p = eol ? eol + 1 : end; p < end;) {
             eol = (const char*)memchr(p, '\n', end - p);
             if (eol == nullptr) eol = end;
-            if (eol > p) each_packed_pair(p + 1, (int)(eol - p - 1), *p == 'C', pair);
+            if (eol > p) {
+                const bool cross = *p == 'C';
+                if (!cross || ordered || swapped) each_packed_pair(p + 1, (int)(eol - p - 1), cross && ordered, pair);
+                else each_packed_pair(p + 1, (int)(eol - p - 1), false, flipped);
+            }
             p = eol + 1;
         }
         if ((Pointer)t != DatumGetPointer(v[0])) pfree(t);
@@ -168,16 +188,15 @@ bool citus_distributed(FunctionCallInfo fcinfo, Oid relid) {
     return distributed;
 }
 
-void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values, const char* nulls,
-                bool swap) {
+void citus_rs_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls, bool swap) {
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
-    each_row(call_query(fcinfo, fn, nargs), nargs, types, values, nulls, [&](Datum* v, bool* n) {
-        if (swap) {
-            std::swap(v[0], v[1]);
-            std::swap(n[0], n[1]);
-        }
+    auto put = [rsinfo, swap](int64 batch_id, int64 archive_id, double similarity) {
+        Datum v[3] = {Int64GetDatum(swap ? archive_id : batch_id), Int64GetDatum(swap ? batch_id : archive_id),
+                      Float8GetDatum(similarity)};
+        bool n[3] = {false, false, false};
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
-    });
+    };
+    each_citus_pair(fcinfo, "spotsigs_citus_join_rs_tasks", 10, types, args, nulls, false, put);
 }
 
 void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls) {
@@ -187,7 +206,7 @@ void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const ch
         bool n[3] = {false, false, false};
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
     };
-    each_citus_pair(fcinfo, types, args, nulls, put);
+    each_citus_pair(fcinfo, "spotsigs_citus_join_tasks", 7, types, args, nulls, true, put);
 }
 
 void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
@@ -223,7 +242,7 @@ void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id
         uint32 b = root_of(parent, index_of(ids, (uint32)n, id2));
         if (a != b) parent[a < b ? b : a] = a < b ? a : b;
     };
-    each_citus_pair(fcinfo, types, args, nulls, link);
+    each_citus_pair(fcinfo, "spotsigs_citus_join_tasks", 7, types, args, nulls, true, link);
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
     for (Size i = 0; i < n; ++i) {
         Datum v[2] = {Int64GetDatum(ids[i]), Int64GetDatum(ids[root_of(parent, (uint32)i)])};

@@ -11,12 +11,12 @@ namespace spotsigs::pg {
 // PostgreSQL code: call outside pg_entry.
 bool citus_distributed(FunctionCallInfo fcinfo, Oid relid);
 
-// Appends to the call's materialized result (InitMaterializedSRF done) the rows of
-// SELECT * FROM <this extension's schema>.fn($1, ..., $nargs), a set of (bigint, bigint, float8).
-// nulls as for SPI ('n' for NULL); swap puts each row's two ids the other way round.
-// Cancellable between batches. Call outside pg_entry.
-void citus_rows(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* types, Datum* values, const char* nulls,
-                bool swap = false);
+// Appends to the call's materialized result (InitMaterializedSRF done) the pairs (batch id,
+// archive id, similarity) of spotsigs_join_rs of a batch against a distributed archive, args being
+// the ten arguments of spotsigs_citus_join_rs_tasks (the batch's three, the archive's, threshold,
+// threads, method, template); swap puts each pair's ids the other way round. Cancellable. Call
+// outside pg_entry.
+void citus_rs_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls, bool swap);
 
 // Appends to the call's materialized result the pairs (id1 < id2, similarity) of spotsigs_join
 // on the distributed table args[0], args being the seven arguments of spotsigs_citus_join_tasks:
@@ -26,7 +26,7 @@ void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const ch
 
 // spotsigs_clusters over the distributed relation relname (qualified and quoted): the ids of
 // its rows with an id and a signature, each with the smallest id of its connected component in
-// the graph of the pairs citus_self_pairs would give for args, appended to the call's result.
+// the graph of the pairs citus_self_pairs gives for args, appended to the call's result.
 // args: the seven arguments of spotsigs_citus_join_tasks. Raises 22023 for a repeated id. Call outside pg_entry.
 void citus_clusters(FunctionCallInfo fcinfo, const char* relname, const char* id_column, const char* sig_column,
                     Oid* types, Datum* args, const char* nulls);

@@ -1106,7 +1106,7 @@ SPOTSIGS_FUNCTION(spotsigs_join_rs) {
     if (r_dist || s_dist) {
         citus_template(call, 1, "spotsigs_join_rs");  // as below: of s when neither side has one stored
         CitusArgs a = citus_args(fcinfo, call, s_dist ? kInOrder : kSwapped);
-        citus_rows(fcinfo, "spotsigs_citus_join_rs", a.n, a.types, a.values, a.nulls, !s_dist);
+        citus_rs_pairs(fcinfo, a.types, a.values, a.nulls, !s_dist);
         return Datum(0);
     }
     return rs_join_result(fcinfo, call);
