@@ -14,6 +14,17 @@ SELECT u.id, u.sig, u.sig = c.sig AS same
 CREATE TABLE cp_empty (id bigint, sig spotsig);
 SELECT spotsigs_citus_pack('cp_empty', 'id', 'sig') AS packed, count(*)
   FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp_empty', 'id', 'sig'));
+-- One value packed alone (a distributed join's template on its way to the nodes) comes back
+-- unchanged as a row with id 0, packed as a one-row table holding it with id 0 packs.
+SELECT length(v.sig), u.id, u.sig = v.sig AS same
+  FROM (VALUES ('{}'::spotsig), ('{ffffffffffffffff:3,9}'),
+               (('{' || (SELECT string_agg(to_hex(i * 7919), ',') FROM generate_series(1, 20000) i) || '}')::spotsig)) v(sig),
+       LATERAL spotsigs_citus_unpack(spotsigs_citus_pack_value(v.sig)) u
+ ORDER BY 1;
+CREATE TABLE cp_one (id int, sig spotsig);
+INSERT INTO cp_one VALUES (0, '{ffffffffffffffff:3,9}');
+SELECT spotsigs_citus_pack_value('{ffffffffffffffff:3,9}') = spotsigs_citus_pack('cp_one', 'id', 'sig') AS as_a_table;
+DROP TABLE cp_one;
 -- Malformed input: 22P03, never a crash.
 \set VERBOSITY sqlstate
 SELECT * FROM spotsigs_citus_unpack('not base64!');

@@ -171,6 +171,32 @@ constexpr char kPackTag[4] = {'S', 'S', 'R', '1'};
 // The most packed bytes whose base64 text still fits one text value (4 characters per 3 bytes).
 constexpr Size kMaxPacked = (MaxAllocSize - VARHDRSZ - 16) / 4 * 3;
 
+// Appends to out one packed row: id and b, the binary form of its signature. whats names the rows
+// in the error raised past what one text value holds.
+void pack_row(StringInfo out, int64 id, bytea* b, const char* whats) {
+    Size n = VARSIZE(b) - VARHDRSZ;
+    if (out->len + 12 + n > kMaxPacked)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("the signatures of %s exceed what one transfer holds (%zu bytes)", whats, (size_t)kMaxPacked),
+                 errhint("Use more shards (citus.shard_count) for a distributed table, or smaller batches.")));
+    uint64 id_be = pg_hton64((uint64)id);
+    uint32 n_be = pg_hton32((uint32)n);
+    appendBinaryStringInfo(out, (const char*)&id_be, 8);
+    appendBinaryStringInfo(out, (const char*)&n_be, 4);
+    appendBinaryStringInfo(out, VARDATA(b), (int)n);
+}
+
+// The packed rows in out as base64 text.
+text* packed_text(StringInfo out) {
+    int len = pg_b64_enc_len(out->len);
+    text* t = (text*)palloc(VARHDRSZ + len);
+    int written = pg_b64_encode(reinterpret_cast<const spotsigs_b64_byte*>(out->data), out->len, VARDATA(t), len);
+    if (written < 0) elog(ERROR, "spotsigs_citus_pack: base64 encoding failed");
+    SET_VARSIZE(t, VARHDRSZ + written);
+    return t;
+}
+
 [[noreturn]] void malformed_pack(const char* what) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION), errmsg("malformed spotsigs row data: %s", what)));
     pg_unreachable();
@@ -298,18 +324,7 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
             MemoryContext old = MemoryContextSwitchTo(row_cxt);
             bytea* b = SendFunctionCall(&send, sig);
             MemoryContextSwitchTo(old);
-            Size n = VARSIZE(b) - VARHDRSZ;
-            if (out.len + 12 + n > kMaxPacked)
-                ereport(ERROR,
-                        (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                         errmsg("the signatures of %s exceed what one transfer holds (%zu bytes)", relname,
-                                (size_t)kMaxPacked),
-                         errhint("Use more shards (citus.shard_count) for a distributed table, or smaller batches.")));
-            uint64 id_be = pg_hton64((uint64)DatumGetInt64(id));
-            uint32 n_be = pg_hton32((uint32)n);
-            appendBinaryStringInfo(&out, (const char*)&id_be, 8);
-            appendBinaryStringInfo(&out, (const char*)&n_be, 4);
-            appendBinaryStringInfo(&out, VARDATA(b), (int)n);
+            pack_row(&out, DatumGetInt64(id), b, relname);
             MemoryContextReset(row_cxt);
         }
         SPI_freetuptable(SPI_tuptable);
@@ -318,12 +333,24 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
     SPI_cursor_close(portal);
     SPI_finish();
     MemoryContextDelete(row_cxt);
-    int len = pg_b64_enc_len(out.len);
-    text* t = (text*)palloc(VARHDRSZ + len);
-    int written = pg_b64_encode(reinterpret_cast<const spotsigs_b64_byte*>(out.data), out.len, VARDATA(t), len);
-    if (written < 0) elog(ERROR, "spotsigs_citus_pack: base64 encoding failed");
-    SET_VARSIZE(t, VARHDRSZ + written);
-    PG_RETURN_TEXT_P(t);
+    PG_RETURN_TEXT_P(packed_text(&out));
+}
+
+// spotsigs_citus_pack_value(sig spotsig) -> text: sig alone, packed as spotsigs_citus_pack packs
+// a row (id 0): what a distributed join's coordinator writes into the query that broadcasts its
+// template (spotsigs_citus_template_arg), which spotsigs_citus_unpack reads back. The binary
+// form travels in base64, neither formatted as text nor parsed.
+SPOTSIGS_FUNCTION(spotsigs_citus_pack_value) {
+    if (PG_ARGISNULL(0)) ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("sig must not be NULL")));
+    Oid send_fn;
+    bool varlena;
+    getTypeBinaryOutputInfo(spotsig_type_oid(fcinfo), &send_fn, &varlena);
+    bytea* b = OidSendFunctionCall(send_fn, PG_GETARG_DATUM(0));
+    StringInfoData out;
+    initStringInfo(&out);
+    appendBinaryStringInfo(&out, kPackTag, sizeof kPackTag);
+    pack_row(&out, 0, b, "the value");
+    PG_RETURN_TEXT_P(packed_text(&out));
 }
 
 // spotsigs_citus_unpack(data text) -> TABLE(id bigint, sig spotsig): the rows spotsigs_citus_pack
