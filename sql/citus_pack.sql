@@ -85,5 +85,11 @@ DROP TABLE cp_pairs;
 CREATE TEMP TABLE cp_before AS SELECT spotsigs_join_candidates() AS n;
 SELECT count(*) AS pairs FROM spotsigs_join('cp', 'id', 'sig', 0.5);
 SELECT spotsigs_join_candidates() - n >= 1 AS counted FROM cp_before;
+-- The length pieces of a distributed join's export ascend from 0 (checked before Citus is used).
+\set VERBOSITY sqlstate
+SELECT spotsigs_citus_export_pieces('{cp}', 'x', 'id', 'sig', '{1,5}');
+SELECT spotsigs_citus_export_pieces('{cp}', 'x', 'id', 'sig', '{0,5,5}');
+SELECT spotsigs_citus_export_pieces('{cp}', 'x', 'id', 'sig', '{}');
+\set VERBOSITY default
 DROP ROLE cp_nobody;
 DROP TABLE cp, cp_empty, cp_before;

@@ -4,9 +4,11 @@
 -- looks up Citus's catalogs and functions only when it runs).
 --
 -- The split of a self-join by the plain measure: by signature length (spotsigs_citus_ranges,
--- below), each node one task of one length range, when that moves fewer rows than the pair split;
--- otherwise (the content measure, or borders so wide at a small threshold that the ranges would
--- hold (W - 1) / 2 times the table or more: always with 3 nodes) the pair split.
+-- below), each node one task of one length range, when that moves fewer rows than the pair split
+-- (with 3 nodes or fewer: from tau 0.8 up); otherwise (the content measure, or borders so wide at
+-- a small threshold that the ranges would hold (W - 1) / 2 times the table or more) the pair
+-- split. The rows of the length split leave each node in one pass, cut into length pieces by
+-- Citus's repartitioning (spotsigs_citus_export_pieces).
 -- The pair split: node v joins the rows of its own shards with each other, and with the rows of the
 -- nodes v+1, ..., v+floor((W-1)/2) (mod W; for even W, node v < W/2 also takes v+W/2), fetched
 -- from those nodes. Every pair of rows then lies in exactly one task: on one node (v's self-join)
@@ -378,36 +380,43 @@ COMMENT ON FUNCTION spotsigs_citus_template_arg(regclass, spotsig) IS
 -- (spotsigs_citus_match, pairs 'owned:lo_r'). The longer row of a pair lies in exactly one
 -- range, and the shorter one then lies within that range's border, so each pair is found once.
 
--- Writes the (id, signature) rows of shards, read as the caller, whose length lies in
--- [borders[r], los[r + 1]) (the last without an upper end) to the intermediate result
--- prefix || r, one per range r; returns the rows written per range, as a jsonb array.
-CREATE FUNCTION spotsigs_citus_export_ranges(shards text[], prefix text, id_column name, sig_column name,
-                                             los integer[], borders integer[])
+-- Writes the (id, signature, length) rows of shards, read as the caller, in one pass over them,
+-- split by length into the pieces [cuts[k], cuts[k + 1]) (the last without an upper end;
+-- cuts ascending from 0): the intermediate result prefix_(k - 1) holds piece k, written by Citus's
+-- repartitioning (worker_partition_query_result, binary COPY format; an empty piece gives an empty
+-- result). The ranges of the split and their borders are unions of pieces (the cuts are every lo
+-- and every border), so that a row is read once however many tasks fetch it. Returns the rows
+-- written per piece, as a jsonb array.
+CREATE FUNCTION spotsigs_citus_export_pieces(shards text[], prefix text, id_column name, sig_column name,
+                                             cuts integer[])
     RETURNS jsonb LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
-    counts jsonb := '[]';
     q text;
+    written jsonb;
 BEGIN
-    IF cardinality(los) IS DISTINCT FROM cardinality(borders) THEN
-        RAISE EXCEPTION 'spotsigs_citus_export_ranges: one border per range' USING ERRCODE = '22023';
+    IF coalesce(cardinality(cuts), 0) = 0 OR cuts[1] <> 0
+       OR EXISTS (SELECT 1 FROM generate_subscripts(cuts, 1) k WHERE k > 1 AND cuts[k] <= cuts[k - 1]) THEN
+        RAISE EXCEPTION 'spotsigs_citus_export_pieces: the cuts must ascend from 0' USING ERRCODE = '22023';
     END IF;
-    FOR r IN 1 .. coalesce(cardinality(los), 0) LOOP
-        SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %I AS sig FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL'
-                                 ' AND @extschema@.length(%I) >= %s%s',
-                                 id_column, sig_column, s::regclass, id_column, sig_column, sig_column, borders[r],
-                                 CASE WHEN r < cardinality(los)
-                                      THEN format(' AND @extschema@.length(%I) < %s', sig_column, los[r + 1]) ELSE '' END),
-                          ' UNION ALL ')
-          INTO q FROM unnest(shards) s;
-        counts := counts || to_jsonb(pg_catalog.create_intermediate_result(prefix || r,
-                                         coalesce(q, 'SELECT NULL::pg_catalog.int8 AS id, NULL::@extschema@.spotsig AS sig WHERE false')));
-    END LOOP;
-    RETURN counts;
+    SELECT string_agg(format('SELECT %I::pg_catalog.int8 AS id, %I AS sig, @extschema@.length(%I)::pg_catalog.int4 AS len'
+                             ' FROM %s WHERE %I IS NOT NULL AND %I IS NOT NULL',
+                             id_column, sig_column, sig_column, s::regclass, id_column, sig_column),
+                      ' UNION ALL ')
+      INTO q FROM unnest(shards) s;
+    q := coalesce(q, 'SELECT NULL::pg_catalog.int8 AS id, NULL::@extschema@.spotsig AS sig, NULL::pg_catalog.int4 AS len WHERE false');
+    SELECT jsonb_object_agg(w.partition_index, w.rows_written) INTO written
+      FROM pg_catalog.worker_partition_query_result(
+               prefix, q, 2, 'range'::citus.distribution_type, cuts::text[],
+               ARRAY(SELECT CASE WHEN k < cardinality(cuts) THEN (cuts[k + 1] - 1)::text ELSE '2147483647' END
+                       FROM generate_subscripts(cuts, 1) k ORDER BY k),
+               true, false, true) w;
+    RETURN (SELECT jsonb_agg(coalesce((written ->> (k - 1)::text)::pg_catalog.int8, 0) ORDER BY k)
+              FROM generate_subscripts(cuts, 1) k);
 END
 $fn$;
-COMMENT ON FUNCTION spotsigs_citus_export_ranges(text[], text, name, name, integer[], integer[]) IS
-    'internal: the rows of shards written to one intermediate result per length range of a distributed join';
+COMMENT ON FUNCTION spotsigs_citus_export_pieces(text[], text, name, name, integer[]) IS
+    'internal: the rows of shards written in one pass to one intermediate result per length piece of a distributed join';
 
 -- A task of the length-range split on its node: fetches the rows of its range from the nodes in
 -- remotes ([{"host", "port", "results": [id], "rows": n, "here": bool}, ...]; those "here" are
@@ -462,11 +471,10 @@ COMMENT ON FUNCTION spotsigs_citus_range_task(jsonb, integer, double precision, 
     'internal: one task of the length-range split of a distributed spotsigs_join (called by the coordinator)';
 
 -- The length ranges of the split for a self-join of rel at tau over w tasks: {"los": [...],
--- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges, or the rows
--- handled over all ranges, each row's own plus its borders', would be at least the
--- pair split's (w + 1) / 2 tables less one, that is (w - 1) / 2 times the table: none with 3
--- tasks, where the pair split's single exchange was the faster one when measured; unless
--- spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
+-- "borders": [...]}, or NULL when the split does not apply (fewer than two ranges; with more than
+-- 3 tasks, the rows handled over all ranges, each row's own plus its borders', would be at least
+-- the pair split's (w + 1) / 2 tables less one, that is (w - 1) / 2 times the table; with 3 or
+-- fewer, tau below 0.8; unless spotsigs.citus_split = length). From each shard's histogram of lengths; the work of
 -- a length L is its rows' signature entries (rows times L: what a task reads, indexes and
 -- verifies grows with them), cut into w equal parts.
 CREATE FUNCTION spotsigs_citus_ranges(rel regclass, id_column name, sig_column name, tau double precision,
@@ -483,9 +491,13 @@ BEGIN
     IF w < 2 OR tau <= 0 THEN
         RETURN NULL;
     END IF;
-    -- Every row lies in its own range, so the rows handled are at least the table: with 3 tasks
-    -- or fewer the cost check below refuses whatever the histogram, which is not read then.
-    IF w <= 3 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
+    -- With 3 tasks or fewer every row lies in its own range, so the rows handled are at least the
+    -- table and the cost check below would refuse whatever the histogram. There the threshold
+    -- decides instead: from 0.8 up the borders are narrow (a tenth of a range's lower end at 0.9)
+    -- and each task reads its own range and little more once, against the pair split's two
+    -- tables; below, the range of the longest rows (whose prefixes, and borders, widen as tau
+    -- falls) can take most of the work. Below 0.8 the histogram is not read.
+    IF w <= 3 AND tau < 0.8 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
         RETURN NULL;
     END IF;
     SELECT coalesce(jsonb_object_agg(h.len, h.n), '{}') INTO hist
@@ -515,7 +527,7 @@ BEGIN
       FROM jsonb_each_text(hist) e, generate_subscripts(los, 1) r
      WHERE (e.key)::integer >= borders[r] AND (r = cardinality(los) OR (e.key)::integer < los[r + 1]);
     -- spotsigs.citus_split = length (superuser, for tests and benchmarks) skips this cost check.
-    IF handled >= total * (w - 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
+    IF w > 3 AND handled >= total * (w - 1) / 2 AND current_setting('spotsigs.citus_split', true) IS DISTINCT FROM 'length' THEN
         RETURN NULL;
     END IF;
     RETURN jsonb_build_object('los', los, 'borders', borders);
@@ -546,6 +558,9 @@ DECLARE
     remotes jsonb;
     template_arg text;
     ranges jsonb;
+    los integer[];
+    borders integer[];
+    cuts integer[];
     prefix text;
     hosts text[];
     ports integer[];
@@ -566,12 +581,13 @@ BEGIN
         ranges := @extschema@.spotsigs_citus_ranges(rel, id_column, sig_column, threshold, w);
     END IF;
     IF ranges IS NOT NULL THEN
+        los := ARRAY(SELECT jsonb_array_elements_text(ranges -> 'los'))::integer[];
+        borders := ARRAY(SELECT jsonb_array_elements_text(ranges -> 'borders'))::integer[];
+        cuts := ARRAY(SELECT DISTINCT c FROM unnest(los || borders) c ORDER BY c);
         prefix := 'spotsigs_' || left(md5(random()::text || clock_timestamp()::text), 16);
-        SELECT jsonb_object_agg(k, format('@extschema@.spotsigs_citus_export_ranges(%L::pg_catalog.text[], %L::pg_catalog.text, %L::pg_catalog.name, %L::pg_catalog.name, %L::pg_catalog.int4[], %L::pg_catalog.int4[])',
-                                          ARRAY(SELECT jsonb_array_elements_text(shards[i])), prefix || '_' || i || '_',
-                                          id_column, sig_column,
-                                          ARRAY(SELECT jsonb_array_elements_text(ranges -> 'los'))::integer[],
-                                          ARRAY(SELECT jsonb_array_elements_text(ranges -> 'borders'))::integer[]))
+        SELECT jsonb_object_agg(k, format('@extschema@.spotsigs_citus_export_pieces(%L::pg_catalog.text[], %L::pg_catalog.text, %L::pg_catalog.name, %L::pg_catalog.name, %L::pg_catalog.int4[])',
+                                          ARRAY(SELECT jsonb_array_elements_text(shards[i])), prefix || '_' || i,
+                                          id_column, sig_column, cuts))
           INTO exported FROM unnest(keys) WITH ORDINALITY u(k, i);
         SELECT coalesce(jsonb_object_agg(t.node, t.value::jsonb), '{}') INTO exported
           FROM @extschema@.spotsigs_citus_on_nodes(rel, exported) t;
@@ -584,14 +600,21 @@ BEGIN
     IF ranges IS NOT NULL THEN
         RAISE LOG 'spotsigs_citus_join: length ranges from % (borders %), the rows of % nodes exported in % s',
             ranges -> 'los', ranges -> 'borders', w, round(extract(epoch FROM clock_timestamp() - started)::numeric, 2);
-        FOR r IN 1 .. jsonb_array_length(ranges -> 'los') LOOP
+        FOR r IN 1 .. cardinality(los) LOOP
+            -- Task r reads the pieces from its border up to the next range (node i's piece k is
+            -- its intermediate result prefix_i_(k - 1)); it runs on node r, where its own pieces are.
             SELECT coalesce(jsonb_agg(jsonb_build_object('host', hosts[u.i], 'port', ports[u.i],
-                                                         'results', jsonb_build_array(prefix || '_' || u.i || '_' || r),
-                                                         'rows', exported -> u.k -> (r - 1), 'here', u.i = r) ORDER BY u.i), '[]')
-              INTO remotes FROM unnest(keys) WITH ORDINALITY u(k, i) WHERE exported ? u.k;
+                                                         'results', p.results, 'rows', p.nrows, 'here', u.i = r) ORDER BY u.i), '[]')
+              INTO remotes
+              FROM unnest(keys) WITH ORDINALITY u(k, i)
+              CROSS JOIN LATERAL (SELECT jsonb_agg(format('%s_%s_%s', prefix, u.i, k - 1) ORDER BY k) AS results,
+                                         sum((exported -> u.k ->> (k - 1))::pg_catalog.int8) AS nrows
+                                    FROM generate_subscripts(cuts, 1) k
+                                   WHERE cuts[k] >= borders[r] AND (r = cardinality(los) OR cuts[k] < los[r + 1])) p
+             WHERE exported ? u.k;
             tasks := tasks || jsonb_build_object(keys[r], format(
                 '@extschema@.spotsigs_citus_range_task(%L::pg_catalog.jsonb, %s::pg_catalog.int4, %L::pg_catalog.float8, %L::pg_catalog.int4, %L::pg_catalog.text)',
-                remotes, ranges -> 'los' -> (r - 1), threshold, threads, method));
+                remotes, los[r], threshold, threads, method));
         END LOOP;
         RETURN jsonb_build_object('rel', rel::pg_catalog.oid, 'tasks', tasks);
     END IF;

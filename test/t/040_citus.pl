@@ -157,15 +157,19 @@ for my $tau (qw(0.3 0.5 0.9)) {
 		$want, "spotsigs_join_rs(archive, distributed batch) at $tau: distributed = single node");
 }
 
-# The length-range split (spotsigs_citus_ranges), which the cost check takes only when its ranges
-# and borders hold under (W - 1) / 2 times the table: never with these 3 workers, and at 0.9 on
-# this set with 5 tasks (under two tables), not at 0.5 (wider borders) nor with 3 tasks.
+# The length-range split (spotsigs_citus_ranges): with more than 3 tasks when its ranges and
+# borders hold under (W - 1) / 2 times the table (at 0.9 on this set with 5 tasks, under two
+# tables; not at 0.5, wider borders); with 3 tasks or fewer from 0.8 up (at 0.8 and 0.9 with 3,
+# not at 0.79 nor 0.5).
 is($coord->safe_psql('postgres', q{
 	SELECT (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 5) IS NOT NULL) || ' '
 	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.5, 5) IS NOT NULL) || ' '
-	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 3) IS NOT NULL)}),
-	'true false false', 'the length split: at 0.9 with 5 tasks, not at 0.5, never with 3');
-# Forced here (spotsigs.citus_split = length): at 0.9 the coordinator cuts the length axis, and
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.9, 3) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.8, 3) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.79, 3) IS NOT NULL) || ' '
+	    || (spotsigs_citus_ranges('pages', 'id', 'sig', 0.5, 3) IS NOT NULL)}),
+	'true false true true false false', 'the length split: at 0.9 with 5 tasks, not at 0.5; with 3 from 0.8 up');
+# Forced here (spotsigs.citus_split = length; the automatic choice too at 0.9): the coordinator cuts the length axis, and
 # pairs whose longer row's length is exactly a range's lower end, or whose shorter row's length is
 # exactly on a border, are among the pairs, which equal one node's.
 my $force_length = 'SET spotsigs.citus_split = length;';
@@ -197,10 +201,12 @@ for my $tau (qw(0.9)) {
 	cmp_ok($rows, '<', 2 * 1353, "at $tau fewer than the pair split's two tables");
 	is($sum, $out, "at $tau the range tasks' pairs add up to the join's ($out)");
 }
-for my $tau (qw(0.9 0.5)) {
+for my $case ([ 0.9, 'length' ], [ 0.5, 'pair' ]) {
+	my ($tau, $split) = @$case;
 	my $mark = -s $coord->logfile;
 	$coord->safe_psql('postgres', "SELECT count(*) FROM spotsigs_join('pages', 'id', 'sig', $tau)");
-	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, "at $tau the pair split");
+	my $log = substr(slurp_file($coord->logfile), $mark);
+	is($log =~ /length ranges/ ? 'length' : 'pair', $split, "at $tau with 3 workers the $split split");
 }
 {
 	my $mark = -s $coord->logfile;
@@ -210,8 +216,8 @@ for my $tau (qw(0.9 0.5)) {
 	unlike(substr(slurp_file($coord->logfile), $mark), qr/length ranges/, 'at 0.05 the pair split');
 }
 
-# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split: the pair split
-# (what the cost check picks here) and the length split at 0.5; the pairs are one node's either
+# spotsigs.citus_split (superuser, for tests and benchmarks) runs either split: the pair split at
+# 0.9 and the length split at 0.5 (each where the other would be taken); the pairs are one node's either
 # way. Another role may not set it (once the library is loaded; before, PostgreSQL
 # drops its placeholder value with a WARNING when the library loads).
 for my $case (['pairs', '0.9'], ['length', '0.5']) {

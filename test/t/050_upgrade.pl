@@ -419,8 +419,8 @@ my %new_object_checks = (
 	  [ q{SELECT u.id || ' ' || (u.sig = '{1,2:3}') FROM spotsigs_citus_unpack(spotsigs_citus_pack_value('{1,2:3}')) u}, '0 true' ],
 	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
-	'function spotsigs_citus_export_ranges(text[],text,name,name,integer[],integer[])' =>
-	  [ q{SELECT spotsigs_citus_export_ranges('{docs}', 'x', 'id', 'sig', '{0}', '{0}')}, 'ERROR:  42P01' ],
+	'function spotsigs_citus_export_pieces(text[],text,name,name,integer[])' =>
+	  [ q{SELECT spotsigs_citus_export_pieces('{docs}', 'x', 'id', 'sig', '{0,5}')}, 'ERROR:  42P01' ],
 	'function spotsigs_citus_ranges(regclass,name,name,double precision,integer)' =>
 	  [ q{SELECT spotsigs_citus_ranges('docs', 'id', 'sig', 0.9, 5)}, 'ERROR:  42883' ],
 	'function spotsigs_citus_range_task(jsonb,integer,double precision,integer,text)' => [

@@ -85,6 +85,9 @@ struct JoinCall {
     const int64* local_ids = nullptr;
     size_t nlocal = 0;
     bool cross_only = false;
+    // When >= 0 (a task of the length-range split), a self-join keeps only the pairs with a row of
+    // at least this length (the multiset size) among both: the rows its task owns.
+    int64 owned_min_length = -1;
     // When given, the rows are read without these signatures and joined by the plain measure: the
     // content measure's join once its template is known (docs/content-measure.md).
     const SignatureSet* remove = nullptr;
@@ -388,15 +391,18 @@ bool is_local(const JoinCall& call, int64_t id) {
 }
 
 // Appends a self-join's pairs as (id1, id2, similarity) rows, id1 < id2 (PostgreSQL code); with
-// local ids, only the pairs the call keeps (JoinCall::local_ids).
+// local ids or an owned length, only the pairs the call keeps (JoinCall::local_ids,
+// JoinCall::owned_min_length).
 void put_self_pairs(ReturnSetInfo* rsinfo, const Collection& docs, const JoinPairs& pairs,
                     const JoinCall* call = nullptr) {
+    const uint64_t owned = call != nullptr && call->owned_min_length >= 0 ? uint64_t(call->owned_min_length) : 0;
     for (const JoinPair& p : pairs) {
         int64_t x = docs.id(p.a), y = docs.id(p.b);
         if (call != nullptr && call->local_ids != nullptr) {
             const int local = is_local(*call, x) + is_local(*call, y);
             if (local == 0 || (call->cross_only && local == 2)) continue;
         }
+        if (owned > 0 && docs.length(p.a) < owned && docs.length(p.b) < owned) continue;
         put_row(rsinfo, x < y ? x : y, x < y ? y : x, &p.similarity);
     }
 }
@@ -1148,7 +1154,8 @@ int64* read_sorted_ids(const char* query, const char* what, size_t* n) {
 //                  for rows whose ids may repeat across the two sides;
 //   'owned:L'      (L an integer >= 0) the pairs among the other rows alone (local_shards unused)
 //                  with a row of length (spotsig length) >= L among both, id1 < id2: a task of
-//                  the length-range split (spotsigs_citus_range_task).
+//                  the length-range split (spotsigs_citus_range_task), whose results hold
+//                  (id, signature, length) rows (spotsigs_citus_export_pieces).
 // 'local+cross' and 'cross' self-join the local and other rows together (ids unique among them;
 // the self-join's matcher is much faster than the R-S one) and keep the pairs asked for. With a
 // template, by the content measure against it: the join one node runs with that template stored
@@ -1226,10 +1233,12 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
         no_other = nresults == 0;
         char* ids = OidOutputFunctionCall(F_ARRAY_OUT, PG_GETARG_DATUM(3));
         other.relname = psprintf("the intermediate results %s", ids);
+        // The rows of the length-range split carry their length too, the column Citus split them by
+        // (spotsigs_citus_export_pieces).
         other.query = psprintf(
             "SELECT u.id, u.sig FROM pg_catalog.read_intermediate_results(%s::pg_catalog.text[], 'binary') "
-            "AS u(id pg_catalog.int8, sig %s) WHERE u.id IS NOT NULL AND u.sig IS NOT NULL",
-            quote_literal_cstr(ids), format_type_be_qualified(spotsig));
+            "AS u(id pg_catalog.int8, sig %s%s) WHERE u.id IS NOT NULL AND u.sig IS NOT NULL",
+            quote_literal_cstr(ids), format_type_be_qualified(spotsig), owned ? ", len pg_catalog.int4" : "");
     }
     if (!PG_ARGISNULL(7)) {
         // The content measure with this template, as one node's join with it stored.
@@ -1259,21 +1268,13 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
                                 true, 0, false);
     Datum result;
     if (owned) {
-        // The owned ids, sorted: those of the other rows whose length is at least owned_min.
-        const char* schema = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
-        call.local_ids =
-            read_sorted_ids(psprintf("SELECT o.id FROM (%s) o(id, sig) WHERE %s.length(o.sig) >= %ld ORDER BY 1",
-                                     other.query, schema, owned_min),
-                            "owned", &call.nlocal);
-        call.held += call.nlocal * sizeof(int64);
+        // The owned rows are told by their length, which the join holds for every row: no read
+        // of their ids beforehand.
+        call.owned_min_length = owned_min;
+        call.src[0] = other;
+        call.sources = 1;
         InitMaterializedSRF(fcinfo, 0);
-        if (call.nlocal == 0) {
-            result = Datum(0);
-        } else {
-            call.src[0] = other;
-            call.sources = 1;
-            result = self_join_result(fcinfo, call);
-        }
+        result = self_join_result(fcinfo, call);
         AtEOXact_GUC(true, guc_level);
         return result;
     }
