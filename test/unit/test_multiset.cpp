@@ -193,6 +193,76 @@ TEST(BinaryFormat, Errors) {
     }
 }
 
+// plan_binary and pack_binary give, for every value spotsig_send could write (random counts,
+// hashes and frequencies of every width), the bytes pack() gives for parse_binary's multiset;
+// for anything else (unsorted, repeated, past the length limit) plan_binary says so and
+// parse_binary decides; malformed values throw the same errors from both.
+TEST(BinaryFormat, PlannedPackingEqualsParseThenPack) {
+    std::mt19937_64 rng(11);
+    auto encode = [](const std::vector<std::pair<uint64_t, uint64_t>>& p, size_t count) {
+        std::string out;
+        auto put = [&](uint64_t v, int bytes) {
+            for (int s = 8 * (bytes - 1); s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+        };
+        put(count, 4);
+        for (auto [h, f] : p) {
+            put(h, 8);
+            put(f, 4);
+        }
+        out += "tail";  // bytes after the value belong to the caller
+        return out;
+    };
+    const uint64_t fmax_of[] = {1, 0xff, 0xffff, 0x7fffffff / 64};
+    int canonical = 0, other = 0, errors = 0;
+    for (int t = 0; t < 2000; ++t) {
+        std::vector<std::pair<uint64_t, uint64_t>> p;
+        const int n = int(rng() % 50);
+        const uint64_t fmax = fmax_of[t % 4];
+        for (int i = 0; i < n; ++i) p.emplace_back(rng() % (t % 7 == 0 ? 32 : ~uint64_t(0)), 1 + rng() % fmax);
+        if (t % 3 != 0) std::sort(p.begin(), p.end());                 // mostly ascending, repeats when t % 7 == 0
+        if (t % 11 == 0 && n > 0) p[rng() % n].second = 0;             // an invalid frequency
+        if (t % 13 == 0 && n > 1) p[rng() % n].second = 0x7ffffff0;    // past the length limit
+        const size_t count = t % 17 == 0 ? size_t(n) + 1 : size_t(n);  // cut short when larger
+        const std::string bin = encode(p, count);
+        const auto* data = reinterpret_cast<const unsigned char*>(bin.data());
+        std::string want, got;
+        size_t used = 0;
+        try {
+            Multiset m = parse_binary(data, bin.size(), &used);
+            std::string packed(packed_size(m.view()), '\0');
+            pack(m.view(), reinterpret_cast<unsigned char*>(packed.data()));
+            want = packed + "/" + std::to_string(used);
+        } catch (const Error& e) {
+            want = e.what();
+        }
+        try {
+            const BinaryPlan plan = plan_binary(data, bin.size());
+            if (plan.canonical) {
+                std::string packed(plan.packed_size, '\0');
+                pack_binary(data, plan, reinterpret_cast<unsigned char*>(packed.data()));
+                got = packed + "/" + std::to_string(plan.consumed);
+                ++canonical;
+            } else {
+                // Not canonical: the caller parses it; the plan's size is what parse_binary consumes.
+                Multiset m = parse_binary(data, bin.size(), &used);
+                std::string packed(packed_size(m.view()), '\0');
+                pack(m.view(), reinterpret_cast<unsigned char*>(packed.data()));
+                got = packed + "/" + std::to_string(used);
+                EXPECT_EQ(plan.consumed, used) << "case " << t;
+                ++other;
+            }
+        } catch (const Error& e) {
+            got = e.what();
+            ++errors;
+        }
+        EXPECT_EQ(got, want) << "case " << t;
+    }
+    // Every kind of input occurred.
+    EXPECT_GT(canonical, 500);
+    EXPECT_GT(other, 100);
+    EXPECT_GT(errors, 100);
+}
+
 // parse_binary takes ascending input as it comes and sorts anything else: both give what
 // Multiset::from_pairs gives for the same pairs, with the same errors, whichever order the
 // pairs come in and wherever the input stops being ascending.

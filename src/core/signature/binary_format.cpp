@@ -1,6 +1,7 @@
 // Writing and parsing the binary form of a spotsig.
 #include "core/signature/binary_format.hpp"
 
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,25 @@ void put(std::string& out, uint64_t v, int bytes) {
 uint64_t get(const unsigned char* p, int bytes) {
     uint64_t v = 0;
     for (int k = 0; k < bytes; ++k) v = (v << 8) | p[k];
+    return v;
+}
+
+// The big-endian 64- and 32-bit values at p: get(p, 8) and get(p, 4) as one load each (the
+// binary form's hashes and frequencies, read once per signature of every received value).
+uint64_t get64(const unsigned char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+uint32_t get32(const unsigned char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
     return v;
 }
 
@@ -57,8 +77,8 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
         uint64_t total = 0;
         int32_t i = 0;
         for (; i < n; ++i, p += 12) {
-            const uint64_t hash = get(p, 8);
-            const auto f = static_cast<int32_t>(static_cast<uint32_t>(get(p + 8, 4)));
+            const uint64_t hash = get64(p);
+            const auto f = static_cast<int32_t>(get32(p + 8));
             if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
             if ((i > 0 && hash <= m.hashes[i - 1]) || (total += static_cast<uint64_t>(f)) > kMaxLength) break;
             m.hashes[i] = hash;
@@ -72,13 +92,63 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
     std::vector<std::pair<uint64_t, uint64_t>> pairs(static_cast<size_t>(n));
     const unsigned char* p = data + 4;
     for (auto& [hash, freq] : pairs) {
-        hash = get(p, 8);
-        const auto f = static_cast<int32_t>(static_cast<uint32_t>(get(p + 8, 4)));
+        hash = get64(p);
+        const auto f = static_cast<int32_t>(get32(p + 8));
         if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
         freq = static_cast<uint64_t>(f);
         p += 12;
     }
     return Multiset::from_pairs(std::move(pairs));
+}
+
+BinaryPlan plan_binary(const unsigned char* data, size_t size) {
+    if (size < 4) malformed("external spotsig value is too short");
+    const auto n = static_cast<int32_t>(static_cast<uint32_t>(get(data, 4)));
+    if (n < 0 || static_cast<uint32_t>(n) > kMaxDistinct || static_cast<size_t>(n) > (size - 4) / 12)
+        malformed("invalid number of signatures in external spotsig value: " + std::to_string(n));
+    BinaryPlan plan;
+    plan.consumed = 4 + size_t(n) * 12;
+    const unsigned char* p = data + 4;
+    uint64_t total = 0, prev = 0;
+    uint32_t fmax = 0;
+    for (int32_t i = 0; i < n; ++i, p += 12) {
+        const uint64_t hash = get64(p);
+        const auto f = static_cast<int32_t>(get32(p + 8));
+        if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
+        if ((i > 0 && hash <= prev) || (total += static_cast<uint64_t>(f)) > kMaxLength) return plan;
+        prev = hash;
+        fmax = static_cast<uint32_t>(f) > fmax ? static_cast<uint32_t>(f) : fmax;
+    }
+    plan.canonical = true;
+    plan.n = static_cast<uint32_t>(n);
+    plan.length = static_cast<uint32_t>(total);
+    plan.width = freq_width_of_max(fmax);
+    plan.packed_size = kPackedHeaderSize + size_t(plan.n) * (8 + plan.width);
+    return plan;
+}
+
+void pack_binary(const unsigned char* data, const BinaryPlan& plan, unsigned char* out) noexcept {
+    out[0] = static_cast<unsigned char>(kPackedVersion);
+    out[1] = static_cast<unsigned char>(plan.width);
+    out[2] = out[3] = 0;
+    std::memcpy(out + 4, &plan.n, 4);
+    std::memcpy(out + 8, &plan.length, 4);
+    unsigned char* hashes = out + kPackedHeaderSize;
+    unsigned char* freqs = hashes + size_t(plan.n) * 8;
+    const unsigned char* p = data + 4;
+    for (uint32_t i = 0; i < plan.n; ++i, p += 12) {
+        const uint64_t hash = get64(p);
+        const uint32_t f = get32(p + 8);
+        std::memcpy(hashes + size_t(i) * 8, &hash, 8);
+        if (plan.width == 1) {
+            freqs[i] = static_cast<unsigned char>(f);
+        } else if (plan.width == 2) {
+            const auto v = static_cast<uint16_t>(f);
+            std::memcpy(freqs + size_t(i) * 2, &v, 2);
+        } else if (plan.width == 4) {
+            std::memcpy(freqs + size_t(i) * 4, &f, 4);
+        }
+    }
 }
 
 }  // namespace spotsigs

@@ -67,6 +67,18 @@ SPOTSIGS_FUNCTION(spotsig_recv) {
     const unsigned char* data = reinterpret_cast<const unsigned char*>(buf->data) + buf->cursor;
     size_t avail = static_cast<size_t>(buf->len - buf->cursor);
     return pg_entry([&] {
+        // What spotsig_send wrote (every value another node or a binary COPY sends) is packed
+        // straight from the bytes (at most kMaxDistinct signatures: well within palloc's 1 GB);
+        // anything else goes through the multiset.
+        const BinaryPlan plan = plan_binary(data, avail);
+        if (plan.canonical) {
+            struct varlena* out = nullptr;
+            pg_guard([&] { out = static_cast<struct varlena*>(palloc(plan.packed_size + VARHDRSZ)); });
+            SET_VARSIZE(out, plan.packed_size + VARHDRSZ);
+            pack_binary(data, plan, reinterpret_cast<unsigned char*>(VARDATA(out)));
+            buf->cursor += static_cast<int>(plan.consumed);
+            return PointerGetDatum(out);
+        }
         size_t used = 0;
         Multiset m = parse_binary(data, avail, &used);
         buf->cursor += static_cast<int>(used);
