@@ -143,6 +143,12 @@ void each_packed_pair(const char* b64, int b64_len, bool ordered, PackedPairFn f
     pfree(data);
 }
 
+void put_pair_row(ReturnSetInfo* rsinfo, int64 id1, int64 id2, double similarity) {
+    Datum v[3] = {Int64GetDatum(id1), Int64GetDatum(id2), Float8GetDatum(similarity)};
+    bool nulls[3] = {false, false, false};
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+}
+
 }  // namespace spotsigs::pg
 
 // spotsigs_citus_pairs(data text, ordered boolean) -> TABLE(id1 bigint, id2 bigint, similarity
@@ -154,11 +160,7 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pairs) {
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     text* in = PG_GETARG_TEXT_PP(0);
-    auto put = [rsinfo](int64 a, int64 b, double sim) {
-        Datum v[3] = {Int64GetDatum(a), Int64GetDatum(b), Float8GetDatum(sim)};
-        bool nulls[3] = {false, false, false};
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
-    };
+    auto put = [rsinfo](int64 a, int64 b, double sim) { spotsigs::pg::put_pair_row(rsinfo, a, b, sim); };
     spotsigs::pg::each_packed_pair(VARDATA_ANY(in), VARSIZE_ANY_EXHDR(in), PG_GETARG_BOOL(1), put);
     return Datum(0);
 }

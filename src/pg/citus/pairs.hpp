@@ -5,7 +5,12 @@
 
 #include <type_traits>
 
+struct ReturnSetInfo;
+
 namespace spotsigs::pg {
+
+// Appends the row (id1, id2, similarity) to the materialized result of a set-returning call.
+void put_pair_row(ReturnSetInfo* rsinfo, int64 id1, int64 id2, double similarity);
 
 using PackedPairFn = void (*)(void* arg, int64 id1, int64 id2, double similarity);
 

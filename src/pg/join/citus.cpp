@@ -36,14 +36,19 @@ char* own_function(FunctionCallInfo fcinfo, const char* fn) {
     return quote_qualified_identifier(schema, fn);
 }
 
-// "SELECT * FROM fn($1, ..., $n)" with fn qualified by this extension's schema.
-char* call_query(FunctionCallInfo fcinfo, const char* fn, int nargs) {
+// "fn($1, ..., $n)" with fn qualified by this extension's schema.
+char* own_call(FunctionCallInfo fcinfo, const char* fn, int nargs) {
     StringInfoData q;
     initStringInfo(&q);
-    appendStringInfo(&q, "SELECT * FROM %s(", own_function(fcinfo, fn));
+    appendStringInfo(&q, "%s(", own_function(fcinfo, fn));
     for (int i = 1; i <= nargs; ++i) appendStringInfo(&q, i > 1 ? ", $%d" : "$%d", i);
     appendStringInfoChar(&q, ')');
     return q.data;
+}
+
+// "SELECT * FROM fn($1, ..., $n)" (own_call).
+char* call_query(FunctionCallInfo fcinfo, const char* fn, int nargs) {
+    return psprintf("SELECT * FROM %s", own_call(fcinfo, fn, nargs));
 }
 
 // Runs query through an SPI cursor and calls row(values, nulls) for each row of the result
@@ -99,7 +104,7 @@ void each_citus_pair(FunctionCallInfo fcinfo, const char* fn, int nargs, Oid* ty
     appendStringInfo(&plan,
                      "SELECT (p ->> 'rel')::pg_catalog.oid, p -> 'tasks', "
                      "coalesce((p ->> 'swapped')::pg_catalog.bool, false) FROM %s",
-                     call_query(fcinfo, fn, nargs) + strlen("SELECT * FROM "));
+                     own_call(fcinfo, fn, nargs));
     appendStringInfoString(&plan, " p WHERE p IS NOT NULL");
     each_row(plan.data, nargs, types, args, nulls, [&](Datum* v, bool* n) {
         if (n[0] || n[1]) return;
@@ -217,21 +222,14 @@ bool citus_distributed(FunctionCallInfo fcinfo, Oid relid) {
 void citus_rs_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls, bool swap) {
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
     auto put = [rsinfo, swap](int64 batch_id, int64 archive_id, double similarity) {
-        Datum v[3] = {Int64GetDatum(swap ? archive_id : batch_id), Int64GetDatum(swap ? batch_id : archive_id),
-                      Float8GetDatum(similarity)};
-        bool n[3] = {false, false, false};
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+        put_pair_row(rsinfo, swap ? archive_id : batch_id, swap ? batch_id : archive_id, similarity);
     };
     each_citus_pair(fcinfo, "spotsigs_citus_join_rs_tasks", 10, types, args, nulls, false, put);
 }
 
 void citus_self_pairs(FunctionCallInfo fcinfo, Oid* types, Datum* args, const char* nulls) {
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
-    auto put = [rsinfo](int64 id1, int64 id2, double similarity) {
-        Datum v[3] = {Int64GetDatum(id1), Int64GetDatum(id2), Float8GetDatum(similarity)};
-        bool n[3] = {false, false, false};
-        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
-    };
+    auto put = [rsinfo](int64 id1, int64 id2, double similarity) { put_pair_row(rsinfo, id1, id2, similarity); };
     each_citus_pair(fcinfo, "spotsigs_citus_join_tasks", 7, types, args, nulls, true, put);
 }
 
