@@ -24,21 +24,15 @@ uint64_t get(const unsigned char* p, int bytes) {
     return v;
 }
 
-// The big-endian 64- and 32-bit values at p: get(p, 8) and get(p, 4) as one load each (the
+// The big-endian value of type T (uint64_t or uint32_t) at p: get(p, sizeof(T)) as one load (the
 // binary form's hashes and frequencies, read once per signature of every received value).
-uint64_t get64(const unsigned char* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
+template <class T>
+T get_be(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-uint32_t get32(const unsigned char* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap32(v);
+    if constexpr (sizeof v == 8) v = __builtin_bswap64(v);
+    else v = __builtin_bswap32(v);
 #endif
     return v;
 }
@@ -77,8 +71,8 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
         uint64_t total = 0;
         int32_t i = 0;
         for (; i < n; ++i, p += 12) {
-            const uint64_t hash = get64(p);
-            const auto f = static_cast<int32_t>(get32(p + 8));
+            const uint64_t hash = get_be<uint64_t>(p);
+            const auto f = static_cast<int32_t>(get_be<uint32_t>(p + 8));
             if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
             if ((i > 0 && hash <= m.hashes[i - 1]) || (total += static_cast<uint64_t>(f)) > kMaxLength) break;
             m.hashes[i] = hash;
@@ -92,8 +86,8 @@ Multiset parse_binary(const unsigned char* data, size_t size, size_t* consumed) 
     std::vector<std::pair<uint64_t, uint64_t>> pairs(static_cast<size_t>(n));
     const unsigned char* p = data + 4;
     for (auto& [hash, freq] : pairs) {
-        hash = get64(p);
-        const auto f = static_cast<int32_t>(get32(p + 8));
+        hash = get_be<uint64_t>(p);
+        const auto f = static_cast<int32_t>(get_be<uint32_t>(p + 8));
         if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
         freq = static_cast<uint64_t>(f);
         p += 12;
@@ -112,8 +106,8 @@ BinaryPlan plan_binary(const unsigned char* data, size_t size) {
     uint64_t total = 0, prev = 0;
     uint32_t fmax = 0;
     for (int32_t i = 0; i < n; ++i, p += 12) {
-        const uint64_t hash = get64(p);
-        const auto f = static_cast<int32_t>(get32(p + 8));
+        const uint64_t hash = get_be<uint64_t>(p);
+        const auto f = static_cast<int32_t>(get_be<uint32_t>(p + 8));
         if (f < 1) malformed("invalid frequency " + std::to_string(f) + " in external spotsig value");
         if ((i > 0 && hash <= prev) || (total += static_cast<uint64_t>(f)) > kMaxLength) return plan;
         prev = hash;
@@ -137,8 +131,8 @@ void pack_binary(const unsigned char* data, const BinaryPlan& plan, unsigned cha
     unsigned char* freqs = hashes + size_t(plan.n) * 8;
     const unsigned char* p = data + 4;
     for (uint32_t i = 0; i < plan.n; ++i, p += 12) {
-        const uint64_t hash = get64(p);
-        const uint32_t f = get32(p + 8);
+        const uint64_t hash = get_be<uint64_t>(p);
+        const uint32_t f = get_be<uint32_t>(p + 8);
         std::memcpy(hashes + size_t(i) * 8, &hash, 8);
         if (plan.width == 1) {
             freqs[i] = static_cast<unsigned char>(f);
