@@ -154,6 +154,17 @@ my $logs = join '', map { substr(slurp_file($nodes[$_]->logfile), $marks[$_]) } 
 my %fetched;
 $fetched{$1}++ while $logs =~ /spotsigs_citus_task: \d+ local rows in \d+ shards, \d+ rows \(\d+ bytes\) fetched from (\d+) remote shards/g;
 is(join(' ', map { "$_:$fetched{$_}" } sort keys %fetched), '2:8 4:8', 'four nodes: per call two tasks joined two other nodes, two joined one');
+# The length split with the coordinator among the nodes: it writes its rows' length pieces too
+# (Citus's repartitioning, run by Citus's local execution there) and runs a range task.
+{
+	my $mark = -s $coord->logfile;
+	my $sql = "$pairs FROM spotsigs_join('TABLE', 'id', 'sig', 0.9) j(a, b, s)";
+	my $l = $coord->safe_psql('postgres', $sql =~ s/TABLE/newsframes_local/gr);
+	is($coord->safe_psql('postgres', "SET spotsigs.citus_split = length; " . ($sql =~ s/TABLE/four/gr)), $l,
+		"four nodes, the length split at 0.9: distributed = single node ($l)");
+	like(substr(slurp_file($coord->logfile), $mark), qr/spotsigs_citus_join: length ranges from \[0, \d+, \d+, \d+\]/,
+		'four nodes, the length split: four ranges, one on the coordinator');
+}
 
 # An id on two nodes (a table distributed by another column): the task that joins the two nodes'
 # rows together refuses it, as one node refuses a repeated id, rather than pair both rows.
