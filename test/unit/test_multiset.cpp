@@ -101,6 +101,37 @@ TEST(Packed, WidthsAndRoundTrip) {
     }
 }
 
+// unpack_header reads the length, count and width from the header's bytes alone (a copy of the
+// first kPackedHeaderSize bytes, as a toast slice gives), with unpack's checks of the full size.
+TEST(Packed, HeaderAloneGivesWhatUnpackGives) {
+    Multiset m = ms({{1, 2}, {5, 300}, {9, 1}});
+    size_t len;
+    auto buf = packed(m, len);
+    const unsigned char* p = reinterpret_cast<unsigned char*>(buf.data()) + 4;
+    const std::vector<unsigned char> head(p, p + kPackedHeaderSize);
+    const PackedHeader h = unpack_header(head.data(), len);
+    const MultisetView v = unpack(p, len);
+    EXPECT_EQ(h.length, v.length);
+    EXPECT_EQ(h.length, 303u);
+    EXPECT_EQ(h.n, v.size);
+    EXPECT_EQ(h.width, 2u);
+    for (size_t bad_len : {len - 1, len + 1, size_t(3)}) {
+        std::string a, b;
+        try {
+            unpack_header(head.data(), bad_len);
+        } catch (const Error& e) {
+            a = std::string(e.what()) + "/" + e.detail();
+        }
+        try {
+            unpack(p, bad_len);
+        } catch (const Error& e) {
+            b = std::string(e.what()) + "/" + e.detail();
+        }
+        EXPECT_FALSE(a.empty()) << bad_len;
+        EXPECT_EQ(a, b) << bad_len;
+    }
+}
+
 TEST(Packed, RejectsCorruptBytes) {
     Multiset m = ms({{1, 2}, {5, 3}});
     size_t len;

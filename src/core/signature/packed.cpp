@@ -43,17 +43,24 @@ void pack(const MultisetView& m, unsigned char* out) noexcept {
     write_freqs(m, w, out + kPackedHeaderSize + size_t(n) * 8);
 }
 
-MultisetView unpack(const unsigned char* data, size_t len) {
+PackedHeader unpack_header(const unsigned char* head, size_t len) {
     auto bad = [](const char* why) { return Error(ErrorKind::DataCorrupted, "corrupt spotsig value", why); };
     if (len < kPackedHeaderSize) throw bad("value is shorter than its header");
-    if (data[0] != kPackedVersion) throw bad("unknown format version");
-    unsigned w = data[1];
-    if (w != 0 && w != 1 && w != 2 && w != 4) throw bad("invalid frequency width");
-    uint32_t n, length;
-    std::memcpy(&n, data + 4, 4);
-    std::memcpy(&length, data + 8, 4);
-    if (n > kMaxDistinct || len != kPackedHeaderSize + size_t(n) * (8 + w))
+    if (head[0] != kPackedVersion) throw bad("unknown format version");
+    PackedHeader h;
+    h.width = head[1];
+    if (h.width != 0 && h.width != 1 && h.width != 2 && h.width != 4) throw bad("invalid frequency width");
+    std::memcpy(&h.n, head + 4, 4);
+    std::memcpy(&h.length, head + 8, 4);
+    if (h.n > kMaxDistinct || len != kPackedHeaderSize + size_t(h.n) * (8 + h.width))
         throw bad("size does not match the number of signatures");
+    return h;
+}
+
+MultisetView unpack(const unsigned char* data, size_t len) {
+    const PackedHeader h = unpack_header(data, len);
+    const uint32_t n = h.n, length = h.length;
+    const unsigned w = h.width;
     MultisetView v;
     v.hashes = reinterpret_cast<const uint64_t*>(data + kPackedHeaderSize);
     v.freqs.data = data + kPackedHeaderSize + size_t(n) * 8;

@@ -42,6 +42,17 @@ size_t packed_size(const MultisetView& m) noexcept;
 // Writes m into out, which must hold packed_size(m) bytes.
 void pack(const MultisetView& m, unsigned char* out) noexcept;
 
+// The header of a packed payload of len bytes, of which only the first kPackedHeaderSize at head
+// are read: checked as unpack() checks it (version, width, the size the count implies). For a
+// value's length or count without its hashes (a toasted value then fetches only its start).
+// Throws Error(DataCorrupted).
+struct PackedHeader {
+    unsigned width = 0;
+    uint32_t n = 0;
+    uint32_t length = 0;
+};
+PackedHeader unpack_header(const unsigned char* head, size_t len);
+
 // Returns a view into a packed payload of len bytes after checking its header and size (O(1)).
 // Throws Error(DataCorrupted) if they do not fit. data + kPackedHeaderSize must be 8-byte aligned
 // (it is in a MAXALIGNed datum, whose varlena header takes 4 bytes).

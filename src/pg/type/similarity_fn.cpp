@@ -2,6 +2,7 @@
 #include "pg/pg.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "funcapi.h"
 #include "utils/guc.h"
 #include "utils/tuplestore.h"
@@ -14,6 +15,7 @@ extern "C" {
 #include <cstring>
 
 #include "core/common/threshold.hpp"
+#include "core/signature/packed.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus/fold.hpp"
 #include "pg/gucs.hpp"
@@ -185,15 +187,25 @@ SPOTSIGS_FUNCTION(spotsig_distance) {
     PG_RETURN_FLOAT8(1.0 - binary_measure(fcinfo, multiset_jaccard));
 }
 
-// length(s): the sum of frequencies, |d| in the paper.
+// length(s): the sum of frequencies, |d| in the paper. Read from the header alone: a compressed
+// or out-of-line value is not detoasted whole for it (a distributed join's length split computes
+// it for every row it exports, beside the value itself), and the header is checked against the
+// value's full size as view_of checks it.
 SPOTSIGS_FUNCTION(spotsig_length) {
-    struct varlena* v = fetch_spotsig(PG_GETARG_DATUM(0));
-    MultisetView m;
+    Datum d = PG_GETARG_DATUM(0);
+    struct varlena* raw = reinterpret_cast<struct varlena*>(DatumGetPointer(d));
+    const size_t len = toast_raw_datum_size(d) - VARHDRSZ;
+    const bool whole = !VARATT_IS_EXTERNAL(raw) && !VARATT_IS_COMPRESSED(raw);
+    struct varlena* head = whole ? raw : PG_DETOAST_DATUM_SLICE(d, 0, kPackedHeaderSize);
+    const size_t have = VARSIZE_ANY_EXHDR(head);
+    PackedHeader h;
     pg_entry([&] {
-        m = view_of(v);
+        // A header cut short by the slice is a value shorter than its header: unpack_header says so.
+        h = unpack_header(reinterpret_cast<const unsigned char*>(VARDATA_ANY(head)),
+                          have < kPackedHeaderSize ? have : len);
         return Datum(0);
     });
-    PG_RETURN_INT32(int32(m.length));
+    PG_RETURN_INT32(int32(h.length));
 }
 
 // spotsig_distinct(s): the number of distinct signatures.
