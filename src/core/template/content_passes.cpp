@@ -474,6 +474,30 @@ private:
         const size_t range_bytes = overlap.capacity() * sizeof(uint32_t) + needed.capacity() * sizeof(uint64_t);
         held(range_bytes);
         if (!pairs.empty()) add_overlaps(round, range_bytes, pairs, overlap, needed);
+        // Where each page's pairs start: the pairs (a, b) of page a are pairs[first[a], first[a + 1])
+        // (pairs ascend by a << 32 | b), so a sample's pair is found among a's few partners rather
+        // than among all the group's pairs, whose search missed the cache at nearly every step.
+        // Built once the overlap reads have released their per-page arrays (finish_bytes counts
+        // kOverlapBytesPerPage a page for them); without room, the search of all pairs stays.
+        std::vector<uint32_t> first;
+        const size_t first_bytes = (n_ + 1) * sizeof(uint32_t);
+        if (opt_.page_index && pairs.size() < UINT32_MAX && fits(range_bytes + first_bytes)) {
+            first.resize(n_ + 1);
+            size_t i = 0;
+            for (size_t a = 0; a <= n_; ++a) {
+                while (i < pairs.size() && (pairs[i] >> 32) < a) ++i;
+                first[a] = static_cast<uint32_t>(i);
+            }
+            held(range_bytes + first_bytes);
+        }
+        auto find = [&](uint64_t key) {
+            auto lo = pairs.begin(), hi = pairs.end();
+            if (!first.empty()) {
+                lo += first[key >> 32];
+                hi = pairs.begin() + first[(key >> 32) + 1];
+            }
+            return static_cast<size_t>(std::lower_bound(lo, hi, key) - pairs.begin());
+        };
         // Judge every signature as the definition says: the mean over its sample's pairs, in
         // order, of the pages' similarity in the round.
         for (size_t s = 0; s + 1 < group_.start.size(); ++s) {
@@ -483,7 +507,7 @@ private:
             for (size_t a = 0; a < m; ++a)
                 for (size_t b = a + 1; b < m; ++b) {
                     const uint64_t key = uint64_t(x[a]) << 32 | x[b];
-                    const uint64_t o = overlap[std::lower_bound(pairs.begin(), pairs.end(), key) - pairs.begin()];
+                    const uint64_t o = overlap[find(key)];
                     const uint64_t la = lengths_[x[a]], lb = lengths_[x[b]];
                     sum += la == 0 || lb == 0 ? 0.0 : static_cast<double>(o) / static_cast<double>(la + lb - o);
                 }

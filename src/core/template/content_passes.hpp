@@ -43,6 +43,10 @@ struct TemplatePassOptions {
     // few as the limit allows).
     size_t ranges = 0;
     size_t overlap_ranges = 0;
+    // A group's judgement finds each sample pair among its first page's pairs through an index of
+    // where each page's pairs start (4 bytes a row, when the limit leaves room); false searches
+    // all the group's pairs, as when it does not (tests: both give the same template).
+    bool page_index = true;
     const CancelToken* cancel = nullptr;
     PollFn poll;  // called every few thousand units of work (may throw)
     // Called with an id two rows share (must throw); by default Error(InvalidParameter).
