@@ -588,8 +588,8 @@ TEST(ContentPasses, EqualOnePassAndReference) {
                 opt.page_index = (ranges + overlap_ranges) % 2 == 0;
                 TemplatePassInfo info;
                 EXPECT_EQ(template_signatures_in_passes(shuffled_source(c, seed), opt, &info), want)
-                    << "seed " << seed << ", " << ranges << " ranges, " << overlap_ranges << " overlap reads, page index "
-                    << opt.page_index;
+                    << "seed " << seed << ", " << ranges << " ranges, " << overlap_ranges
+                    << " overlap reads, page index " << opt.page_index;
                 EXPECT_EQ(info.rows, c.size());
                 EXPECT_EQ(info.ranges, 2 * std::max<size_t>(ranges, 1));
                 // Without a limit every range's samples are judged together: the first read, one
