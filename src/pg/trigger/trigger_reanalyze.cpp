@@ -123,12 +123,15 @@ const char* column_type_sql(Relation rel, AttrNumber att) {
 // spotsigs_analyze(rel, sig, id), then every row's flag set to what spotsigs_flag_batch(rel, id,
 // sig, dup, sim, NULL, min) computes with the new template (the best match among the rows of
 // smaller id, ties to the smallest id), in one UPDATE that writes only the rows whose values
-// change. Through SPI as the current user. Every row is judged: a row's flag can change only if
-// it, its match, or a row of smaller id that the new template makes a match holds a signature
-// that entered or left the template (docs/ingest.md, "Which flags a refresh can change"), but only
-// when every other row holds the batch result under the old template, which rows inserted out of
-// id order, by other sessions or before a user's own analysis need not. Without `analyze`, the
-// re-flag alone, with the template stored.
+// change. The matches are the pairs of the table's default self-join (id1 < id2: a match of id2
+// among the rows of smaller id), which are the pairs spotsigs_flag_batch's R-S join of the table
+// against itself keeps (s_id < r_id), with the same stored template and threshold, each found
+// once instead of in both orders. Through SPI as the current user. Every row is judged: a row's
+// flag can change only if it, its match, or a row of smaller id that the new template makes a
+// match holds a signature that entered or left the template (docs/ingest.md, "Which flags a
+// refresh can change"), but only when every other row holds the batch result under the old
+// template, which rows inserted out of id order, by other sessions or before a user's own
+// analysis need not. Without `analyze`, the re-flag alone, with the template stored.
 void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
     const char* sig = column_name(rel, c->sig_att);
     const char* id = column_name(rel, c->id_att);
@@ -164,10 +167,10 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
     sql = psprintf(
         "UPDATE %s t SET %s FROM ("
         "SELECT a.%s AS id, b.s_id, b.similarity FROM %s a LEFT JOIN ("
-        "SELECT DISTINCT ON (j.r_id) j.r_id, j.s_id, j.similarity "
-        "FROM %s.spotsigs_join_rs($1, $3, $2, $1, $3, $2, NULL::pg_catalog.float8, NULL::pg_catalog.int4, "
+        "SELECT DISTINCT ON (j.id2) j.id2 AS r_id, j.id1 AS s_id, j.similarity "
+        "FROM %s.spotsigs_join($1, $3, $2, NULL::pg_catalog.float8, NULL::pg_catalog.int4, "
         "NULL::pg_catalog.text, NULL::pg_catalog.text) j "
-        "WHERE j.s_id OPERATOR(pg_catalog.<) j.r_id ORDER BY j.r_id, j.similarity DESC, j.s_id) b "
+        "ORDER BY j.id2, j.similarity DESC, j.id1) b "
         "ON b.r_id OPERATOR(pg_catalog.=) a.%s) m "
         "WHERE t.%s OPERATOR(pg_catalog.=) m.id AND (%s)",
         table, set.data, qid, table, schema, qid, qid, differs.data);
