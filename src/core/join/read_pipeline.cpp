@@ -72,7 +72,7 @@ size_t frequent_bytes_bound(const Collection& docs, size_t sample) {
 }  // namespace
 
 struct ReadPipeline::Batch {
-    HugeVector<unsigned char> bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
+    HugeBytes bytes;  // payloads, each starting 4 bytes past an 8-byte boundary
     size_t used = 0;
     std::vector<int64_t> ids;
     std::vector<uint64_t> offsets;
@@ -335,13 +335,13 @@ void ReadPipeline::fit_batches(size_t bytes) noexcept {
     const size_t each = std::clamp(bytes / (8 * pool_.size()), kMinBatchBytes, static_cast<size_t>(kBatchBytes));
     if (each >= batch_size_) return;
     batch_size_ = each;
-    for (auto& b : pool_) HugeVector<unsigned char>(each).swap(b->bytes);
+    for (auto& b : pool_) HugeBytes(each).swap(b->bytes);
     batch_bytes_.store(each * pool_.size(), std::memory_order_relaxed);
 }
 
 void ReadPipeline::free_batches() noexcept {
     for (auto& b : pool_) {
-        HugeVector<unsigned char>().swap(b->bytes);
+        HugeBytes().swap(b->bytes);
         std::vector<int64_t>().swap(b->ids);
         std::vector<uint64_t>().swap(b->offsets);
         std::vector<uint32_t>().swap(b->lengths);
@@ -426,7 +426,7 @@ void ReadPipeline::file(Batch& b) {
     if (b.bytes.size() > batch_size_) {
         const size_t grew = b.bytes.size() - batch_size_;
         batch_bytes_.fetch_sub(grew);
-        HugeVector<unsigned char>(batch_size_).swap(b.bytes);
+        HugeBytes(batch_size_).swap(b.bytes);
         if (budget_ != nullptr) {
             budget_->release(grew);
             charged_.fetch_sub(grew, std::memory_order_relaxed);

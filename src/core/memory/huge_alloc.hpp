@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "core/memory/huge_pages.hpp"
@@ -164,5 +165,32 @@ struct HugeAllocator {
 // join's large per-call arrays, whose first touch otherwise costs a fresh page fault per 4 KB.
 template <class T>
 using HugeVector = std::vector<T, HugeAllocator<T>>;
+
+// HugeAllocator for a buffer that is written before it is read: a vector's resize() leaves new
+// elements default-initialized (for bytes: unwritten) instead of zeroing them, so a buffer sized
+// for the largest input touches only the pages its input fills. A fresh mapping's untouched pages
+// cost nothing; zeroing a 2 MB buffer for a table of a few rows cost more than reading them.
+template <class T>
+struct UninitHugeAllocator : HugeAllocator<T> {
+    using value_type = T;
+    template <class U>
+    struct rebind {
+        using other = UninitHugeAllocator<U>;
+    };
+    UninitHugeAllocator() noexcept = default;
+    template <class U>
+    UninitHugeAllocator(const UninitHugeAllocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
+// A byte buffer over UninitHugeAllocator.
+using HugeBytes = std::vector<unsigned char, UninitHugeAllocator<unsigned char>>;
 
 }  // namespace spotsigs
