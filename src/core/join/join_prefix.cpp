@@ -7,7 +7,7 @@
 namespace spotsigs::join_detail {
 
 namespace {
-// Totals below this are tabulated by a lister's RequiredOverlap (128 KB); longer ones computed.
+// Totals below this are tabulated by a lister (128 KB); longer ones computed each time.
 constexpr uint64_t kListerTable = uint64_t(1) << 15;
 // How many documents ahead list_all_prefixes() fetches a document's first signatures.
 constexpr size_t kListAhead = 4;
@@ -46,12 +46,12 @@ inline __attribute__((always_inline)) void walk_prefix(uint32_t d, const uint64_
 }  // namespace
 
 PrefixLister::PrefixLister(double tau, const FrequentSignatures& frequent)
-    : tau_(tau), frequent_(&frequent), req_(tau, kListerTable) {}
+    : tau_(tau), frequent_(&frequent), req_(kListerTable, 0) {}
 
 void PrefixLister::list(uint32_t d, const MultisetView& v, PrefixLists& out) {
     const uint64_t x = v.length;
     if (x == 0) return;
-    const uint64_t need = req_(x + min_partner_length(x, tau_));
+    const uint64_t need = required(x + min_partner_length(x, tau_));
     stash_.clear();
     const unsigned char* f = v.freqs.data;
     switch (v.freqs.width) {

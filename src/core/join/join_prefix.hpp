@@ -185,9 +185,19 @@ public:
     void list(uint32_t d, const MultisetView& v, PrefixLists& out);
 
 private:
+    // req(s): tabulated as the lengths are met (0: not yet computed; req(s) >= 1 for s >= 2), so
+    // that a lister of a few documents does not compute the whole table. A lister serves one
+    // thread.
+    uint64_t required(uint64_t s) {
+        if (s >= req_.size()) return required_overlap_exact(s, tau_);
+        uint32_t& r = req_[s];
+        if (r == 0) r = static_cast<uint32_t>(required_overlap_exact(s, tau_));
+        return r;
+    }
+
     double tau_;
     const FrequentSignatures* frequent_;
-    RequiredOverlap req_;
+    std::vector<uint32_t> req_;
     std::vector<uint64_t> stash_;  // the frequent signatures of the current document
 };
 
