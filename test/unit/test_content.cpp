@@ -317,6 +317,34 @@ TEST(Content, MemoryLimit) {
     }
 }
 
+// The limit counts the signatures held by two or more pages, not the bound of half their entries:
+// a collection of 8 copies of each page (every entry shared, a signature for every 8 entries)
+// runs in one go within about four fifths of template_memory_bytes, and still refuses a limit
+// far below what it holds.
+TEST(Content, MemoryLimitCountsSignatures) {
+    std::mt19937_64 rng(11);
+    std::vector<Doc> docs;
+    std::vector<int64_t> ids;
+    for (int p = 0; p < 2000; ++p) {
+        Doc d;
+        for (int k = 0; k < 150; ++k) d[rng()] += 1;
+        for (int copy = 0; copy < 8; ++copy) {
+            docs.push_back(d);
+            ids.push_back(int64_t(copy) * 100000 + p);
+        }
+    }
+    Collection c = make(docs, ids);
+    const std::vector<uint64_t> want = template_signatures(c, 1);
+    const size_t bound = template_memory_bytes(c, 1);
+    EXPECT_EQ(template_signatures(c, 1, nullptr, c.memory_bytes() + bound * 85 / 100), want);
+    try {
+        template_signatures(c, 1, nullptr, c.memory_bytes() + bound / 2);
+        ADD_FAILURE() << "finished beyond its limit";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+    }
+}
+
 TEST(Content, IndependentOfReadOrder) {
     Web w = make_web(7, 3, 5, 80);
     std::vector<uint64_t> first = template_signatures(make(w.docs, w.ids));

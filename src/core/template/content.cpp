@@ -99,25 +99,28 @@ size_t grouper_bytes(size_t m) {
 }
 
 // Bytes the statistics hold at once beside the documents, for e entries, of which s belong to
-// signatures held by two or more pages, n pages and a largest bucket of m entries
-// (template_memory_bytes says how).
-size_t statistics_bytes(size_t e, size_t s, size_t n, int threads, size_t m) {
+// the g signatures held by two or more pages (g <= s / 2: pass s / 2 when g is not known), n
+// pages and a largest bucket of m entries (template_memory_bytes says how).
+size_t statistics_bytes(size_t e, size_t s, size_t g, size_t n, int threads, size_t m) {
     const size_t workers = size_t(std::max(threads, 1));
     // Finding the entries: every entry (16 bytes), the buckets' counts per worker and each
     // worker's Grouper. Grouping them: the entries (the kept ones packed at the front), per
-    // signature (g <= s / 2) its hash and sample offset (8 each), the samples' ranks (4 s at
-    // most), the pages' rows (8 bytes an entry, 16 a page with the offsets and lengths):
-    // 16 e + 20 s + 16 n. Merging equal samples: the rows, the hashes, offsets and
-    // ranks of the first samples, the sort's keyed order (16 g), sample_of (4 g) and the merged
-    // samples' offsets (8 g) and ranks (4 s): 16 s + 44 g + 16 n <= 38 s + 16 n. Judging: the
-    // merged samples (hashes 8 g, sample_of 4 g, offsets 8 g, ranks 4 s: 14 s), the two rounds'
-    // rows (8 s + 16 n each), the keep and drop flags (2 g) and the sketches (at most 161 bytes a
-    // page and 2 bytes an entry): 33 s + 193 n. Beside them: the page order (8 bytes a page) and
-    // each worker's memo (at most kMemoEntries + kSample^2 entries of at most 64 bytes with the
-    // table).
+    // signature its hash and sample offset (8 each), the samples' ranks (4 s at most), the pages'
+    // rows (8 bytes an entry, 16 a page with the offsets and lengths): 16 e + 12 s + 16 g + 16 n.
+    // Merging equal samples: the rows, the hashes, offsets and ranks of the first samples, the
+    // sort's keyed order (16 g), sample_of (4 g) and the merged samples' offsets (8 g) and ranks
+    // (4 s): 16 s + 44 g + 16 n. Judging: the merged samples (hashes 8 g, sample_of 4 g, offsets
+    // 8 g, ranks 4 s), the two rounds' rows (8 s + 16 n each), the keep and drop flags (2 g) and
+    // the sketches (at most 161 bytes a page and 2 bytes an entry): 22 s + 22 g + 193 n. Beside
+    // them: the page order (8 bytes a page) and each worker's memo (at most kMemoEntries +
+    // kSample^2 entries of at most 64 bytes with the table). A collection of many copies of each
+    // page has g far below s / 2 (s / 14 for 14 copies), which is what lets its statistics run in
+    // one go where the bound at g = s / 2 would send them to passes.
     const size_t finding = 16 * e + workers * (grouper_bytes(m) + (size_t(8) << 12) + 64);
-    const size_t peak =
-        std::max(std::max(finding, 16 * e + 20 * s + 16 * n), std::max(38 * s + 16 * n, 33 * s + 193 * n));
+    const size_t grouping = 16 * e + 12 * s + 16 * g + 16 * n;
+    const size_t merging = 16 * s + 44 * g + 16 * n;
+    const size_t judging = 22 * s + 22 * g + 193 * n;
+    const size_t peak = std::max(std::max(finding, grouping), std::max(merging, judging));
     return peak + 8 * n + workers * (kMemoEntries + kSample * kSample) * 64;
 }
 
@@ -167,8 +170,9 @@ struct Groups {
 // worker; its vectors are kept from bucket to bucket.
 class Grouper {
 public:
-    // Returns how many entries are kept at the front of [x, x + m), m <= kTableEntries.
-    size_t group(Entry* x, size_t m, StopCheck& check) {
+    // Returns how many entries are kept at the front of [x, x + m), m <= kTableEntries, and adds
+    // the number of their signatures to *groups.
+    size_t group(Entry* x, size_t m, StopCheck& check, size_t* groups) {
         const size_t cap = table_slots(m);
         const size_t mask = cap - 1;
         table_.assign(cap, Slot{0, 0, 0});
@@ -195,6 +199,7 @@ public:
                 t.at = static_cast<uint32_t>(kept);
                 kept += t.count;
                 t.count |= kPlaced;
+                ++*groups;
             }
             copy_[t.at++] = x[i];
         }
@@ -237,9 +242,9 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
     size_t largest = 0;  // the largest bucket's entries, once they are counted
-    auto check_limit = [&](size_t s) {
+    auto check_limit = [&](size_t s, size_t g) {
         if (memory_limit == 0) return;
-        const size_t need = docs.memory_bytes() + statistics_bytes(e, s, n, threads, largest);
+        const size_t need = docs.memory_bytes() + statistics_bytes(e, s, g, n, threads, largest);
         if (need > memory_limit)
             throw Error(ErrorKind::OutOfMemory,
                         "the content statistics need " + std::to_string(need >> 10) + " kB with the documents");
@@ -283,7 +288,7 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
     }
     start[buckets] = e;
     for (size_t b = 0; b < buckets; ++b) largest = std::max(largest, start[b + 1] - start[b]);
-    check_limit(0);
+    check_limit(0, 0);
     // Every entry is written below: no value is needed first.
     std::unique_ptr<Entry[]> all(new Entry[e]);
     Entry* const out = all.get();
@@ -302,6 +307,7 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
     join_detail::throw_if_canceled(cancel);
     std::vector<size_t>().swap(count);
     std::vector<size_t> kept(buckets, 0);
+    std::vector<size_t> groups(buckets, 0);  // per bucket: the signatures of its kept entries
     {
         std::vector<Grouper> grouper(workers);
         join_detail::run_workers(threads, buckets, 8, [&](int w, size_t begin, size_t end) {
@@ -310,7 +316,7 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
                 Entry* x = out + start[b];
                 const size_t m = start[b + 1] - start[b];
                 if (m <= kTableEntries) {
-                    kept[b] = grouper[static_cast<size_t>(w)].group(x, m, check);
+                    kept[b] = grouper[static_cast<size_t>(w)].group(x, m, check, &groups[b]);
                     continue;
                 }
                 // A crowded bucket: sorted by (signature, rank), then its runs of two or more
@@ -323,7 +329,10 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
                 for (size_t i = 0; i < m;) {
                     size_t j = i + 1;
                     while (j < m && x[j].hash == x[i].hash) ++j;
-                    if (j - i >= 2) k = static_cast<size_t>(std::copy(x + i, x + j, x + k) - x);
+                    if (j - i >= 2) {
+                        k = static_cast<size_t>(std::copy(x + i, x + j, x + k) - x);
+                        ++groups[b];
+                    }
                     i = j;
                 }
                 check.add(m);
@@ -332,12 +341,13 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
         });
     }
     join_detail::throw_if_canceled(cancel);
-    size_t s = 0;
+    size_t s = 0, g = 0;
     for (size_t b = 0; b < buckets; ++b) {
         if (s != start[b]) std::copy(out + start[b], out + start[b] + kept[b], out + s);
         s += kept[b];
+        g += groups[b];
     }
-    check_limit(s);
+    check_limit(s, g);
     return Entries{std::move(all), s};
 }
 
@@ -647,7 +657,7 @@ void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threa
 size_t template_memory_bytes(const Collection& docs, int threads) {
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
-    return statistics_bytes(e, e, docs.size(), threads, e);
+    return statistics_bytes(e, e, e / 2, docs.size(), threads, e);
 }
 
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,
