@@ -467,7 +467,9 @@ Rows without(const Rows& rows, const std::vector<char>& drop, const CancelToken*
 }
 
 // Each page's signature sketches: bitmaps of 512 << j bits for j = 0 .. levels - 1, bit
-// (h mod bits) set for every hash h of the page's signatures held by two or more pages, each
+// (h mod bits) set for h = fmix64(s) of every number s (Rows::sig) of the page's signatures held
+// by two or more pages (the numbers are the same in every page's row and fmix64 spreads them
+// like hashes, without reading each signature's hash from a table of all of them), each
 // with its population count; a page has as many levels as it takes to reach 4 bits per such
 // signature (at most kMaxLevels). They bound overlaps from above: in two sketches of the same
 // size, a bit set in a's and clear in b's is set by at least one signature of a that b lacks
@@ -476,7 +478,8 @@ Rows without(const Rows& rows, const std::vector<char>& drop, const CancelToken*
 // >= 1 that adds to |a| and nothing to the overlap. So with c = popcount(a & b),
 //     overlap(a, b) <= min(|a| - (pa - c), |b| - (pb - c)),
 // pa and pb the two sketches' population counts. Level j - 1 is level j folded in half (bit i
-// and bit i + bits / 2 ORed), since h mod (bits / 2) = (h mod bits) mod (bits / 2).
+// and bit i + bits / 2 ORed), since h mod (bits / 2) = (h mod bits) mod (bits / 2); bits is a
+// power of two, so h mod bits is h & (bits - 1).
 constexpr uint32_t kBaseWords = 8;
 constexpr uint32_t kMaxLevels = 6;
 
@@ -528,7 +531,7 @@ struct Sketches {
 };
 
 // Throws Error(Canceled) when cancel is set.
-Sketches sketch(const Rows& rows, const std::vector<uint64_t>& hashes, const CancelToken* cancel) {
+Sketches sketch(const Rows& rows, const CancelToken* cancel) {
     static_assert(kBaseWords * sizeof(uint64_t) == 64, "level 0 is one cache line");
     StopCheck check(cancel);
     Sketches s;
@@ -554,9 +557,9 @@ Sketches sketch(const Rows& rows, const std::vector<uint64_t>& hashes, const Can
         check.add(rows.size(rr) + kBaseWords * ((size_t(1) << s.rec[r].levels) - 1));
         const uint32_t top = s.rec[r].levels - 1u;
         uint64_t* w = s.level(rr, top);
-        const uint64_t nbits = uint64_t(64 * kBaseWords) << top;
+        const uint64_t mask = (uint64_t(64 * kBaseWords) << top) - 1;
         for (size_t k = rows.start[r]; k < rows.start[r + 1]; ++k) {
-            uint64_t bit = hashes[rows.sig[k]] % nbits;
+            const uint64_t bit = fmix64(rows.sig[k]) & mask;
             w[bit / 64] |= uint64_t(1) << (bit % 64);
         }
         for (uint32_t j = top + 1; j-- > 0;) {
@@ -598,7 +601,7 @@ void judge(const Groups& g, const Rows& rows, std::vector<char>& keep, int threa
     keep.assign(n, 0);
     static_assert(kSample * (kSample - 1) / 2 <= 120, "the slack below is worked out for 120 pairs");
     constexpr size_t kPairs = kSample * (kSample - 1) / 2;
-    const Sketches sk = sketch(rows, g.hashes, cancel);
+    const Sketches sk = sketch(rows, cancel);
     // Samples in order share their first pages, so pairs recur from one sample to the next: each
     // worker remembers the similarities of the last few thousand samples' pairs.
     std::vector<std::unordered_map<uint64_t, double>> cache(static_cast<size_t>(threads));
