@@ -130,9 +130,14 @@ size_t statistics_bytes(size_t e, size_t s, size_t g, size_t n, int threads, siz
 // signatures held by two or more pages, so their overlap, and with the lengths their
 // similarity, are those of the whole pages.
 struct Rows {
-    std::vector<size_t> start;  // per rank + 1: offsets into sig and freq
-    std::vector<uint32_t> sig;
-    std::vector<uint32_t> freq;
+    // A signature's number and frequency side by side: building the rows writes both at a place
+    // no cache holds (the rows are filled signature by signature), so one line is missed, not two.
+    struct Entry {
+        uint32_t sig;
+        uint32_t freq;
+    };
+    std::vector<size_t> start;  // per rank + 1: offsets into entry
+    std::vector<Entry> entry;
     std::vector<uint64_t> length;  // per rank
 
     uint32_t size(uint32_t r) const noexcept { return static_cast<uint32_t>(start[r + 1] - start[r]); }
@@ -143,13 +148,21 @@ struct Rows {
 double similarity(const Rows& rows, uint32_t a, uint32_t b) noexcept {
     const uint64_t la = rows.length[a], lb = rows.length[b];
     if (la == 0 || lb == 0) return 0.0;
-    const uint32_t* x = rows.sig.data() + rows.start[a];
-    const uint32_t* xe = rows.sig.data() + rows.start[a + 1];
-    const uint32_t* y = rows.sig.data() + rows.start[b];
-    const uint32_t* ye = rows.sig.data() + rows.start[b + 1];
-    const uint32_t* fx = rows.freq.data() + rows.start[a];
-    const uint32_t* fy = rows.freq.data() + rows.start[b];
-    const uint64_t o = sorted_overlap(x, xe, fx, y, ye, fy);
+    const Rows::Entry* x = rows.entry.data() + rows.start[a];
+    const Rows::Entry* const xe = rows.entry.data() + rows.start[a + 1];
+    const Rows::Entry* y = rows.entry.data() + rows.start[b];
+    const Rows::Entry* const ye = rows.entry.data() + rows.start[b + 1];
+    uint64_t o = 0;  // the sum over common numbers of the smaller frequency
+    while (x < xe && y < ye) {
+        if (x->sig < y->sig) {
+            ++x;
+        } else if (y->sig < x->sig) {
+            ++y;
+        } else {
+            o += std::min(x->freq, y->freq);
+            ++x, ++y;
+        }
+    }
     return static_cast<double>(o) / static_cast<double>(la + lb - o);
 }
 
@@ -379,8 +392,7 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
     }
     for (size_t r = 1; r <= n; ++r) rows.start[r] += rows.start[r - 1];
     // The rows, signature by signature: each page's numbers come out ascending.
-    rows.sig.resize(rows.start[n]);
-    rows.freq.resize(rows.start[n]);
+    rows.entry.resize(rows.start[n]);
     {
         std::vector<size_t> at(rows.start.begin(), rows.start.end() - 1);
         uint32_t id = 0;
@@ -391,8 +403,7 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
             if (j - i >= 2) {
                 for (size_t k = i; k < j; ++k) {
                     const size_t p = at[e[k].rank]++;
-                    rows.sig[p] = id;
-                    rows.freq[p] = e[k].freq;
+                    rows.entry[p] = Rows::Entry{id, e[k].freq};
                 }
                 ++id;
             }
@@ -446,20 +457,16 @@ Rows without(const Rows& rows, const std::vector<char>& drop, const CancelToken*
     out.start.assign(n + 1, 0);
     out.length.resize(n);
     size_t total = 0;
-    for (size_t i = 0; i < rows.sig.size(); ++i) total += !drop[rows.sig[i]];
-    out.sig.reserve(total);
-    out.freq.reserve(total);
+    for (const Rows::Entry& x : rows.entry) total += !drop[x.sig];
+    out.entry.reserve(total);
     for (size_t r = 0; r < n; ++r) {
         uint64_t length = rows.length[r];
         for (size_t i = rows.start[r]; i < rows.start[r + 1]; ++i) {
-            if (drop[rows.sig[i]]) {
-                length -= rows.freq[i];
-            } else {
-                out.sig.push_back(rows.sig[i]);
-                out.freq.push_back(rows.freq[i]);
-            }
+            const Rows::Entry x = rows.entry[i];
+            if (drop[x.sig]) length -= x.freq;
+            else out.entry.push_back(x);
         }
-        out.start[r + 1] = out.sig.size();
+        out.start[r + 1] = out.entry.size();
         out.length[r] = length;
         check.add(rows.start[r + 1] - rows.start[r] + 1);
     }
@@ -467,7 +474,7 @@ Rows without(const Rows& rows, const std::vector<char>& drop, const CancelToken*
 }
 
 // Each page's signature sketches: bitmaps of 512 << j bits for j = 0 .. levels - 1, bit
-// (h mod bits) set for h = fmix64(s) of every number s (Rows::sig) of the page's signatures held
+// (h mod bits) set for h = fmix64(s) of every number s (Rows::Entry::sig) of the page's signatures held
 // by two or more pages (the numbers are the same in every page's row and fmix64 spreads them
 // like hashes, without reading each signature's hash from a table of all of them), each
 // with its population count; a page has as many levels as it takes to reach 4 bits per such
@@ -559,7 +566,7 @@ Sketches sketch(const Rows& rows, const CancelToken* cancel) {
         uint64_t* w = s.level(rr, top);
         const uint64_t mask = (uint64_t(64 * kBaseWords) << top) - 1;
         for (size_t k = rows.start[r]; k < rows.start[r + 1]; ++k) {
-            const uint64_t bit = fmix64(rows.sig[k]) & mask;
+            const uint64_t bit = fmix64(rows.entry[k].sig) & mask;
             w[bit / 64] |= uint64_t(1) << (bit % 64);
         }
         for (uint32_t j = top + 1; j-- > 0;) {
