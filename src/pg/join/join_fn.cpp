@@ -42,6 +42,7 @@ extern "C" {
 #include "core/template/content.hpp"
 #include "pg/boundary.hpp"
 #include "pg/gucs.hpp"
+#include "pg/join/best_matches.hpp"
 #include "pg/join/citus.hpp"
 #include "pg/join/join_gucs.hpp"
 #include "pg/join/join_read.hpp"
@@ -1408,6 +1409,68 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
         Datum d = make_spotsig(m.view());
         progress.finish();
         return d;
+    });
+}
+
+void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, const char* sig_column, BestMatches* out) {
+    const char* fn = "spotsigs_flag_duplicates";
+    // The call spotsigs_join(relid, id_column, sig_column) makes (read_call with every optional
+    // argument NULL).
+    JoinCall call;
+    use_reserved_huge_pages(join_huge_pages);
+    call.content = true;
+    call.tau = kContentThreshold;
+    call.threads = join_max_threads;
+    call.method = static_cast<JoinMethod>(join_method_guc);
+    call.src[0] = resolve_source(relid, id_column, sig_column, spotsig_type_in(ext_schema), fn);
+    StoredTemplate t;
+    stored_template(ext_schema, relid, sig_column, CurrentMemoryContext, &t);
+    if (t.found) {
+        call.has_template = true;
+        call.tmpl = t.hashes;
+        call.ntmpl = t.n;
+    }
+    pg_entry([&] {
+        Progress progress(fn);
+        // Per row in id order (slot i: the i-th smallest id), its best match so far (kNone: none),
+        // from the pairs of the join in one go or pass after pass (a pass's pairs name their rows
+        // by id, which finds their slot): 16 bytes a row, held against the limit in passes.
+        constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+        std::vector<int64_t> ids;
+        std::vector<int64_t> best;
+        std::vector<double> sim;
+        auto slot = [&](int64_t id) {
+            auto it = std::lower_bound(ids.begin(), ids.end(), id);
+            if (it == ids.end() || *it != id) throw_rows_changed(call.src[0].relname);
+            return static_cast<size_t>(it - ids.begin());
+        };
+        auto grow = [&] {
+            if (best.size() == ids.size()) return;
+            best.assign(ids.size(), kNone);
+            sim.assign(ids.size(), 0.0);
+        };
+        auto sink = [&](const Collection& docs, const JoinPairs& pairs, uint64_t) {
+            grow();
+            for (const JoinPair& p : pairs) {
+                const int64_t x = docs.id(p.a), y = docs.id(p.b);
+                const int64_t lo = x < y ? x : y, hi = x < y ? y : x;
+                const size_t r = slot(hi);
+                if (best[r] == kNone || p.similarity > sim[r] || (p.similarity == sim[r] && lo < best[r])) {
+                    best[r] = lo;
+                    sim[r] = p.similarity;
+                }
+            }
+        };
+        run_self_join(call, fn, progress, sink, false, nullptr, &ids, sizeof(int64_t) + sizeof(double));
+        grow();
+        for (size_t r = 0; r < ids.size(); ++r) {
+            if (best[r] == kNone) continue;
+            out->id.push_back(ids[r]);
+            out->match.push_back(best[r]);
+            out->similarity.push_back(sim[r]);
+        }
+        progress.finish();
+        return Datum(0);
     });
 }
 

@@ -12,6 +12,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -24,6 +25,7 @@ extern "C" {
 
 #include "pg/compat.hpp"
 #include "pg/index/index.hpp"
+#include "pg/join/best_matches.hpp"
 #include "pg/trigger/trigger_refresh_worker.hpp"
 #include "pg/trigger/trigger_template.hpp"
 
@@ -120,18 +122,31 @@ const char* column_type_sql(Relation rel, AttrNumber att) {
     return format_type_with_typemod(a->atttypid, a->atttypmod);
 }
 
+// An int8 or float8 array of the n values at v, for an SPI parameter.
+template <class T>
+Datum array_of(const std::vector<T>& v, Oid elem) {
+    Datum* d = static_cast<Datum*>(palloc(sizeof(Datum) * std::max<size_t>(1, v.size())));
+    for (size_t i = 0; i < v.size(); ++i)
+        d[i] = elem == FLOAT8OID ? Float8GetDatum(double(v[i])) : Int64GetDatum(int64(v[i]));
+    ArrayType* a = construct_array(d, int(v.size()), elem, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+    pfree(d);
+    return PointerGetDatum(a);
+}
+
 // spotsigs_analyze(rel, sig, id), then every row's flag set to what spotsigs_flag_batch(rel, id,
 // sig, dup, sim, NULL, min) computes with the new template (the best match among the rows of
 // smaller id, ties to the smallest id), in one UPDATE that writes only the rows whose values
-// change. The matches are the pairs of the table's default self-join (id1 < id2: a match of id2
-// among the rows of smaller id), which are the pairs spotsigs_flag_batch's R-S join of the table
-// against itself keeps (s_id < r_id), with the same stored template and threshold, each found
-// once instead of in both orders. Through SPI as the current user. Every row is judged: a row's
-// flag can change only if it, its match, or a row of smaller id that the new template makes a
-// match holds a signature that entered or left the template (docs/ingest.md, "Which flags a
-// refresh can change"), but only when every other row holds the batch result under the old
-// template, which rows inserted out of id order, by other sessions or before a user's own
-// analysis need not. Without `analyze`, the re-flag alone, with the template stored.
+// change. The matches are each row's best one among the pairs of the table's default self-join
+// (id1 < id2: a match of id2 among the rows of smaller id; best_earlier_matches), which are the
+// pairs spotsigs_flag_batch's R-S join of the table against itself keeps (s_id < r_id), with the
+// same stored template and threshold, each found once instead of in both orders, and reduced to
+// one a row as they come instead of sorted. As the current user, the statements through SPI.
+// Every row is judged: a row's flag can change only if it, its match, or a row of smaller id that
+// the new template makes a match holds a signature that entered or left the template
+// (docs/ingest.md, "Which flags a refresh can change"), but only when every other row holds the
+// batch result under the old template, which rows inserted out of id order, by other sessions or
+// before a user's own analysis need not. Without `analyze`, the re-flag alone, with the template
+// stored.
 void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
     const char* sig = column_name(rel, c->sig_att);
     const char* id = column_name(rel, c->id_att);
@@ -141,17 +156,25 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
     const char* qid = quote_identifier(id);
     const char* qdup = quote_identifier(column_name(rel, c->dup_att));
 
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
-    Oid types[3] = {REGCLASSOID, NAMEOID, NAMEOID};
-    Datum values[3] = {ObjectIdGetDatum(c->relid), name_datum(sig), name_datum(id)};
-    char* sql = nullptr;
-    int rc = 0;
     if (analyze) {
-        sql = psprintf("SELECT %s.spotsigs_analyze($1, $2, $3)", schema);
-        rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+        Oid types[3] = {REGCLASSOID, NAMEOID, NAMEOID};
+        Datum values[3] = {ObjectIdGetDatum(c->relid), name_datum(sig), name_datum(id)};
+        const char* sql = psprintf("SELECT %s.spotsigs_analyze($1, $2, $3)", schema);
+        const int rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
         if (rc != SPI_OK_SELECT)
             elog(ERROR, "spotsigs_flag_duplicates: analyzing failed: %s", SPI_result_code_string(rc));
+        SPI_finish();
     }
+
+    // The matches under a new snapshot, as a statement after the analysis would see the table and
+    // the store.
+    BestMatches m;
+    CommandCounterIncrement();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    UpdateActiveSnapshotCommandId();
+    best_earlier_matches(c->ext_schema, c->relid, id, sig, &m);
+    PopActiveSnapshot();
 
     StringInfoData set, differs;
     initStringInfo(&set);
@@ -164,17 +187,17 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
         appendStringInfo(&set, ", %s = m.similarity", qsim);
         appendStringInfo(&differs, " OR t.%s IS DISTINCT FROM CAST(m.similarity AS %s)", qsim, type);
     }
-    sql = psprintf(
+    const char* sql = psprintf(
         "UPDATE %s t SET %s FROM ("
-        "SELECT a.%s AS id, b.s_id, b.similarity FROM %s a LEFT JOIN ("
-        "SELECT DISTINCT ON (j.id2) j.id2 AS r_id, j.id1 AS s_id, j.similarity "
-        "FROM %s.spotsigs_join($1, $3, $2, NULL::pg_catalog.float8, NULL::pg_catalog.int4, "
-        "NULL::pg_catalog.text, NULL::pg_catalog.text) j "
-        "ORDER BY j.id2, j.similarity DESC, j.id1) b "
+        "SELECT a.%s AS id, b.s_id, b.similarity FROM %s a LEFT JOIN "
+        "ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), pg_catalog.unnest($3)) AS b(r_id, s_id, similarity) "
         "ON b.r_id OPERATOR(pg_catalog.=) a.%s) m "
         "WHERE t.%s OPERATOR(pg_catalog.=) m.id AND (%s)",
-        table, set.data, qid, table, schema, qid, qid, differs.data);
-    rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
+        table, set.data, qid, table, qid, qid, differs.data);
+    Oid types[3] = {INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID};
+    Datum values[3] = {array_of(m.id, INT8OID), array_of(m.match, INT8OID), array_of(m.similarity, FLOAT8OID)};
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
+    const int rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
     if (rc != SPI_OK_UPDATE)
         elog(ERROR, "spotsigs_flag_duplicates: re-flagging failed: %s", SPI_result_code_string(rc));
     SPI_finish();

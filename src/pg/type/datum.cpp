@@ -14,7 +14,10 @@ extern "C" {
 namespace spotsigs::pg {
 
 Oid spotsig_type_oid(FunctionCallInfo fcinfo) {
-    Oid nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+    return spotsig_type_in(get_func_namespace(fcinfo->flinfo->fn_oid));
+}
+
+Oid spotsig_type_in(Oid nsp) {
     Oid type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("spotsig"), ObjectIdGetDatum(nsp));
     if (!OidIsValid(type))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),

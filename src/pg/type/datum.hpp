@@ -10,6 +10,8 @@ namespace spotsigs::pg {
 // The OID of the spotsig type in the schema of the function being called: the extension's schema,
 // since every SQL function of the extension lives there. Outside pg_entry (ERROR 42704 if absent).
 Oid spotsig_type_oid(FunctionCallInfo fcinfo);
+// The spotsig type of the extension whose schema is nsp (42704 when there is none).
+Oid spotsig_type_in(Oid nsp);
 
 // Detoasts a spotsig datum; call outside pg_entry (it may raise PostgreSQL errors).
 inline struct varlena* fetch_spotsig(Datum d) {
