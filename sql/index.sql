@@ -68,8 +68,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM ix_small WHERE sig % '{1:5,2:4,3:4}';
 
 -- a larger table: 3000 rows in near-duplicate families, enough for external lists and a
 -- multi-level directory
--- autovacuum off: a VACUUM merges the pending list, which the segment counts below assert.
-CREATE TABLE ix_big (id int PRIMARY KEY, sig spotsig) WITH (autovacuum_enabled = off);
+CREATE TABLE ix_big (id int PRIMARY KEY, sig spotsig);
 INSERT INTO ix_big
 SELECT i, ('{' || string_agg(to_hex(((i / 7) * 31 + k) % 20000 + 1) || ':' || (1 + (k % 3)), ',') || '}')::spotsig
 FROM generate_series(1, 3000) i, generate_series(0, 20 + i % 40) k
