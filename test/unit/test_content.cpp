@@ -345,6 +345,34 @@ TEST(Content, MemoryLimitCountsSignatures) {
     }
 }
 
+// Releasing the collection once its entries are copied: the same template, the collection left
+// empty, and a limit that the statistics with the collection held would exceed is enough.
+TEST(Content, ReleasingTheCollection) {
+    std::mt19937_64 rng(12);
+    std::vector<Doc> docs;
+    std::vector<int64_t> ids;
+    for (int p = 0; p < 2000; ++p) {
+        Doc d;
+        for (int k = 0; k < 150; ++k) d[rng()] += 1 + rng() % 2;
+        for (int copy = 0; copy < 8; ++copy) {
+            docs.push_back(d);
+            ids.push_back(int64_t(copy) * 100000 + p);
+        }
+    }
+    Collection c = make(docs, ids);
+    const std::vector<uint64_t> want = template_signatures(c, 1);
+    const size_t limit = template_memory_bytes(c, 1) * 9 / 10;
+    EXPECT_THROW(template_signatures(c, 1, nullptr, limit), Error);
+    EXPECT_EQ(template_signatures_releasing(c, 1, nullptr, limit), want);
+    EXPECT_EQ(c.size(), 0u);
+    Web w = make_web(5, 3, 5, 80);
+    const std::vector<uint64_t> web = template_signatures(make(w.docs, w.ids), 2);
+    ASSERT_FALSE(web.empty());
+    Collection d = make(w.docs, w.ids);
+    EXPECT_EQ(template_signatures_releasing(d, 2), web);
+    EXPECT_EQ(d.size(), 0u);
+}
+
 TEST(Content, IndependentOfReadOrder) {
     Web w = make_web(7, 3, 5, 80);
     std::vector<uint64_t> first = template_signatures(make(w.docs, w.ids));

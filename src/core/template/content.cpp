@@ -248,9 +248,10 @@ struct Entries {
 // kept entries packed. Throws Error(OutOfMemory) when the statistics would not fit memory_limit
 // bytes with docs (0: no limit): once the buckets are counted, before the entries are copied,
 // when every entry with the workers' tables would not, and once the kept entries are counted,
-// when the rest would not; and Error(Canceled) when cancel is set.
+// when the rest would not; and Error(Canceled) when cancel is set. With release (docs itself),
+// docs is emptied once its entries are copied, and counts against the limit only before.
 Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
-                       const CancelToken* cancel, size_t memory_limit) {
+                       const CancelToken* cancel, size_t memory_limit, Collection* release) {
     const size_t n = doc_of_rank.size();
     size_t e = 0;
     for (size_t i = 0; i < docs.size(); ++i) e += docs.doc(i).size;
@@ -319,6 +320,7 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
     });
     join_detail::throw_if_canceled(cancel);
     std::vector<size_t>().swap(count);
+    if (release != nullptr) *release = Collection();  // docs is not read again
     std::vector<size_t> kept(buckets, 0);
     std::vector<size_t> groups(buckets, 0);  // per bucket: the signatures of its kept entries
     {
@@ -365,10 +367,11 @@ Entries shared_entries(const Collection& docs, const std::vector<uint32_t>& doc_
 }
 
 // Every signature held by two or more pages, with its sample (its first kSample pages by
-// rank), and the pages' rows of those signatures. Throws as shared_entries.
-Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, int threads,
-                         const CancelToken* cancel, size_t memory_limit, Rows& rows) {
-    Entries found = shared_entries(docs, doc_of_rank, threads, cancel, memory_limit);
+// rank), and the pages' rows of those signatures; length holds the pages' lengths by rank.
+// Throws as shared_entries, and releases docs as it does.
+Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& doc_of_rank, std::vector<uint64_t> length,
+                         int threads, const CancelToken* cancel, size_t memory_limit, Collection* release, Rows& rows) {
+    Entries found = shared_entries(docs, doc_of_rank, threads, cancel, memory_limit, release);
     const Entry* const e = found.data.get();
     const size_t entries = found.size;
     StopCheck check(cancel);
@@ -411,8 +414,7 @@ Groups shared_signatures(const Collection& docs, const std::vector<uint32_t>& do
         }
     }
     found.data.reset();
-    rows.length.resize(n);
-    for (size_t r = 0; r < n; ++r) rows.length[r] = docs.length(doc_of_rank[r]);
+    rows.length = std::move(length);
     // Equal samples made one: the signatures ordered by sample, and a new sample where it changes.
     const size_t m = g.hashes.size();
     auto span_less = [&](uint32_t x, uint32_t y) {
@@ -670,8 +672,10 @@ size_t template_memory_bytes(const Collection& docs, int threads) {
     return statistics_bytes(e, e, e / 2, docs.size(), threads, e);
 }
 
-std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,
-                                          size_t* shared) {
+namespace {
+
+std::vector<uint64_t> template_of(const Collection& docs, Collection* release, int threads, CancelToken* cancel,
+                                  size_t memory_limit, size_t* shared) {
     if (threads < 1) threads = 1;
     const size_t n = docs.size();
     // The fixed page order: by fmix64 of the id (a bijection, so distinct ids never tie), then
@@ -685,8 +689,11 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
             return x != y ? x < y : a < b;
         },
         cancel);
+    std::vector<uint64_t> length(n);
+    for (size_t r = 0; r < n; ++r) length[r] = docs.length(doc_of_rank[r]);
     Rows rows;
-    const Groups g = shared_signatures(docs, doc_of_rank, threads, cancel, memory_limit, rows);
+    const Groups g =
+        shared_signatures(docs, doc_of_rank, std::move(length), threads, cancel, memory_limit, release, rows);
     if (shared != nullptr) *shared = g.hashes.size();
     std::vector<char> keep, drop(g.hashes.size(), 0);
     for (int round = 0; round < kRounds; ++round) {
@@ -702,6 +709,18 @@ std::vector<uint64_t> template_signatures(const Collection& docs, int threads, C
         if (drop[k]) out.push_back(g.hashes[k]);
     sort_checked(out.begin(), out.end(), std::less<uint64_t>(), cancel);
     return out;
+}
+
+}  // namespace
+
+std::vector<uint64_t> template_signatures(const Collection& docs, int threads, CancelToken* cancel, size_t memory_limit,
+                                          size_t* shared) {
+    return template_of(docs, nullptr, threads, cancel, memory_limit, shared);
+}
+
+std::vector<uint64_t> template_signatures_releasing(Collection& docs, int threads, CancelToken* cancel,
+                                                    size_t memory_limit, size_t* shared) {
+    return template_of(docs, &docs, threads, cancel, memory_limit, shared);
 }
 
 SignatureSet::SignatureSet(const uint64_t* keys, size_t n, const CancelToken* cancel, const PollFn& poll) {

@@ -42,6 +42,13 @@ constexpr double kContentThreshold = 0.4;  // the default threshold of the conte
 std::vector<uint64_t> template_signatures(const Collection& docs, int threads = 1, CancelToken* cancel = nullptr,
                                           size_t memory_limit = 0, size_t* shared = nullptr);
 
+// template_signatures(docs, ...) for a caller that needs nothing of docs after it: docs is emptied
+// as soon as its (signature, page) entries are copied, and counts against memory_limit only until
+// then (the statistics of the largest tables need about a quarter less memory at their peak).
+// docs is left empty when it returns (when it throws, emptied or not).
+std::vector<uint64_t> template_signatures_releasing(Collection& docs, int threads = 1, CancelToken* cancel = nullptr,
+                                                    size_t memory_limit = 0, size_t* shared = nullptr);
+
 // An upper bound on the bytes template_signatures(docs, threads) holds at once beside docs, for
 // docs whose every signature is held by two or more pages: the table that finds those
 // signatures, their (signature, page) entries, the samples, and the pages' rows of those

@@ -1381,16 +1381,19 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
             if (!passes) {
                 JoinOptions opt;
                 opt.threads = threads;
+                size_t n = 0;
                 match(
                     [&](const JoinOptions& o) {
                         if (!wait_filed(*pipe, o.cancel)) return JoinPairs();
                         check_unique_ids(pipe->docs(), src.relname);
-                        const Collection& docs = pipe->docs();
-                        drop = limited_template(docs, o.threads, o.cancel);
+                        // Nothing of the rows is needed once the statistics hold their entries.
+                        n = pipe->docs().size();
+                        drop =
+                            template_signatures_releasing(pipe->docs(), o.threads, o.cancel, join_memory_limit_bytes());
                         return JoinPairs();
                     },
                     opt, progress, pipe->rows());
-                *rows = static_cast<int64>(pipe->docs().size());
+                *rows = static_cast<int64>(n);
             }
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::OutOfMemory) throw;
