@@ -317,23 +317,29 @@ TEST(Content, MemoryLimit) {
     }
 }
 
+// 8 copies of each of 2,000 pages of 150 random signatures (frequencies 1 to max_freq), with
+// distinct ids: every entry shared, a signature for every 8 entries.
+Web copies_of_pages(unsigned seed, unsigned max_freq) {
+    std::mt19937_64 rng(seed);
+    Web w;
+    for (int p = 0; p < 2000; ++p) {
+        Doc d;
+        for (int k = 0; k < 150; ++k) d[rng()] += 1 + rng() % max_freq;
+        for (int copy = 0; copy < 8; ++copy) {
+            w.docs.push_back(d);
+            w.ids.push_back(int64_t(copy) * 100000 + p);
+        }
+    }
+    return w;
+}
+
 // The limit counts the signatures held by two or more pages, not the bound of half their entries:
 // a collection of 8 copies of each page (every entry shared, a signature for every 8 entries)
 // runs in one go within about four fifths of template_memory_bytes, and still refuses a limit
 // far below what it holds.
 TEST(Content, MemoryLimitCountsSignatures) {
-    std::mt19937_64 rng(11);
-    std::vector<Doc> docs;
-    std::vector<int64_t> ids;
-    for (int p = 0; p < 2000; ++p) {
-        Doc d;
-        for (int k = 0; k < 150; ++k) d[rng()] += 1;
-        for (int copy = 0; copy < 8; ++copy) {
-            docs.push_back(d);
-            ids.push_back(int64_t(copy) * 100000 + p);
-        }
-    }
-    Collection c = make(docs, ids);
+    const Web copies = copies_of_pages(11, 1);
+    Collection c = make(copies.docs, copies.ids);
     const std::vector<uint64_t> want = template_signatures(c, 1);
     const size_t bound = template_memory_bytes(c, 1);
     EXPECT_EQ(template_signatures(c, 1, nullptr, c.memory_bytes() + bound * 85 / 100), want);
@@ -348,18 +354,8 @@ TEST(Content, MemoryLimitCountsSignatures) {
 // Releasing the collection once its entries are copied: the same template, the collection left
 // empty, and a limit that the statistics with the collection held would exceed is enough.
 TEST(Content, ReleasingTheCollection) {
-    std::mt19937_64 rng(12);
-    std::vector<Doc> docs;
-    std::vector<int64_t> ids;
-    for (int p = 0; p < 2000; ++p) {
-        Doc d;
-        for (int k = 0; k < 150; ++k) d[rng()] += 1 + rng() % 2;
-        for (int copy = 0; copy < 8; ++copy) {
-            docs.push_back(d);
-            ids.push_back(int64_t(copy) * 100000 + p);
-        }
-    }
-    Collection c = make(docs, ids);
+    const Web copies = copies_of_pages(12, 2);
+    Collection c = make(copies.docs, copies.ids);
     const std::vector<uint64_t> want = template_signatures(c, 1);
     const size_t limit = template_memory_bytes(c, 1) * 9 / 10;
     EXPECT_THROW(template_signatures(c, 1, nullptr, limit), Error);

@@ -905,6 +905,15 @@ PassOutcome rs_pass(const JoinCall& call, const JoinPass& p, const std::vector<L
     return out;
 }
 
+// The slot of id among ids (ascending): its position. A pass's rows are those of the first read
+// (RowsDigest); an id the first read did not see is refused here too (55000), so that no pair
+// can name a slot outside the caller's per-row arrays.
+size_t id_slot(const std::vector<int64_t>& ids, int64_t id, const char* relname) {
+    auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    if (it == ids.end() || *it != id) throw_rows_changed(relname);
+    return static_cast<size_t>(it - ids.begin());
+}
+
 // Root of x in a union-find forest, halving paths on the way.
 uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
     while (parent[x] != x) {
@@ -1323,13 +1332,7 @@ SPOTSIGS_FUNCTION(spotsigs_clusters) {
         // ids[root] is the cluster. It takes 12 bytes a row, held against the limit in passes.
         std::vector<int64_t> ids;
         std::vector<uint32_t> parent;
-        // A pass's rows are those of the first read (RowsDigest); an id the first read did not
-        // see is refused here too, so that no pair can name a slot outside the forest.
-        auto slot = [&](int64_t id) {
-            auto it = std::lower_bound(ids.begin(), ids.end(), id);
-            if (it == ids.end() || *it != id) throw_rows_changed(call.src[0].relname);
-            return static_cast<uint32_t>(it - ids.begin());
-        };
+        auto slot = [&](int64_t id) { return static_cast<uint32_t>(id_slot(ids, id, call.src[0].relname)); };
         auto grow = [&] {
             if (parent.size() == ids.size()) return;
             parent.resize(ids.size());
@@ -1442,11 +1445,6 @@ void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, cons
         std::vector<int64_t> ids;
         std::vector<int64_t> best;
         std::vector<double> sim;
-        auto slot = [&](int64_t id) {
-            auto it = std::lower_bound(ids.begin(), ids.end(), id);
-            if (it == ids.end() || *it != id) throw_rows_changed(call.src[0].relname);
-            return static_cast<size_t>(it - ids.begin());
-        };
         auto grow = [&] {
             if (best.size() == ids.size()) return;
             best.assign(ids.size(), kNone);
@@ -1457,7 +1455,7 @@ void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, cons
             for (const JoinPair& p : pairs) {
                 const int64_t x = docs.id(p.a), y = docs.id(p.b);
                 const int64_t lo = x < y ? x : y, hi = x < y ? y : x;
-                const size_t r = slot(hi);
+                const size_t r = id_slot(ids, hi, call.src[0].relname);
                 if (best[r] == kNone || p.similarity > sim[r] || (p.similarity == sim[r] && lo < best[r])) {
                     best[r] = lo;
                     sim[r] = p.similarity;
