@@ -123,10 +123,10 @@ like($t, qr/^120 [1-9]\d*$/, "the template: the 120 site signatures and some sto
 # spotsigs_analyze under a limit: what they give without one.
 {
 	my ($extra, $missing, $rows, $err) =
-		compare("SELECT * FROM spotsigs_join_rs('evens', 'id', 'sig', 'odds', 'id', 'sig')", '20MB');
-	is("$extra $missing", '0 0', 'spotsigs_join_rs without a threshold, limit 20MB: the rows without a limit');
-	cmp_ok($rows, '>', 1000, "spotsigs_join_rs, limit 20MB: rows given ($rows)");
-	stats_passes($err, 'spotsigs_join_rs', 20480, 'spotsigs_join_rs, limit 20MB', 1);
+		compare("SELECT * FROM spotsigs_join_rs('evens', 'id', 'sig', 'odds', 'id', 'sig')", '12MB');
+	is("$extra $missing", '0 0', 'spotsigs_join_rs without a threshold, limit 12MB: the rows without a limit');
+	cmp_ok($rows, '>', 1000, "spotsigs_join_rs, limit 12MB: rows given ($rows)");
+	stats_passes($err, 'spotsigs_join_rs', 12288, 'spotsigs_join_rs, limit 12MB', 1);
 }
 $node->safe_psql('postgres', q{
 	SELECT spotsigs_analyze('pages', 'sig', 'id');
