@@ -1418,7 +1418,20 @@ Datum table_template(const JoinSource& src, int64* rows, const char* fn) {
     });
 }
 
-void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, const char* sig_column, BestMatches* out) {
+namespace {
+// An int8 or float8 array of v's values (PostgreSQL calls: inside pg_guard).
+template <class T>
+Datum array_of(const std::vector<T>& v, Oid elem) {
+    Datum* d = static_cast<Datum*>(palloc(sizeof(Datum) * std::max<size_t>(1, v.size())));
+    for (size_t i = 0; i < v.size(); ++i)
+        d[i] = elem == FLOAT8OID ? Float8GetDatum(double(v[i])) : Int64GetDatum(int64(v[i]));
+    ArrayType* a = construct_array(d, int(v.size()), elem, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+    pfree(d);
+    return PointerGetDatum(a);
+}
+}  // namespace
+
+void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, const char* sig_column, Datum out[3]) {
     const char* fn = "spotsigs_flag_duplicates";
     // The call spotsigs_join(relid, id_column, sig_column) makes (read_call with every optional
     // argument NULL).
@@ -1464,12 +1477,19 @@ void best_earlier_matches(Oid ext_schema, Oid relid, const char* id_column, cons
         };
         run_self_join(call, fn, progress, sink, false, nullptr, &ids, sizeof(int64_t) + sizeof(double));
         grow();
+        std::vector<int64_t> id, match;
+        std::vector<double> similarity;
         for (size_t r = 0; r < ids.size(); ++r) {
             if (best[r] == kNone) continue;
-            out->id.push_back(ids[r]);
-            out->match.push_back(best[r]);
-            out->similarity.push_back(sim[r]);
+            id.push_back(ids[r]);
+            match.push_back(best[r]);
+            similarity.push_back(sim[r]);
         }
+        pg_guard([&] {
+            out[0] = array_of(id, INT8OID);
+            out[1] = array_of(match, INT8OID);
+            out[2] = array_of(similarity, FLOAT8OID);
+        });
         progress.finish();
         return Datum(0);
     });

@@ -12,7 +12,6 @@ extern "C" {
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -122,17 +121,6 @@ const char* column_type_sql(Relation rel, AttrNumber att) {
     return format_type_with_typemod(a->atttypid, a->atttypmod);
 }
 
-// An int8 or float8 array of the n values at v, for an SPI parameter.
-template <class T>
-Datum array_of(const std::vector<T>& v, Oid elem) {
-    Datum* d = static_cast<Datum*>(palloc(sizeof(Datum) * std::max<size_t>(1, v.size())));
-    for (size_t i = 0; i < v.size(); ++i)
-        d[i] = elem == FLOAT8OID ? Float8GetDatum(double(v[i])) : Int64GetDatum(int64(v[i]));
-    ArrayType* a = construct_array(d, int(v.size()), elem, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-    pfree(d);
-    return PointerGetDatum(a);
-}
-
 // spotsigs_analyze(rel, sig, id), then every row's flag set to what spotsigs_flag_batch(rel, id,
 // sig, dup, sim, NULL, min) computes with the new template (the best match among the rows of
 // smaller id, ties to the smallest id), in one UPDATE that writes only the rows whose values
@@ -169,11 +157,11 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
 
     // The matches under a new snapshot, as a statement after the analysis would see the table and
     // the store.
-    BestMatches m;
+    Datum values[3];
     CommandCounterIncrement();
     PushActiveSnapshot(GetTransactionSnapshot());
     UpdateActiveSnapshotCommandId();
-    best_earlier_matches(c->ext_schema, c->relid, id, sig, &m);
+    best_earlier_matches(c->ext_schema, c->relid, id, sig, values);
     PopActiveSnapshot();
 
     StringInfoData set, differs;
@@ -195,7 +183,6 @@ void analyze_and_reflag(const TriggerConfig* c, Relation rel, bool analyze) {
         "WHERE t.%s OPERATOR(pg_catalog.=) m.id AND (%s)",
         table, set.data, qid, table, qid, qid, differs.data);
     Oid types[3] = {INT8ARRAYOID, INT8ARRAYOID, FLOAT8ARRAYOID};
-    Datum values[3] = {array_of(m.id, INT8OID), array_of(m.match, INT8OID), array_of(m.similarity, FLOAT8OID)};
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "spotsigs_flag_duplicates: SPI_connect failed");
     const int rc = SPI_execute_with_args(sql, 3, types, values, nullptr, false, 0);
     if (rc != SPI_OK_UPDATE)
