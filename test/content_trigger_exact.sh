@@ -10,8 +10,10 @@
 # 5th page must return exactly the rows with similarity(c_q, c) >= 0.4, and ORDER BY <-> by
 # content the brute force's distances (below). Exits non-zero on any
 # difference. PENDING_LIST_LIMIT (kB, default 4096) as in trigger_exact.sh: 64 makes the
-# statement merge its pending list into segments as it goes.
-# Usage: test/with-cluster test/content_trigger_exact.sh
+# statement merge its pending list into segments as it goes. The arguments name the sets
+# (default both; test/run-all runs each set once, newsframes-dev with the default limit and
+# docversions-dev with 64, so that both ways of searching are checked at half the cost).
+# Usage: test/with-cluster test/content_trigger_exact.sh [newsframes-dev] [docversions-dev]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=$(cd ../shared 2>/dev/null || cd ../../shared; pwd)
@@ -22,7 +24,8 @@ now() { date +%s.%N; }
 since() { printf '%.1f s' "$(echo "$(now) - $1" | bc)"; }
 q -c 'CREATE EXTENSION IF NOT EXISTS spotsigs'
 status=0
-for set in newsframes-dev docversions-dev; do
+[ $# -gt 0 ] || set -- newsframes-dev docversions-dev
+for set in "$@"; do
   q <<SQL
 DROP TABLE IF EXISTS src, pages, ref, truth, newrows, archive, archive_t, archive_c, batch;
 CREATE TABLE src (id int PRIMARY KEY, cluster int, host text, kind text, html text);
