@@ -261,6 +261,28 @@ is((split /\n/, $fetched)[-1],
 	  WHERE j.s_id % 3 = 0}) . ' 0 1MB',
 	'a task\'s matching of fetched rows: the R-S pairs of one node, and work_mem back after it');
 
+# The pair split's modes, whose matcher is told which rows are the task's own and writes no
+# other pair down: 'local+cross' the pairs with an own row, 'cross' those of an own row and a
+# fetched one. Own rows: a table of the local copy's rows with id % 3 <> 0; fetched: an
+# intermediate result of the others. Each equals one node's self-join of all the rows, its pairs
+# filtered the same way (pairs and similarities, both ways round).
+foreach my $mode ('local+cross', 'cross') {
+	my $keep = $mode eq 'cross' ? '(a % 3 = 0) <> (b % 3 = 0)' : 'NOT (a % 3 = 0 AND b % 3 = 0)';
+	my $res = $coord->safe_psql('postgres', qq{
+		BEGIN;
+		SELECT pg_catalog.create_intermediate_result('task_fetched', 'SELECT id::bigint, sig FROM pages_local WHERE id % 3 = 0');
+		CREATE TEMP TABLE task_own AS SELECT id, sig FROM pages_local WHERE id % 3 <> 0;
+		CREATE TEMP TABLE got AS SELECT * FROM spotsigs_citus_match('{task_own}', 'id', 'sig', '{task_fetched}', 0.5, 2, NULL, NULL, '$mode') m(a, b, s);
+		CREATE TEMP TABLE want AS SELECT * FROM spotsigs_join('pages_local', 'id', 'sig', 0.5) j(a, b, s) WHERE $keep;
+		SELECT (SELECT count(*) FROM got) || ' ' || (SELECT count(*) FROM want) || ' '
+		       || (SELECT count(*) FROM (SELECT * FROM got EXCEPT SELECT * FROM want) x) || ' '
+		       || (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * FROM got) x);
+		COMMIT;});
+	my ($got, $want, $extra, $missing) = split / /, (split /\n/, $res)[-1];
+	cmp_ok($want, '>', 0, "a task's '$mode' pairs: one node has some");
+	is("$got $extra $missing", "$want 0 0", "a task's '$mode' pairs: one node's pairs with an own row" . ($mode eq 'cross' ? ' and a fetched one' : ''));
+}
+
 # Each worker did its share of the matching, as its own log shows (the coordinator logs no task):
 # one task per worker, which paired the rows of its two shards and found pairs among candidates
 # it verified; the workers' rows add up to the table and their pairs to the single-node join's.

@@ -613,6 +613,78 @@ TEST(JoinGroups, AgreesWithReference) {
     }
 }
 
+// A document is on the first side when its id (100 + index) is in the set the context points to.
+bool in_first(const void* context, int64_t id) {
+    return static_cast<const std::set<int64_t>*>(context)->count(id) != 0;
+}
+
+// With sides, the prefix-group matcher returns exactly the wanted pairs of the reference (each
+// kind of split: one side empty, every third document, a random half, all but one) and finds
+// fewer candidates than without them; every matcher's result holds the wanted pairs (the others
+// may return more: JoinOptions::sides).
+TEST(JoinGroups, SidesKeepExactlyTheWantedPairs) {
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+        auto docs = random_docs(seed, 40 + seed * 9, 3 + seed % 25, 40 + seed * 13, seed % 3 == 0 ? 1000 : 6);
+        PairTable table(docs);
+        Collection c = make(docs);
+        std::mt19937_64 rng(seed);
+        for (int split = 0; split < 4; ++split) {
+            std::set<int64_t> first;
+            for (size_t i = 0; i < docs.size(); ++i) {
+                const bool in = split == 0 ? false : split == 1 ? i % 3 == 0 : split == 2 ? rng() % 2 == 0 : i != 5;
+                if (in) first.insert(static_cast<int64_t>(100 + i));
+            }
+            for (PairSides::Keep keep : {PairSides::Keep::WithFirst, PairSides::Keep::Across}) {
+                PairSides sides;
+                sides.first = in_first;
+                sides.context = &first;
+                sides.keep = keep;
+                auto wanted = [&](uint32_t a, uint32_t b) {
+                    const int n = int(first.count(100 + a)) + int(first.count(100 + b));
+                    return keep == PairSides::Keep::Across ? n == 1 : n >= 1;
+                };
+                for (double tau : {0.2, 0.44, 0.7, 0.9}) {
+                    std::vector<std::tuple<uint32_t, uint32_t, double>> want;
+                    for (const auto& t : table.at(tau))
+                        if (wanted(std::get<0>(t), std::get<1>(t))) want.push_back(t);
+                    const std::string what = "seed " + std::to_string(seed) + " split " + std::to_string(split) +
+                                             (keep == PairSides::Keep::Across ? " across" : " with first") + " tau " +
+                                             std::to_string(tau);
+                    for (int threads : {1, 3}) {
+                        std::atomic<uint64_t> with{0}, without{0};
+                        JoinOptions opt;
+                        opt.tau = tau;
+                        opt.threads = threads;
+                        opt.candidates = &without;
+                        JoinPairs all;
+                        ASSERT_TRUE(join_detail::group_self_join(c, opt, 1e18, all)) << what;
+                        opt.sides = &sides;
+                        opt.candidates = &with;
+                        JoinPairs got;
+                        ASSERT_TRUE(join_detail::group_self_join(c, opt, 1e18, got)) << what;
+                        ASSERT_EQ(triples(got), want) << what << " threads " << threads;
+                        EXPECT_LE(with.load(), without.load()) << what;
+                        if (want.size() < table.at(tau).size()) {
+                            EXPECT_LT(with.load(), without.load()) << what;
+                        }
+                    }
+                    for (JoinMethod m : kMethods) {
+                        JoinOptions opt;
+                        opt.tau = tau;
+                        opt.method = m;
+                        opt.sides = &sides;
+                        auto got = triples(self_join(c, opt));
+                        decltype(got) kept;
+                        for (const auto& t : got)
+                            if (wanted(std::get<0>(t), std::get<1>(t))) kept.push_back(t);
+                        ASSERT_EQ(kept, want) << what << " method " << name(m);
+                    }
+                }
+            }
+        }
+    }
+}
+
 // The verification merges two multisets with one instance per pair of frequency widths (0, 1, 2
 // or 4 bytes: join_groups.cpp). Documents over 20 light signatures and one heavy one whose
 // frequency sets the width: 1 (width 0), 2 and 255 (width 1), 256 and 65,535 (width 2), 65,536

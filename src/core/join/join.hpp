@@ -1,7 +1,8 @@
 // The all-pairs similarity join (paper Algorithm 1 plus PPJoin filters) over in-memory data.
 //
 // Exactness is the contract: self_join() and rs_join() return exactly the pairs with
-// similarity(a, b) >= tau, the same set as the brute-force method, for every method.
+// similarity(a, b) >= tau, the same set as the brute-force method, for every method (with
+// JoinOptions::sides, less some or all of the pairs it does not want).
 #pragma once
 
 #include <atomic>
@@ -89,6 +90,20 @@ private:
 
 class PairSink;
 
+// A self-join's two sides, when the caller wants only some of the pairs: first(context, id)
+// tells whether a document is on the first side; keep names the pairs wanted. (A plain function
+// and its context keep the options trivially destructible, as the PostgreSQL layer's frames
+// need.)
+struct PairSides {
+    enum class Keep {
+        WithFirst,  // the pairs with a document of the first side (not two of the second)
+        Across,     // the pairs of one document of each side
+    };
+    bool (*first)(const void* context, int64_t id) = nullptr;
+    const void* context = nullptr;
+    Keep keep = Keep::WithFirst;
+};
+
 // Which matcher to run: the paper's Table 2 variants.
 enum class JoinMethod { Partitioned, NoPart, NoPrune, BruteForce };
 
@@ -113,6 +128,12 @@ struct JoinOptions {
     // similarity of) once its workers are done: the work its filters left, for diagnostics and
     // the per-node balance of a distributed join. Atomic: a matcher thread writes it.
     std::atomic<uint64_t>* candidates = nullptr;
+    // Self-join only: when set, the caller wants only the pairs sides->keep names. The
+    // prefix-group matcher writes no other pair down (no candidate, no verification, not in its
+    // result); the other matchers may still return them, so the caller filters what it gets.
+    // (A distributed join's task: the rows it fetched are there only for their pairs with its
+    // own.) first() is called once per document, on a matcher thread.
+    const PairSides* sides = nullptr;
 };
 
 // The error of a join that would exceed JoinOptions::memory_limit (ErrorKind::OutOfMemory):

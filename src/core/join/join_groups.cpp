@@ -149,9 +149,14 @@ namespace {
 // Everything the workers of one group join share (read-only while they run).
 struct GroupJob {
     const Collection* docs;
-    HugeVector<uint32_t> orig;      // collection index by rank (length, then collection index)
-    HugeVector<uint32_t> len;       // length by rank
-    HugeVector<uint64_t> rank_len;  // by collection index: rank << 32 | length (0: empty document)
+    HugeVector<uint32_t> orig;  // collection index by rank (length, then collection index)
+    HugeVector<uint32_t> len;   // length by rank
+    // By collection index: second << 63 | rank << 32 | length (0: an empty document), second set
+    // for a document of the second side (JoinOptions::sides; ranks stay below 2^30).
+    HugeVector<uint64_t> rank_len;
+    // Bit (side of A) << 1 | (side of B) is set when the pairs of such documents are wanted (0:
+    // the first side, 1: the second; every pair without JoinOptions::sides).
+    uint32_t wanted = 0b1111;
     const RequiredOverlap* req;
     double tau;
     std::vector<uint32_t> lo;    // min_partner_length by length, up to the longest document
@@ -307,6 +312,14 @@ std::vector<size_t> costliest_first(const GroupJob& job, const std::vector<Candi
     return order;
 }
 
+// Marks the documents of the second side in job.rank_len and sets job.wanted.
+void mark_sides(GroupJob& job, const PairSides& sides) {
+    const Collection& docs = *job.docs;
+    for (size_t d = 0; d < docs.size(); ++d)
+        if (job.rank_len[d] != 0 && !sides.first(sides.context, docs.id(d))) job.rank_len[d] |= uint64_t(1) << 63;
+    job.wanted = sides.keep == PairSides::Keep::Across ? 0b0110 : 0b0111;
+}
+
 // Ranks the non-empty documents by (length, collection index) into job.orig/len/rank_len.
 void rank_documents(GroupJob& job, MemoryBudget& budget) {
     const Collection& docs = *job.docs;
@@ -358,13 +371,14 @@ void rank_documents(GroupJob& job, MemoryBudget& budget) {
     budget.release(n * sizeof(uint64_t));
 }
 
-// One document of a group: its rank, length, suffix mass at the group's signature, and whether
-// it holds that signature more than once.
+// One document of a group: its rank, length, suffix mass at the group's signature, whether it
+// holds that signature more than once, and its side (GroupJob::rank_len).
 struct Member {
     uint32_t rank;
     uint32_t len;
     uint32_t mass;
     bool several;
+    uint8_t side;
 };
 
 // A worker's scratch for sorting one coarse bucket and pairing its groups.
@@ -592,12 +606,17 @@ public:
     }
 
 private:
-    // A group member: its rank, length and mass, from one read of rank_len.
+    // A group member: its rank, length, mass and side, from one read of rank_len.
     Member member(const PrefixEntry& pe) const noexcept {
         const uint64_t rl = job_.rank_len[pe.doc];
         const uint32_t len = static_cast<uint32_t>(rl);
-        return Member{static_cast<uint32_t>(rl >> 32), len, static_cast<uint32_t>(pe.mass(len, job_.need_of(len))),
-                      pe.several()};
+        return Member{static_cast<uint32_t>(rl >> 32) & static_cast<uint32_t>(kMaxRanks - 1), len,
+                      static_cast<uint32_t>(pe.mass(len, job_.need_of(len))), pe.several(),
+                      static_cast<uint8_t>(rl >> 63)};
+    }
+    // Whether the caller wants the pair of a and b (JoinOptions::sides).
+    bool wanted(const Member& a, const Member& b) const noexcept {
+        return (job_.wanted >> (a.side << 1 | b.side) & 1) != 0;
     }
     // Writes the candidate of a and the shorter-ranked b (b.rank < a.rank) down, marked; false
     // when the worker is to stop. A large group can hold more candidates than the cap allows:
@@ -618,7 +637,7 @@ private:
     bool pair_two(const PrefixEntry& x, const PrefixEntry& y) {
         Member b = member(x), a = member(y);
         if (a.rank < b.rank) std::swap(a, b);
-        if (b.len < job_.lo_of(a.len) || b.rank == a.rank) return true;
+        if (b.len < job_.lo_of(a.len) || b.rank == a.rank || !wanted(a, b)) return true;
         return write(a, b);
     }
     // A group of three or more entries: its documents by rank, each paired with the earlier ones
@@ -635,6 +654,7 @@ private:
                 const Member& b = group[j - 1];
                 if (b.len < lo) break;           // shorter ones follow: outside a's length partitions
                 if (b.rank == a.rank) continue;  // two signatures of one document, one key
+                if (!wanted(a, b)) continue;
                 if (!write(a, b)) return false;
             }
         }
@@ -770,6 +790,7 @@ bool group_self_join_listed(const Collection& docs, ListedPrefixes& listed, cons
     job.tau = opt.tau;
     if (docs.size() >= kMaxRanks) return false;
     rank_documents(job, budget);
+    if (opt.sides != nullptr) mark_sides(job, *opt.sides);
     const size_t n = job.orig.size();
     const uint64_t max_len = n == 0 ? 0 : job.len[n - 1];
     const uint64_t table = std::min<uint64_t>(2 * max_len + 2, uint64_t(1) << 20);

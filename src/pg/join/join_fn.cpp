@@ -86,6 +86,9 @@ struct JoinCall {
     const int64* local_ids = nullptr;
     size_t nlocal = 0;
     bool cross_only = false;
+    // The same split for the matcher (JoinOptions::sides), so that it does not find the pairs
+    // put_self_pairs would drop.
+    PairSides sides;
     // When >= 0 (a task of the length-range split), a self-join keeps only the pairs with a row of
     // at least this length (the multiset size) among both: the rows its task owns.
     int64 owned_min_length = -1;
@@ -177,6 +180,7 @@ JoinOptions options_for(const JoinCall& call) {
     opt.tau = call.tau;
     opt.threads = call.threads;
     opt.method = call.method;
+    if (call.local_ids != nullptr) opt.sides = &call.sides;
     return opt;
 }
 
@@ -1297,6 +1301,9 @@ SPOTSIGS_FUNCTION(spotsigs_citus_match) {
                                          &call.nlocal);
         call.cross_only = strcmp(keep, "cross") == 0;
         call.held += call.nlocal * sizeof(int64);
+        call.sides.first = [](const void* c, int64_t id) { return is_local(*static_cast<const JoinCall*>(c), id); };
+        call.sides.context = &call;
+        call.sides.keep = call.cross_only ? PairSides::Keep::Across : PairSides::Keep::WithFirst;
         JoinSource both;
         both.relid = local.relid;
         both.relname = psprintf("%s and %s", local.relname, other.relname);
