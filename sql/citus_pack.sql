@@ -14,17 +14,32 @@ SELECT u.id, u.sig, u.sig = c.sig AS same
 CREATE TABLE cp_empty (id bigint, sig spotsig);
 SELECT spotsigs_citus_pack('cp_empty', 'id', 'sig') AS packed, count(*)
   FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp_empty', 'id', 'sig'));
--- One value packed alone (a distributed join's template on its way to the nodes) comes back
--- unchanged as a row with id 0, packed as a one-row table holding it with id 0 packs.
-SELECT length(v.sig), u.id, u.sig = v.sig AS same
-  FROM (VALUES ('{}'::spotsig), ('{ffffffffffffffff:3,9}'),
-               (('{' || (SELECT string_agg(to_hex(i * 7919), ',') FROM generate_series(1, 20000) i) || '}')::spotsig)) v(sig),
-       LATERAL spotsigs_citus_unpack(spotsigs_citus_pack_value(v.sig)) u
- ORDER BY 1;
-CREATE TABLE cp_one (id int, sig spotsig);
-INSERT INTO cp_one VALUES (0, '{ffffffffffffffff:3,9}');
-SELECT spotsigs_citus_pack_value('{ffffffffffffffff:3,9}') = spotsigs_citus_pack('cp_one', 'id', 'sig') AS as_a_table;
-DROP TABLE cp_one;
+-- A value held for the transaction (a distributed join's template, which the query that
+-- broadcasts it reads back) comes back unchanged until it is let go (NULL), replaced, or the
+-- transaction ends, however it ends.
+CREATE TEMP TABLE big AS
+SELECT ('{' || string_agg(to_hex(i * 7919), ',') || '}')::spotsig AS sig FROM generate_series(1, 20000) i;
+BEGIN;
+SELECT spotsigs_citus_held_value() IS NULL AS none_yet;
+SELECT spotsigs_citus_hold_value(sig) FROM big;
+SELECT length(spotsigs_citus_held_value()), spotsigs_citus_held_value() = sig AS same FROM big;
+SELECT spotsigs_citus_hold_value('{ffffffffffffffff:3,9}');
+SELECT spotsigs_citus_held_value() AS replaced;
+SELECT spotsigs_citus_hold_value(NULL);
+SELECT spotsigs_citus_held_value() IS NULL AS let_go;
+SELECT spotsigs_citus_hold_value('{1,2}');
+COMMIT;
+SELECT spotsigs_citus_held_value() IS NULL AS gone_after_commit;
+BEGIN;
+SELECT spotsigs_citus_hold_value('{1,2}');
+ROLLBACK;
+SELECT spotsigs_citus_held_value() IS NULL AS gone_after_rollback;
+BEGIN;
+SELECT spotsigs_citus_hold_value('{1,2}');
+SELECT 1 / 0;
+ROLLBACK;
+SELECT spotsigs_citus_held_value() IS NULL AS gone_after_an_error;
+DROP TABLE big;
 -- Malformed input: 22P03, never a crash.
 \set VERBOSITY sqlstate
 SELECT * FROM spotsigs_citus_unpack('not base64!');

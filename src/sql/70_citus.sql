@@ -29,11 +29,16 @@ CREATE FUNCTION spotsigs_citus_pack(rel regclass, id_column name, sig_column nam
 COMMENT ON FUNCTION spotsigs_citus_pack(regclass, name, name) IS
     'internal: the rows of a table packed for another node (signatures in binary form)';
 
--- One signature packed the same way (id 0): the template a distributed join broadcasts travels
--- in the query as this text, read back by spotsigs_citus_unpack (no text form to format or parse).
-CREATE FUNCTION spotsigs_citus_pack_value(sig spotsig) RETURNS text
-    AS 'MODULE_PATHNAME', 'spotsigs_citus_pack_value' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION spotsigs_citus_pack_value(spotsig) IS 'internal: one signature packed as spotsigs_citus_pack packs a row';
+-- The template a distributed join broadcasts, handed to the query that broadcasts it: the
+-- coordinator holds a copy for its transaction (NULL lets it go) and the query reads it back, so
+-- that no text form of it is formatted or parsed.
+CREATE FUNCTION spotsigs_citus_hold_value(sig spotsig) RETURNS void
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_hold_value' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION spotsigs_citus_hold_value(spotsig) IS
+    'internal: holds a value for spotsigs_citus_held_value until the transaction ends (NULL: lets it go)';
+CREATE FUNCTION spotsigs_citus_held_value() RETURNS spotsig
+    AS 'MODULE_PATHNAME', 'spotsigs_citus_held_value' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION spotsigs_citus_held_value() IS 'internal: the value spotsigs_citus_hold_value holds, or NULL';
 
 CREATE FUNCTION spotsigs_citus_unpack(data text) RETURNS TABLE(id bigint, sig spotsig)
     AS 'MODULE_PATHNAME', 'spotsigs_citus_unpack' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -345,8 +350,8 @@ COMMENT ON FUNCTION spotsigs_citus_export_all(regclass, name, name, text) IS
 -- The template argument of the task calls on the nodes of rel: NULL, or a subquery reading the
 -- template from an intermediate result broadcast to the workers now (and kept on the coordinator
 -- too when it holds shards of rel), so that the template travels once per node in binary form
--- rather than inside the text of the query that runs the tasks. The broadcast query itself carries
--- it packed (spotsigs_citus_pack_value), not in its text form.
+-- rather than inside the text of the query that runs the tasks. The broadcast query reads it
+-- from the coordinator's memory (spotsigs_citus_held_value), not from its own text.
 CREATE FUNCTION spotsigs_citus_template_arg(rel regclass, template spotsig) RETURNS text
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp AS $fn$
@@ -357,14 +362,16 @@ BEGIN
     IF template IS NULL THEN
         RETURN 'NULL::@extschema@.spotsig';
     END IF;
-    q := format('SELECT u.sig FROM @extschema@.spotsigs_citus_unpack(%L::pg_catalog.text) u',
-                @extschema@.spotsigs_citus_pack_value(template));
+    -- Both calls run q in this backend (Citus executes the query locally and sends its rows).
+    PERFORM @extschema@.spotsigs_citus_hold_value(template);
+    q := 'SELECT @extschema@.spotsigs_citus_held_value()';
     PERFORM pg_catalog.broadcast_intermediate_result(id, q);
     IF EXISTS (SELECT 1 FROM @extschema@.spotsigs_citus_nodes(rel) x
                  JOIN pg_catalog.pg_dist_node d ON d.nodename = x.host AND d.nodeport = x.port
                 WHERE d.groupid = 0) THEN
         PERFORM pg_catalog.create_intermediate_result(id, q);
     END IF;
+    PERFORM @extschema@.spotsigs_citus_hold_value(NULL::@extschema@.spotsig);
     RETURN format('(SELECT r.t FROM pg_catalog.read_intermediate_result(%L, ''binary'') AS r(t @extschema@.spotsig))', id);
 END
 $fn$;

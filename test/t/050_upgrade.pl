@@ -415,8 +415,9 @@ my %new_object_checks = (
 	'function spotsigs_citus_match(regclass[],name,name,text[],double precision,integer,text,spotsig,text)' => [
 		q{SELECT (SELECT count(*) FROM spotsigs_citus_match('{docs}', 'id', 'sig', NULL, 0.6, 1, NULL, NULL, 'local'))
 		       = (SELECT count(*) FROM spotsigs_join('docs', 'id', 'sig', 0.6, measure => 'jaccard'))}, 't' ],
-	'function spotsigs_citus_pack_value(spotsig)' =>
-	  [ q{SELECT u.id || ' ' || (u.sig = '{1,2:3}') FROM spotsigs_citus_unpack(spotsigs_citus_pack_value('{1,2:3}')) u}, '0 true' ],
+	'function spotsigs_citus_hold_value(spotsig)' =>
+	  [ q{SELECT spotsigs_citus_held_value() = '{1,2:3}' FROM (SELECT spotsigs_citus_hold_value('{1,2:3}')) h}, 't' ],
+	'function spotsigs_citus_held_value()' => [ q{SELECT spotsigs_citus_held_value() IS NULL}, 't' ],
 	'function spotsigs_citus_template_arg(regclass,spotsig)' =>
 	  [ q{SELECT spotsigs_citus_template_arg('docs', NULL)}, 'NULL::public.spotsig' ],
 	'function spotsigs_citus_export_pieces(text[],text,name,name,integer[])' =>

@@ -7,6 +7,7 @@
 #include "pg/type/datum.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "commands/extension.h"
 #include "common/base64.h"
@@ -334,21 +335,38 @@ SPOTSIGS_FUNCTION(spotsigs_citus_pack) {
     PG_RETURN_TEXT_P(packed_text(&out));
 }
 
-// spotsigs_citus_pack_value(sig spotsig) -> text: sig alone, packed as spotsigs_citus_pack packs
-// a row (id 0): what a distributed join's coordinator writes into the query that broadcasts its
-// template (spotsigs_citus_template_arg), which spotsigs_citus_unpack reads back. The binary
-// form travels in base64, neither formatted as text nor parsed.
-SPOTSIGS_FUNCTION(spotsigs_citus_pack_value) {
-    if (PG_ARGISNULL(0)) ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("sig must not be NULL")));
-    Oid send_fn;
-    bool varlena;
-    getTypeBinaryOutputInfo(spotsig_type_oid(fcinfo), &send_fn, &varlena);
-    bytea* b = OidSendFunctionCall(send_fn, PG_GETARG_DATUM(0));
-    StringInfoData out;
-    initStringInfo(&out);
-    appendBinaryStringInfo(&out, kPackTag, sizeof kPackTag);
-    pack_row(&out, 0, b, "the value");
-    PG_RETURN_TEXT_P(packed_text(&out));
+// The value a distributed join's coordinator broadcasts (its template), held for the query that
+// broadcasts it (spotsigs_citus_template_arg): a copy in TopTransactionContext, so that it goes
+// with the transaction however the transaction ends; the callback forgets the pointer then.
+struct varlena* held_value = nullptr;
+bool held_callback = false;
+
+void forget_held_value(XactEvent, void*) {
+    held_value = nullptr;
+}
+
+// spotsigs_citus_hold_value(sig spotsig) -> void: keeps a copy of sig for
+// spotsigs_citus_held_value() until the transaction ends; NULL lets the held copy go. The
+// broadcast query reads the value back by a function call, so that a template of millions of
+// signatures is neither formatted into the query's text nor parsed out of it.
+SPOTSIGS_FUNCTION(spotsigs_citus_hold_value) {
+    if (!held_callback) {
+        RegisterXactCallback(forget_held_value, nullptr);
+        held_callback = true;
+    }
+    if (held_value != nullptr) pfree(held_value);
+    held_value = nullptr;
+    if (PG_ARGISNULL(0)) PG_RETURN_VOID();
+    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+    held_value = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(0));
+    MemoryContextSwitchTo(old);
+    PG_RETURN_VOID();
+}
+
+// spotsigs_citus_held_value() -> spotsig: a copy of the value held in this transaction, or NULL.
+SPOTSIGS_FUNCTION(spotsigs_citus_held_value) {
+    if (held_value == nullptr) PG_RETURN_NULL();
+    PG_RETURN_POINTER(PG_DETOAST_DATUM_COPY(PointerGetDatum(held_value)));
 }
 
 // spotsigs_citus_unpack(data text) -> TABLE(id bigint, sig spotsig): the rows spotsigs_citus_pack
