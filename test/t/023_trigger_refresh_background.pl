@@ -85,8 +85,24 @@ for (1 .. 600) {
     usleep(100_000);
 }
 is($waiting, '1', 'one worker launched, waiting for the inserting transaction');
+# Meanwhile a due insert from another connection (one row per connection is a common load)
+# launches no second worker for the table: the first holds the table's refresh lock. (Another
+# session holds the table's SHARE UPDATE EXCLUSIVE lock meanwhile, so that a second worker would
+# stay, waiting for it, where the count sees it.)
+my $l = $node->background_psql('postgres');
+$l->query_safe(q{BEGIN; LOCK TABLE one_xact IN SHARE UPDATE EXCLUSIVE MODE;});
+$node->safe_psql('postgres', q{INSERT INTO one_xact SELECT 1000, sig FROM src WHERE id = 1});
+my $most = 0;
+for (1 .. 20) {
+    my $n = workers();
+    $most = $n if $n > $most;
+    usleep(100_000);
+}
+is($most, '1', 'a due insert from another connection launched no second worker');
+$l->query_safe('COMMIT');
+$l->quit;
 $b->query_safe('COMMIT');
-ok(wait_analyzed('one_xact', $total), 'the worker analyzed every committed row');
+ok(wait_analyzed('one_xact', $total + 1), 'the worker analyzed every committed row');
 ok(wait_workers(), 'the worker finished');
 is($node->safe_psql('postgres', q{SELECT wrong('one_xact')}), '0', 'every flag equals the brute force after the worker');
 $node->safe_psql('postgres', q{

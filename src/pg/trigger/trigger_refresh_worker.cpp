@@ -53,6 +53,19 @@ struct Launched {
 Launched launched[kMaxLaunched];
 int nlaunched = 0;
 
+// One refresh of a table's column at a time in the whole cluster, not only per session (a load
+// of one row per connection would otherwise launch a worker with every due insert until the
+// first refresh commits, and fill every worker slot): the worker holds this lock, taken without
+// waiting, from its start to its exit, and a session launches none while another holds it. An
+// advisory lock tag of a space of its own (field 4, which pg_advisory_lock keeps to 1 and 2),
+// shown in pg_locks as an advisory lock with objsubid 21331.
+constexpr uint16 kRefreshLockSpace = 0x5353;
+LOCKTAG refresh_lock_tag(Oid database, Oid relid, AttrNumber sig_att) {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, database, relid, static_cast<uint32>(sig_att), kRefreshLockSpace);
+    return tag;
+}
+
 // Forgets launched[i].
 void forget(int i) {
     pfree(launched[i].handle);
@@ -161,6 +174,12 @@ bool launch_background_refresh(const TriggerConfig* c, double growth) {
     for (int i = nlaunched - 1; i >= 0; --i)
         if (!running(i)) forget(i);
     if (nlaunched == kMaxLaunched) return false;
+    // A worker of any session refreshing this table already: it reads the store again after the
+    // inserting transactions it waits for, so this launch would find nothing due. (Taken and
+    // given back at once; a worker that starts meanwhile settles the race by the same lock.)
+    LOCKTAG tag = refresh_lock_tag(MyDatabaseId, c->relid, c->sig_att);
+    if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL) return true;
+    LockRelease(&tag, ExclusiveLock, false);
 
     RefreshRequest r;
     std::memset(&r, 0, sizeof r);
@@ -224,6 +243,13 @@ void spotsigs_refresh_worker_main(Datum) {
     // released then (committed or aborted alike).
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
+    LOCKTAG tag = refresh_lock_tag(r.database, r.relid, r.sig_att);
+    if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL) {
+        // Another worker refreshes this table (launched by another session): it covers this
+        // launch's rows (it waits for every transaction writing the table before its last pass).
+        CommitTransactionCommand();
+        proc_exit(0);
+    }
     pgstat_report_activity(STATE_RUNNING, "spotsigs refresh: waiting for the inserting transaction");
     if (TransactionIdIsValid(r.xid)) XactLockTableWait(r.xid, nullptr, nullptr, XLTW_None);
     CommitTransactionCommand();

@@ -16,7 +16,9 @@ namespace spotsigs::pg {
 bool background_refresh_pending(Oid relid);
 
 // Registers a worker to refresh c's table once the current transaction ends, growing by `growth`
-// (the session's spotsigs.trigger_refresh_growth). False when none could be registered: every
+// (the session's spotsigs.trigger_refresh_growth). True without registering one when a worker of
+// any session is refreshing the table already (it will see this transaction's rows, or re-flag
+// them in its last pass). False when none could be registered: every
 // worker slot (max_worker_processes) taken, or, before PostgreSQL 16, a current role without
 // LOGIN (a background worker connects as a role that may log in).
 bool launch_background_refresh(const TriggerConfig* c, double growth);
