@@ -16,30 +16,38 @@ SELECT spotsigs_citus_pack('cp_empty', 'id', 'sig') AS packed, count(*)
   FROM spotsigs_citus_unpack(spotsigs_citus_pack('cp_empty', 'id', 'sig'));
 -- A value held for the transaction (a distributed join's template, which the query that
 -- broadcasts it reads back) comes back unchanged until it is let go (NULL), replaced, or the
--- transaction ends, however it ends.
+-- transaction ends, however it ends; with none held, reading it is an error (55000), never a NULL
+-- that would send the tasks no template.
 CREATE TEMP TABLE big AS
 SELECT ('{' || string_agg(to_hex(i * 7919), ',') || '}')::spotsig AS sig FROM generate_series(1, 20000) i;
+CREATE FUNCTION held_or_none() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN spotsigs_citus_held_value()::text;
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+  RETURN 'none held (' || SQLERRM || ')';
+END $$;
+SELECT held_or_none() AS before_any;
 BEGIN;
-SELECT spotsigs_citus_held_value() IS NULL AS none_yet;
 SELECT spotsigs_citus_hold_value(sig) FROM big;
 SELECT length(spotsigs_citus_held_value()), spotsigs_citus_held_value() = sig AS same FROM big;
 SELECT spotsigs_citus_hold_value('{ffffffffffffffff:3,9}');
-SELECT spotsigs_citus_held_value() AS replaced;
+SELECT held_or_none() AS replaced;
 SELECT spotsigs_citus_hold_value(NULL);
-SELECT spotsigs_citus_held_value() IS NULL AS let_go;
+SELECT held_or_none() AS let_go;
 SELECT spotsigs_citus_hold_value('{1,2}');
 COMMIT;
-SELECT spotsigs_citus_held_value() IS NULL AS gone_after_commit;
+SELECT held_or_none() AS after_commit;
 BEGIN;
 SELECT spotsigs_citus_hold_value('{1,2}');
 ROLLBACK;
-SELECT spotsigs_citus_held_value() IS NULL AS gone_after_rollback;
+SELECT held_or_none() AS after_rollback;
 BEGIN;
 SELECT spotsigs_citus_hold_value('{1,2}');
 SELECT 1 / 0;
 ROLLBACK;
-SELECT spotsigs_citus_held_value() IS NULL AS gone_after_an_error;
+SELECT held_or_none() AS after_an_error;
 DROP TABLE big;
+DROP FUNCTION held_or_none();
 -- Malformed input: 22P03, never a crash.
 \set VERBOSITY sqlstate
 SELECT * FROM spotsigs_citus_unpack('not base64!');

@@ -38,7 +38,7 @@ COMMENT ON FUNCTION spotsigs_citus_hold_value(spotsig) IS
     'internal: holds a value for spotsigs_citus_held_value until the transaction ends (NULL: lets it go)';
 CREATE FUNCTION spotsigs_citus_held_value() RETURNS spotsig
     AS 'MODULE_PATHNAME', 'spotsigs_citus_held_value' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION spotsigs_citus_held_value() IS 'internal: the value spotsigs_citus_hold_value holds, or NULL';
+COMMENT ON FUNCTION spotsigs_citus_held_value() IS 'internal: the value spotsigs_citus_hold_value holds (an error without one)';
 
 CREATE FUNCTION spotsigs_citus_unpack(data text) RETURNS TABLE(id bigint, sig spotsig)
     AS 'MODULE_PATHNAME', 'spotsigs_citus_unpack' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

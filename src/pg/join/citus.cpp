@@ -363,9 +363,13 @@ SPOTSIGS_FUNCTION(spotsigs_citus_hold_value) {
     PG_RETURN_VOID();
 }
 
-// spotsigs_citus_held_value() -> spotsig: a copy of the value held in this transaction, or NULL.
+// spotsigs_citus_held_value() -> spotsig: a copy of the value held in this transaction. Without
+// one it raises an error rather than return NULL: a broadcast query run anywhere else than in the
+// holding backend must fail, not send the tasks no template (they would join by the plain measure).
 SPOTSIGS_FUNCTION(spotsigs_citus_held_value) {
-    if (held_value == nullptr) PG_RETURN_NULL();
+    if (held_value == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("spotsigs_citus_held_value: no value is held in this transaction")));
     PG_RETURN_POINTER(PG_DETOAST_DATUM_COPY(PointerGetDatum(held_value)));
 }
 
